@@ -1,0 +1,77 @@
+// Package carphoto holds the domain vocabulary every other package shares:
+// the error codes of the public API and the Error type that carries them.
+//
+// The codes are wire API (spec part 7 plus the few this service adds):
+// never rename or reorder them.
+package carphoto
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. The first seven are the specification's; the rest name
+// conditions the specification leaves open.
+const (
+	EInvalidAPIKey       = "invalid_api_key"      // 401
+	EInsufficientCredits = "insufficient_credits" // 402
+	ERateLimited         = "rate_limited"         // 429
+	EUnknownTool         = "unknown_tool"         // 400
+	EMissingImage        = "missing_image"        // 400
+	EInvalidParams       = "invalid_params"       // 400
+	EProcessingFailed    = "processing_failed"    // 500
+
+	EPayloadTooLarge  = "payload_too_large"   // 413: upload over MAX_UPLOAD_BYTES
+	EPlateNotFound    = "plate_not_found"     // 422: requirePlate=true and no plate found
+	ENotFound         = "not_found"           // 404: unknown route or asset
+	EMethodNotAllowed = "method_not_allowed"  // 405
+	EUnavailable      = "service_unavailable" // 503: Redis unreachable, shutting down
+	EInternal         = "internal"            // 500: a bug; never charged
+)
+
+// Error is a failure with a public code and a message that is safe to show
+// to the client and says what to fix. Err is the cause: logged, never sent.
+type Error struct {
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error with the given code and message whose cause is err.
+func Wrap(err error, code, message string) *Error {
+	return &Error{Code: code, Message: message, Err: err}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, or EInternal
+// when there is none (an unexpected failure is ours, not the client's).
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EInternal
+}
+
+// ErrorMessage returns the public message of the first *Error in err's chain,
+// or a generic one that leaks nothing.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}
