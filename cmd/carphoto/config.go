@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// config is every setting of the service, read from the environment in one
+// place. Each field's env name and default are in loadConfig and the README.
+type config struct {
+	Port     string
+	RedisURL string
+
+	RequestTimeout    time.Duration
+	ShutdownTimeout   time.Duration
+	MaxUploadBytes    int64
+	MaxPixels         int
+	TaskCheckInterval time.Duration
+	RedisPoolSize     int
+
+	WorkerConcurrency     int
+	WorkerShutdownTimeout time.Duration
+
+	RateLimitPerMinute int
+	CreditCost         int64
+	MaxAssetBytes      int64
+	MaxAssets          int
+	AdminToken         string
+	LogLevel           string
+}
+
+// loadConfig reads the environment through getenv. Every malformed variable
+// is named in one joined error, so a bad deploy is fixed in one go.
+func loadConfig(getenv func(string) string) (config, error) {
+	var errs []error
+	str := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	dur := func(name string, def, lo time.Duration) time.Duration {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < lo {
+			errs = append(errs, fmt.Errorf("%s=%q: want a duration of at least %v, like %v", name, v, lo, def))
+			return def
+		}
+		return d
+	}
+	num := func(name string, def, lo int64) int64 {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 10, 64)
+		if err != nil || n < lo {
+			errs = append(errs, fmt.Errorf("%s=%q: want an integer of at least %d", name, v, lo))
+			return def
+		}
+		return n
+	}
+
+	c := config{
+		Port:                  str("PORT", "8080"),
+		RedisURL:              str("REDIS_URL", ""),
+		RequestTimeout:        dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
+		MaxUploadBytes:        num("MAX_UPLOAD_BYTES", 25<<20, 1024),
+		MaxPixels:             int(num("MAX_PIXELS", 60_000_000, 1)),
+		TaskCheckInterval:     dur("TASK_CHECK_INTERVAL", 40*time.Millisecond, time.Millisecond),
+		RedisPoolSize:         int(num("REDIS_POOL_SIZE", 256, 4)),
+		WorkerConcurrency:     int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
+		WorkerShutdownTimeout: dur("WORKER_SHUTDOWN_TIMEOUT", 20*time.Second, 0),
+		RateLimitPerMinute:    int(num("RATE_LIMIT_PER_MINUTE", 60, 1)),
+		CreditCost:            num("CREDIT_COST", 1, 0),
+		MaxAssetBytes:         num("MAX_ASSET_BYTES", 5<<20, 1024),
+		MaxAssets:             int(num("MAX_ASSETS", 100, 1)),
+		AdminToken:            getenv("ADMIN_TOKEN"),
+		LogLevel:              str("LOG_LEVEL", "info"),
+	}
+	c.ShutdownTimeout = dur("SHUTDOWN_TIMEOUT", c.RequestTimeout+5*time.Second, 0)
+	if _, err := strconv.Atoi(c.Port); err != nil {
+		errs = append(errs, fmt.Errorf("PORT=%q: want a port number", c.Port))
+	}
+	if c.RedisURL != "" {
+		if _, err := redis.ParseURL(c.RedisURL); err != nil {
+			errs = append(errs, fmt.Errorf("REDIS_URL: %v (want redis://[user:pass@]host:port[/db] or rediss://...)", err))
+		}
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		errs = append(errs, errors.New("ADMIN_TOKEN: use at least 16 characters"))
+	}
+	return c, errors.Join(errs...)
+}
+
+// redisOptions turns REDIS_URL into client options sized for the service:
+// every request waiting on a result holds one connection in BLPOP.
+func (c config) redisOptions(url string) (*redis.Options, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	opt.PoolSize = c.RedisPoolSize
+	opt.ContextTimeoutEnabled = true
+	return opt, nil
+}

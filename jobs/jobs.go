@@ -1,0 +1,103 @@
+// Package jobs is the contract between the web process and the workers: the
+// task types, their payload, and the request path through Redis.
+//
+// The photo travels in its own key (SET EX), the Asynq task carries only ids
+// and parameters, and the worker answers by RPUSH on a per-request key that
+// the web side BLPOPs until the request's deadline (see DESIGN.md for the
+// measurements behind this shape). A late answer expires unread.
+package jobs
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Operations, as named in the URL path /v1/<op>.
+const (
+	OpBlurPlates = "blur-plates"
+	OpPlateLogo  = "plate-logo"
+	OpCarShadow  = "car-shadow"
+)
+
+// Ops lists every available operation.
+var Ops = []string{OpBlurPlates, OpPlateLogo, OpCarShadow}
+
+// TaskType is the Asynq task type of an operation: "photo:<op>".
+func TaskType(op string) string { return "photo:" + op }
+
+// Queue is the Asynq queue every photo task goes to.
+const Queue = "photos"
+
+// keyPrefix namespaces every key of the request path.
+const keyPrefix = "cp:req:"
+
+// Params are an operation's request fields other than the files.
+type Params struct {
+	Style        string `json:"style,omitempty"`
+	Reflection   bool   `json:"reflection,omitempty"`
+	RequirePlate bool   `json:"requirePlate,omitempty"`
+}
+
+// Payload is what an Asynq task carries: ids and parameters, never pixels.
+type Payload struct {
+	RequestID  string    `json:"rid"`
+	Op         string    `json:"op"`
+	AccountID  string    `json:"acct,omitempty"`
+	HasLogo    bool      `json:"logo,omitempty"`
+	Params     Params    `json:"params"`
+	EnqueuedAt time.Time `json:"enq"`
+	Deadline   time.Time `json:"deadline"`
+}
+
+// PhotoKey, LogoKey and ResultKey are the Redis keys of one request.
+func PhotoKey(requestID string) string  { return keyPrefix + requestID + ":photo" }
+func LogoKey(requestID string) string   { return keyPrefix + requestID + ":logo" }
+func ResultKey(requestID string) string { return keyPrefix + requestID + ":result" }
+
+// Result is a worker's answer. Either Body holds the processed image (Code
+// empty) or Code and Message say why not.
+type Result struct {
+	ContentType string        `json:"ct,omitempty"`
+	Code        string        `json:"code,omitempty"`
+	Message     string        `json:"msg,omitempty"`
+	PlatesFound int           `json:"plates"`
+	QueueWait   time.Duration `json:"wait"`
+	Processing  time.Duration `json:"proc"`
+	Worker      string        `json:"worker,omitempty"`
+	Body        []byte        `json:"-"`
+}
+
+// OK reports whether the result carries an image.
+func (r *Result) OK() bool { return r.Code == "" }
+
+// encode frames the result as a 4-byte header length, the JSON header and
+// the image bytes, so the image is never base64-inflated.
+func (r *Result) encode() ([]byte, error) {
+	hdr, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 4, 4+len(hdr)+len(r.Body))
+	binary.BigEndian.PutUint32(buf, uint32(len(hdr)))
+	buf = append(buf, hdr...)
+	return append(buf, r.Body...), nil
+}
+
+func decodeResult(b []byte) (*Result, error) {
+	if len(b) < 4 {
+		return nil, errors.New("result frame too short")
+	}
+	n := binary.BigEndian.Uint32(b)
+	if uint64(n) > uint64(len(b)-4) {
+		return nil, fmt.Errorf("result header length %d exceeds frame of %d bytes", n, len(b))
+	}
+	var r Result
+	if err := json.Unmarshal(b[4:4+n], &r); err != nil {
+		return nil, fmt.Errorf("result header: %w", err)
+	}
+	r.Body = b[4+n:]
+	return &r, nil
+}

@@ -1,0 +1,297 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"carphoto"
+	"carphoto/imageops"
+	"carphoto/jobs"
+)
+
+// fields lists the multipart fields each operation accepts; anything else is
+// refused so a misspelt option never passes silently.
+var fields = map[string][]string{
+	jobs.OpBlurPlates: {"image", "style", "requirePlate"},
+	jobs.OpPlateLogo:  {"image", "logo", "logoAssetId", "requirePlate"},
+	jobs.OpCarShadow:  {"image", "reflection"},
+}
+
+// maxFieldBytes caps a text field; the longest legitimate one is an asset id.
+const maxFieldBytes = 1024
+
+// upload is a parsed photo request.
+type upload struct {
+	image, logo []byte
+	hasImage    bool
+	hasLogo     bool
+	values      map[string]string
+}
+
+// photoHandler serves POST /v1/<op>: validate, hold the credits, run the
+// task through the queue, then capture on success or release on anything
+// else. The caller is charged only for a returned image.
+func (s *Server) photoHandler(op string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Set(ctxOp, op)
+		ctx := c.Request().Context()
+		deadline := requestStart(c).Add(s.cfg.RequestTimeout)
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+
+		req, assetID, err := s.parseUpload(c, op)
+		if err != nil {
+			return err
+		}
+		account := accountID(c)
+		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
+		if assetID != "" {
+			// The design comes from the caller's own Assets library.
+			data, err := s.billing.AssetData(ctx, account, assetID)
+			if err != nil {
+				return err
+			}
+			if err := s.checkHeader("logo asset", data); err != nil {
+				return err
+			}
+			req.Logo = data
+		}
+
+		hold, err := s.billing.Hold(ctx, account, req.ID, op)
+		if err != nil {
+			return err
+		}
+		captured := false
+		defer func() {
+			if !captured {
+				if err := s.billing.Release(context.WithoutCancel(ctx), hold); err != nil {
+					logFor(c).Error().Err(err).Msg("release hold")
+				}
+			}
+		}()
+
+		res, err := s.jobs.Do(ctx, req)
+		switch {
+		case errors.Is(err, jobs.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
+			return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
+				"processing did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
+		case errors.Is(err, context.Canceled):
+			return carphoto.Wrap(err, carphoto.EProcessingFailed, "the request was cancelled; you were not charged")
+		case err != nil:
+			return carphoto.Wrap(err, carphoto.EProcessingFailed, "processing failed on our side; you were not charged, please retry")
+		}
+		c.Set(ctxTimings, timings{queueWait: res.QueueWait, processing: res.Processing, worker: res.Worker})
+		if !res.OK() {
+			return &carphoto.Error{Code: res.Code, Message: res.Message}
+		}
+
+		remaining, err := s.billing.Capture(context.WithoutCancel(ctx), hold)
+		if err != nil {
+			return carphoto.Wrap(err, carphoto.EProcessingFailed, "could not record the charge; you were not charged, please retry")
+		}
+		captured = true
+		h := c.Response().Header()
+		h.Set("X-Credits-Charged", strconv.FormatInt(s.billing.Cost(op), 10))
+		h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
+		if op != jobs.OpCarShadow {
+			h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
+		}
+		return c.Blob(http.StatusOK, res.ContentType, res.Body)
+	}
+}
+
+// parseUpload reads the multipart body part by part, capping every part
+// while reading, and validates the fields in the spec's order: a missing
+// image first, then any invalid parameter. assetID is plate-logo's
+// logoAssetId, for the caller to resolve in the account's library.
+func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, assetID string, err error) {
+	req.Op = op
+	up, err := s.readMultipart(c.Request(), op)
+	if err != nil {
+		return req, "", err
+	}
+	if !up.hasImage {
+		return req, "", carphoto.Errorf(carphoto.EMissingImage,
+			"image missing: send the photo as a multipart/form-data file field named \"image\"")
+	}
+	if err := s.checkHeader("image", up.image); err != nil {
+		return req, "", err
+	}
+	req.Photo = up.image
+	v := up.values
+	if v["requirePlate"] != "" {
+		b, err := strconv.ParseBool(v["requirePlate"])
+		if err != nil {
+			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "requirePlate must be true or false, not %q", v["requirePlate"])
+		}
+		req.Params.RequirePlate = b
+	}
+	switch op {
+	case jobs.OpBlurPlates:
+		style, err := imageops.ParseStyle(v["style"])
+		if err != nil {
+			return req, "", err
+		}
+		req.Params.Style = string(style)
+	case jobs.OpCarShadow:
+		if v["reflection"] != "" {
+			b, err := strconv.ParseBool(v["reflection"])
+			if err != nil {
+				return req, "", carphoto.Errorf(carphoto.EInvalidParams, "reflection must be true or false, not %q", v["reflection"])
+			}
+			req.Params.Reflection = b
+		}
+	case jobs.OpPlateLogo:
+		_, hasID := v["logoAssetId"]
+		switch {
+		case up.hasLogo && hasID:
+			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file) or logoAssetId, not both")
+		case !up.hasLogo && !hasID:
+			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file) or logoAssetId")
+		case hasID && strings.TrimSpace(v["logoAssetId"]) == "":
+			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "logoAssetId is empty")
+		case hasID:
+			assetID = strings.TrimSpace(v["logoAssetId"])
+		default:
+			if err := s.checkHeader("logo", up.logo); err != nil {
+				return req, "", err
+			}
+			req.Logo = up.logo
+		}
+	}
+	return req, assetID, nil
+}
+
+// checkHeader refuses a file that is empty, not an image, or too large in
+// pixels, from its header alone; the worker decodes it fully.
+func (s *Server) checkHeader(field string, data []byte) error {
+	if len(data) == 0 {
+		return carphoto.Errorf(carphoto.EInvalidParams, "%s is empty", field)
+	}
+	if _, _, _, err := imageops.DecodeConfig(data, imageops.Limits{MaxPixels: s.cfg.MaxPixels}); err != nil {
+		var e *carphoto.Error
+		if errors.As(err, &e) {
+			return &carphoto.Error{Code: e.Code, Message: field + ": " + e.Message, Err: e.Err}
+		}
+		return carphoto.Wrap(err, carphoto.EInvalidParams, field+": not a readable image")
+	}
+	return nil
+}
+
+// readMultipart streams the body. Files are capped at MaxUploadBytes while
+// reading; the first problem other than a missing image is kept and
+// returned after the whole body is read, so missing_image wins over it.
+func (s *Server) readMultipart(r *http.Request, op string) (*upload, error) {
+	up := &upload{values: map[string]string{}}
+	ct := r.Header.Get(echo.HeaderContentType)
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != echo.MIMEMultipartForm || params["boundary"] == "" {
+		// Whatever else was sent, there is no image in it.
+		return up, nil
+	}
+	allowed := fields[op]
+	// Two files plus some slack for fields and multipart framing.
+	r.Body = http.MaxBytesReader(nil, r.Body, 2*s.cfg.MaxUploadBytes+1<<20)
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	var invalid error
+	seen := map[string]bool{}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, tooLarge("request body", s.cfg.MaxUploadBytes)
+			}
+			if invalid == nil {
+				invalid = carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data: "+err.Error())
+			}
+			break
+		}
+		name := part.FormName()
+		switch {
+		case name == "":
+			continue
+		case !slices.Contains(allowed, name):
+			if invalid == nil {
+				invalid = carphoto.Errorf(carphoto.EInvalidParams, "unknown field %q for %s; accepted fields: %s",
+					name, op, strings.Join(allowed, ", "))
+			}
+			continue
+		case seen[name]:
+			if invalid == nil {
+				invalid = carphoto.Errorf(carphoto.EInvalidParams, "field %q was sent more than once", name)
+			}
+			continue
+		}
+		seen[name] = true
+		limit := int64(maxFieldBytes)
+		if name == "image" || name == "logo" {
+			limit = s.cfg.MaxUploadBytes
+		}
+		data, err := io.ReadAll(io.LimitReader(part, limit+1))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, tooLarge("request body", s.cfg.MaxUploadBytes)
+			}
+			if invalid == nil {
+				invalid = carphoto.Wrap(err, carphoto.EInvalidParams, "could not read field "+strconv.Quote(name)+": the upload was cut short")
+			}
+			continue
+		}
+		if int64(len(data)) > limit {
+			if name == "image" || name == "logo" {
+				return nil, tooLarge(name, s.cfg.MaxUploadBytes)
+			}
+			if invalid == nil {
+				invalid = carphoto.Errorf(carphoto.EInvalidParams, "field %q is longer than %d bytes", name, maxFieldBytes)
+			}
+			continue
+		}
+		switch name {
+		case "image":
+			up.image, up.hasImage = data, true
+		case "logo":
+			up.logo, up.hasLogo = data, true
+		default:
+			up.values[name] = strings.TrimSpace(string(data))
+		}
+	}
+	if up.hasImage && invalid != nil {
+		return nil, invalid
+	}
+	return up, nil
+}
+
+func tooLarge(what string, limit int64) error {
+	return carphoto.Errorf(carphoto.EPayloadTooLarge, "%s is larger than the upload limit of %s", what, humanBytes(limit))
+}
+
+func humanBytes(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// requestStart is when the request arrived; its deadline counts from here.
+func requestStart(c echo.Context) time.Time {
+	if t, ok := c.Get(ctxStart).(time.Time); ok {
+		return t
+	}
+	return time.Now()
+}

@@ -1,0 +1,48 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"carphoto"
+	"carphoto/jobs"
+)
+
+// routes lists every route of the API.
+func (s *Server) routes() {
+	e := s.e
+	e.Use(s.requestID, s.recoverPanics, s.accessLog)
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+
+	v1 := e.Group("/v1", s.authenticate, s.rateLimit)
+	for _, op := range jobs.Ops {
+		v1.POST("/"+op, s.photoHandler(op))
+	}
+	s.billingRoutes(v1, e.Group("/admin/v1"))
+	// Anything else under /v1 is an unknown tool once the caller is known
+	// and within its rate: the spec's precedence is 401, 429, then 400.
+	v1.Any("/*", s.unknownTool)
+}
+
+func (s *Server) unknownTool(c echo.Context) error {
+	r := c.Request()
+	if r.Method != http.MethodPost {
+		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; operations are POST", r.Method, r.URL.Path)
+	}
+	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q; available: blur-plates, plate-logo, car-shadow", c.Param("*"))
+}
+
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) readyz(c echo.Context) error {
+	ok, why := s.ready(c.Request().Context())
+	if !ok {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": why})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}

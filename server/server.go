@@ -1,0 +1,78 @@
+// Package server is carphoto's HTTP side: Echo routes that authenticate,
+// rate-limit and validate a request, hold its credits, hand the photo to the
+// queue and answer with the worker's result. It holds no image logic.
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"carphoto/billing"
+	"carphoto/jobs"
+)
+
+// Config is the web process's share of the service configuration.
+type Config struct {
+	RequestTimeout time.Duration // deadline of a photo request, upload included
+	MaxUploadBytes int64         // cap on one uploaded file
+	MaxPixels      int           // cap on width × height, checked from the header
+	AdminToken     string        // enables /admin/v1 when set
+}
+
+// Server is the HTTP API. Build it with New and serve Handler.
+type Server struct {
+	cfg     Config
+	log     zerolog.Logger
+	rdb     redis.UniversalClient
+	billing *billing.Service
+	jobs    *jobs.Client
+	inspect *asynq.Inspector
+	e       *echo.Echo
+}
+
+// New wires the routes. rdb is the service's Redis; b and j are built on it.
+func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, j *jobs.Client) *Server {
+	s := &Server{
+		cfg: cfg, log: log, rdb: rdb, billing: b, jobs: j,
+		inspect: asynq.NewInspectorFromRedisClient(rdb),
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	s.e = e
+	s.routes()
+	return s
+}
+
+// Handler returns the http.Handler serving every route.
+func (s *Server) Handler() http.Handler { return s.e }
+
+// workersSeenWithin is how recent a worker heartbeat must be for /readyz.
+const workersSeenWithin = 30 * time.Second
+
+// ready reports whether Redis answers and a worker has been seen recently.
+func (s *Server) ready(ctx context.Context) (bool, string) {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return false, "redis unreachable"
+	}
+	servers, err := s.inspect.Servers()
+	if err != nil {
+		return false, "cannot list workers"
+	}
+	for _, w := range servers {
+		if w.Status == "active" && time.Since(w.Started) >= 0 {
+			for _, q := range []string{jobs.Queue} {
+				if _, ok := w.Queues[q]; ok {
+					return true, "ok"
+				}
+			}
+		}
+	}
+	return false, "no worker is running"
+}
