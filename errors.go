@@ -27,6 +27,8 @@ const (
 	EMethodNotAllowed = "method_not_allowed"  // 405
 	EUnavailable      = "service_unavailable" // 503: Redis unreachable, shutting down
 	EInternal         = "internal"            // 500: a bug; never charged
+
+	EAssetLimitReached = "asset_limit_reached" // 409: the account's Assets library is full
 )
 
 // Error is a failure with a public code and a message that is safe to show

@@ -1,0 +1,222 @@
+package billing
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"carphoto"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Account is a customer: one balance, at most one working API key.
+type Account struct {
+	ID        string
+	Name      string
+	Credits   int64 // spendable now: holds in flight are already taken out
+	CreatedAt time.Time
+	// KeyID names the current API key in logs and rate limits without
+	// revealing it; empty when the key is revoked.
+	KeyID string
+}
+
+// maxNameLen caps account names, which are for people, not storage.
+const maxNameLen = 200
+
+// Ledger request ids of movements not caused by an API request.
+const (
+	requestCreate = "create-account"
+)
+
+// CreateAccount creates an account with the given starting balance and
+// returns it with its API key. The key exists in clear only in this return
+// value: show it once and forget it.
+func (s *Service) CreateAccount(ctx context.Context, name string, credits int64) (Account, string, error) {
+	if credits < 0 {
+		return Account{}, "", carphoto.Errorf(carphoto.EInvalidParams, "credits must be 0 or more, not %d", credits)
+	}
+	if len(name) > maxNameLen || !utf8.ValidString(name) {
+		return Account{}, "", carphoto.Errorf(carphoto.EInvalidParams, "name must be valid UTF-8 of at most %d bytes", maxNameLen)
+	}
+	a := Account{ID: newID("acct"), Name: name, Credits: credits, CreatedAt: s.now().UTC().Truncate(time.Millisecond)}
+	key := newAPIKey()
+	hash := hashKey(key)
+	a.KeyID = keyID(hash)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, acctKey(a.ID),
+			"name", a.Name,
+			"credits", a.Credits,
+			"key_hash", hash,
+			"created_at", a.CreatedAt.Format(time.RFC3339Nano))
+		p.Set(ctx, prefix+"key:"+hash, a.ID, 0)
+		if credits > 0 {
+			p.XAdd(ctx, s.ledgerAdd(a.ID, Entry{
+				Kind: KindAdmin, RequestID: requestCreate, Amount: credits, Delta: credits, Balance: credits,
+			}))
+		}
+		return nil
+	})
+	if err != nil {
+		return Account{}, "", storeErr("create account", err)
+	}
+	return a, key, nil
+}
+
+// authScript resolves a key hash to its account in one round trip:
+// KEYS[1] cp:key:{hash}; ARGV[1] the prefix. It returns nil for an unknown
+// hash, else {id, name, credits, key_hash, created_at}.
+var authScript = redis.NewScript(`
+local id = redis.call('GET', KEYS[1])
+if not id then return false end
+local f = redis.call('HMGET', ARGV[1] .. 'acct:' .. id, 'name', 'credits', 'key_hash', 'created_at')
+return {id, f[1] or '', f[2] or '0', f[3] or '', f[4] or ''}
+`)
+
+// Authenticate returns the account whose current key is apiKey. Missing,
+// malformed, unknown, rotated-out and revoked keys are all EInvalidAPIKey;
+// the message never repeats the key.
+func (s *Service) Authenticate(ctx context.Context, apiKey string) (Account, error) {
+	if apiKey == "" {
+		return Account{}, carphoto.Errorf(carphoto.EInvalidAPIKey, "no API key: send the header Authorization: Bearer <API_KEY>")
+	}
+	if !wellFormed(apiKey) {
+		return Account{}, carphoto.Errorf(carphoto.EInvalidAPIKey, "the API key is malformed: keys start with %s and have %d more letters and digits", KeyPrefix, keyBodyLen)
+	}
+	hash := hashKey(apiKey)
+	v, err := authScript.Run(ctx, s.rdb, []string{prefix + "key:" + hash}, prefix).StringSlice()
+	if errors.Is(err, redis.Nil) {
+		return Account{}, errInvalidKey
+	}
+	if err != nil {
+		return Account{}, storeErr("authenticate", err)
+	}
+	// The index said yes; the account must agree that this is its current
+	// key. The lookup by hash is not a comparison of secrets, this is.
+	if subtle.ConstantTimeCompare([]byte(v[3]), []byte(hash)) != 1 {
+		return Account{}, errInvalidKey
+	}
+	return parseAccount(v[0], v[1], v[2], v[3], v[4])
+}
+
+var errInvalidKey = carphoto.Errorf(carphoto.EInvalidAPIKey, "the API key is not valid: it is unknown, rotated out or revoked")
+
+// Account returns the account with the given id, ENotFound if none.
+func (s *Service) Account(ctx context.Context, id string) (Account, error) {
+	if !validID(id) {
+		return Account{}, errNoAccount(id)
+	}
+	v, err := s.rdb.HMGet(ctx, acctKey(id), "name", "credits", "key_hash", "created_at").Result()
+	if err != nil {
+		return Account{}, storeErr("read account", err)
+	}
+	if v[1] == nil {
+		return Account{}, errNoAccount(id)
+	}
+	str := func(x any) string { s, _ := x.(string); return s }
+	return parseAccount(id, str(v[0]), str(v[1]), str(v[2]), str(v[3]))
+}
+
+func parseAccount(id, name, credits, hash, created string) (Account, error) {
+	c, err := strconv.ParseInt(credits, 10, 64)
+	if err != nil {
+		return Account{}, fmt.Errorf("account %s: credits %q: %w", id, credits, err)
+	}
+	t, _ := time.Parse(time.RFC3339Nano, created) // the companion app may create accounts without it
+	return Account{ID: id, Name: name, Credits: c, CreatedAt: t, KeyID: keyID(hash)}, nil
+}
+
+func errNoAccount(id string) error {
+	return carphoto.Errorf(carphoto.ENotFound, "account %q does not exist", id)
+}
+
+// setKeyScript replaces an account's key atomically, so no moment exists in
+// which both the old and the new key work:
+// KEYS[1] cp:acct:{id}; ARGV[1] the new hash ("" to revoke), ARGV[2] the
+// prefix, ARGV[3] the account id. It returns 0 when the account is unknown.
+var setKeyScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local old = redis.call('HGET', KEYS[1], 'key_hash')
+if old and old ~= '' then redis.call('DEL', ARGV[2] .. 'key:' .. old) end
+if ARGV[1] ~= '' then redis.call('SET', ARGV[2] .. 'key:' .. ARGV[1], ARGV[3]) end
+redis.call('HSET', KEYS[1], 'key_hash', ARGV[1])
+return 1
+`)
+
+// RotateKey gives the account a new API key and returns it; the old key is
+// refused from the next request on.
+func (s *Service) RotateKey(ctx context.Context, accountID string) (string, error) {
+	key := newAPIKey()
+	if err := s.setKey(ctx, accountID, hashKey(key)); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// RevokeKey leaves the account with no working key until the next RotateKey.
+func (s *Service) RevokeKey(ctx context.Context, accountID string) error {
+	return s.setKey(ctx, accountID, "")
+}
+
+func (s *Service) setKey(ctx context.Context, id, hash string) error {
+	if !validID(id) {
+		return errNoAccount(id)
+	}
+	n, err := setKeyScript.Run(ctx, s.rdb, []string{acctKey(id)}, hash, prefix, id).Int()
+	if err != nil {
+		return storeErr("set key", err)
+	}
+	if n == 0 {
+		return errNoAccount(id)
+	}
+	return nil
+}
+
+// addScript changes a balance by ARGV[1] unless it would go below zero:
+// KEYS[1] cp:acct:{id}, KEYS[2] its ledger; ARGV: delta, request id, now
+// (ms), ledger cap. It returns {1, balance}, {0, balance} when refused, or
+// {-1, 0} when the account is unknown.
+var addScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local delta = tonumber(ARGV[1])
+local bal = tonumber(redis.call('HGET', KEYS[1], 'credits') or '0')
+if bal + delta < 0 then return {0, bal} end
+bal = redis.call('HINCRBY', KEYS[1], 'credits', delta)
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*',
+  'kind', 'admin', 'request_id', ARGV[2], 'op', '', 'amount', math.abs(delta),
+  'delta', delta, 'balance', bal, 'hold_id', '', 'at', ARGV[3])
+return {1, bal}
+`)
+
+// AddCredits changes the balance by amount (negative to take credits back,
+// never below zero), records it in the ledger under requestID, and returns
+// the new balance.
+func (s *Service) AddCredits(ctx context.Context, accountID string, amount int64, requestID string) (int64, error) {
+	if amount == 0 {
+		return 0, carphoto.Errorf(carphoto.EInvalidParams, "amount must not be 0")
+	}
+	if !validID(accountID) {
+		return 0, errNoAccount(accountID)
+	}
+	v, err := addScript.Run(ctx, s.rdb, []string{acctKey(accountID), ledgerKey(accountID)},
+		amount, requestID, unixMS(s.now()), s.cfg.LedgerMax).Int64Slice()
+	if err != nil {
+		return 0, storeErr("add credits", err)
+	}
+	switch v[0] {
+	case -1:
+		return 0, errNoAccount(accountID)
+	case 0:
+		return v[1], carphoto.Errorf(carphoto.EInvalidParams, "taking %d credits would leave %d; the balance cannot go below 0", -amount, v[1]+amount)
+	}
+	return v[1], nil
+}
+
+// storeErr marks a Redis failure as the service's, not the client's.
+func storeErr(op string, err error) error {
+	return carphoto.Wrap(fmt.Errorf("billing: %s: %w", op, err), carphoto.EUnavailable, "the service's store is unavailable; retry shortly")
+}

@@ -1,0 +1,77 @@
+package billing
+
+import (
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Config sets prices and limits. Zero fields take the defaults below.
+type Config struct {
+	// CostPerOp maps an operation name ("blur-plates", "plate-logo",
+	// "car-shadow") to its price in credits; operations not listed cost
+	// DefaultCost.
+	CostPerOp   map[string]int64
+	DefaultCost int64 // default 1
+
+	RateLimitPerMinute int // per API key; default 60
+
+	// HoldTTL is how long an uncaptured hold lives before Run returns it to
+	// the balance. It must outlast the longest request (REQUEST_TIMEOUT plus
+	// a margin for clock skew between web processes). Default 5 minutes.
+	HoldTTL time.Duration
+	// ReapInterval is how often Run looks for expired holds. Default 30 s.
+	ReapInterval time.Duration
+
+	MaxAssetBytes  int64 // per asset; default 5 MB
+	MaxAssets      int   // per account; default 100
+	MaxAssetPixels int   // width × height of one asset; default 25 megapixels
+
+	// LedgerMax caps each account's ledger stream (approximately, to keep
+	// trimming cheap). Default 10000 entries.
+	LedgerMax int64
+
+	// Log receives what Run cannot return (a failed sweep is retried on the
+	// next tick). The zero Logger discards.
+	Log zerolog.Logger
+}
+
+// Defaults used for zero Config fields.
+const (
+	DefaultCost           = 1
+	DefaultRatePerMinute  = 60
+	DefaultHoldTTL        = 5 * time.Minute
+	DefaultReapInterval   = 30 * time.Second
+	DefaultMaxAssetBytes  = 5 << 20
+	DefaultMaxAssets      = 100
+	DefaultMaxAssetPixels = 25_000_000
+	DefaultLedgerMax      = 10000
+)
+
+func (c Config) withDefaults() Config {
+	if c.DefaultCost <= 0 {
+		c.DefaultCost = DefaultCost
+	}
+	if c.RateLimitPerMinute <= 0 {
+		c.RateLimitPerMinute = DefaultRatePerMinute
+	}
+	if c.HoldTTL <= 0 {
+		c.HoldTTL = DefaultHoldTTL
+	}
+	if c.ReapInterval <= 0 {
+		c.ReapInterval = DefaultReapInterval
+	}
+	if c.MaxAssetBytes <= 0 {
+		c.MaxAssetBytes = DefaultMaxAssetBytes
+	}
+	if c.MaxAssets <= 0 {
+		c.MaxAssets = DefaultMaxAssets
+	}
+	if c.MaxAssetPixels <= 0 {
+		c.MaxAssetPixels = DefaultMaxAssetPixels
+	}
+	if c.LedgerMax <= 0 {
+		c.LedgerMax = DefaultLedgerMax
+	}
+	return c
+}

@@ -1,0 +1,34 @@
+// Package billing is the money and access side of carphoto: accounts, API
+// keys, credits (hold, capture, release), the per-account ledger, per-key
+// rate limits and the Assets library of saved plate designs.
+//
+// Everything lives in one Redis, under the prefix "cp:". Every change that
+// must be atomic is one Lua script, so several web processes (and the
+// companion app) can work on the same balance at once. The layout is a
+// contract with the companion app and the admin tools; docs/billing.md is its
+// public description. Keep the two in step.
+//
+//	cp:acct:{account_id}      hash   name, credits, key_hash, created_at
+//	cp:key:{sha256(api_key)}  string account_id of the key's account
+//	cp:hold:{hold_id}         hash   account, request_id, op, amount, state, expires_at
+//	cp:holds                  zset   hold_id scored by expires_at (Unix ms) while held
+//	cp:ledger:{account_id}    stream kind, request_id, op, amount, delta, balance, hold_id, at
+//	cp:assets:{account_id}    zset   asset_id scored by created_at (Unix ms)
+//	cp:asset:{asset_id}       hash   account, name, content_type, bytes, width, height, created_at, data
+//	rate:cp:{key_id}          string the GCRA state of redis_rate for one API key
+//
+// credits is the balance the client can spend right now: a hold moves its
+// amount out of credits at once, a capture keeps it out, a release or expiry
+// puts it back. The companion app reads credits with HGET and tops up with
+// HINCRBY cp:acct:{id} credits N; to spend, it must not let the balance go
+// below zero (a Lua script that checks and decrements, like holdScript).
+//
+// Holds move held → captured, released or expired exactly once: the three
+// transitions are one script (closeScript) that acts only on state "held".
+// A web process that dies leaves its holds in cp:holds; Run, in every web
+// process, returns them once they are past expires_at.
+//
+// The scripts build some key names inside Lua, so the layout needs one Redis
+// node (or a cluster client with everything in one slot); Asynq's queue,
+// which shares the Redis, has the same need.
+package billing

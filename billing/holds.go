@@ -1,0 +1,219 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"carphoto"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Hold is credits reserved for one request. Pass it back to Capture or
+// Release unchanged; the zero Hold is not a reservation.
+type Hold struct {
+	id        string
+	accountID string
+	requestID string
+	op        string
+	amount    int64
+}
+
+// Amount returns the credits the hold reserved: what Capture charges.
+func (h Hold) Amount() int64 { return h.amount }
+
+// ID returns the hold's id (for logs).
+func (h Hold) ID() string { return h.id }
+
+// ErrHoldClosed is returned by Capture when the hold was released or had
+// expired: nothing was charged, and the credits are back in the balance.
+var ErrHoldClosed = errors.New("billing: hold already released or expired")
+
+// holdScript reserves credits if the balance covers them:
+// KEYS[1] cp:acct:{id}, KEYS[2] cp:hold:{hold}, KEYS[3] cp:holds,
+// KEYS[4] cp:ledger:{id}; ARGV: amount, hold id, request id, op, now (ms),
+// expires at (ms), ledger cap, account id. It returns {1, balance left},
+// {0, balance} when the balance is short, {-1, 0} when the account is unknown.
+var holdScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local amount = tonumber(ARGV[1])
+local bal = tonumber(redis.call('HGET', KEYS[1], 'credits') or '0')
+if bal < amount then return {0, bal} end
+bal = redis.call('HINCRBY', KEYS[1], 'credits', -amount)
+redis.call('HSET', KEYS[2], 'account', ARGV[8], 'request_id', ARGV[3], 'op', ARGV[4],
+  'amount', amount, 'state', 'held', 'expires_at', ARGV[6])
+redis.call('ZADD', KEYS[3], ARGV[6], ARGV[2])
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[7], '*',
+  'kind', 'hold', 'request_id', ARGV[3], 'op', ARGV[4], 'amount', amount,
+  'delta', -amount, 'balance', bal, 'hold_id', ARGV[2], 'at', ARGV[5])
+return {1, bal}
+`)
+
+// closeLua moves a hold out of "held" exactly once. Capture, Release and
+// the expiry sweep all go through it, so whichever runs first wins and the
+// others see the new state. kind is capture, release or expire.
+// It returns {1, balance, state} when this call closed the hold,
+// {0, balance, state} when it was already closed (balance 0 if unknown).
+const closeLua = `
+local function close(p, id, kind, now, cap)
+  local hk = p .. 'hold:' .. id
+  local h = redis.call('HMGET', hk, 'state', 'account', 'amount', 'request_id', 'op')
+  if not h[1] then
+    redis.call('ZREM', p .. 'holds', id)
+    return {0, 0, 'unknown'}
+  end
+  local ak = p .. 'acct:' .. h[2]
+  if h[1] ~= 'held' then
+    return {0, tonumber(redis.call('HGET', ak, 'credits') or '0'), h[1]}
+  end
+  local amount = tonumber(h[3])
+  local delta, state = 0, 'captured'
+  if kind == 'release' then delta, state = amount, 'released' end
+  if kind == 'expire' then delta, state = amount, 'expired' end
+  local bal
+  if delta ~= 0 then
+    bal = redis.call('HINCRBY', ak, 'credits', delta)
+  else
+    bal = tonumber(redis.call('HGET', ak, 'credits') or '0')
+  end
+  redis.call('HSET', hk, 'state', state)
+  redis.call('EXPIRE', hk, 86400) -- a repeated Capture or Release answers alike for a day
+  redis.call('ZREM', p .. 'holds', id)
+  redis.call('XADD', p .. 'ledger:' .. h[2], 'MAXLEN', '~', cap, '*',
+    'kind', kind, 'request_id', h[4], 'op', h[5], 'amount', amount,
+    'delta', delta, 'balance', bal, 'hold_id', id, 'at', now)
+  return {1, bal, state}
+end
+`
+
+// closeScript: ARGV prefix, hold id, kind, now (ms), ledger cap.
+var closeScript = redis.NewScript(closeLua + `
+return close(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+`)
+
+// reapScript expires up to ARGV[3] holds whose time has passed:
+// KEYS[1] cp:holds; ARGV prefix, now (ms), batch size, ledger cap. It
+// returns how many it looked at.
+var reapScript = redis.NewScript(closeLua + `
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, id in ipairs(ids) do
+  close(ARGV[1], id, 'expire', ARGV[2], ARGV[4])
+end
+return #ids
+`)
+
+// Hold reserves the price of op for requestID, if the balance covers it.
+// The check and the reservation are one atomic step, so concurrent calls
+// can never spend more than the balance. A short balance is
+// EInsufficientCredits.
+func (s *Service) Hold(ctx context.Context, accountID, requestID, op string) (Hold, error) {
+	h := Hold{id: newID("hold"), accountID: accountID, requestID: requestID, op: op, amount: s.Cost(op)}
+	now := s.now()
+	v, err := holdScript.Run(ctx, s.rdb,
+		[]string{acctKey(accountID), holdKey(h.id), holdsKey, ledgerKey(accountID)},
+		h.amount, h.id, requestID, op, unixMS(now), unixMS(now.Add(s.cfg.HoldTTL)), s.cfg.LedgerMax, accountID,
+	).Int64Slice()
+	if err != nil {
+		return Hold{}, storeErr("hold", err)
+	}
+	switch v[0] {
+	case -1:
+		return Hold{}, fmt.Errorf("billing: hold: account %q does not exist", accountID)
+	case 0:
+		return Hold{}, carphoto.Errorf(carphoto.EInsufficientCredits,
+			"this call costs %d %s; the balance is %d", h.amount, plural(h.amount, "credit"), v[1])
+	}
+	return h, nil
+}
+
+// Capture charges the hold and returns the balance left. It charges at most
+// once: capturing again returns the balance and charges nothing. If the hold
+// was released or had expired first, it returns ErrHoldClosed and nothing is
+// charged (the work was free).
+func (s *Service) Capture(ctx context.Context, h Hold) (remaining int64, err error) {
+	if h.id == "" {
+		return 0, ErrHoldClosed
+	}
+	closed, bal, state, err := s.close(ctx, h.id, KindCapture)
+	if err != nil {
+		return 0, err
+	}
+	if closed || state == "captured" {
+		return bal, nil
+	}
+	return 0, ErrHoldClosed
+}
+
+// Release returns the held credits to the balance. It does nothing when the
+// hold was already captured, released or expired, and for the zero Hold, so
+// it is safe to defer after every Hold.
+func (s *Service) Release(ctx context.Context, h Hold) error {
+	if h.id == "" {
+		return nil
+	}
+	_, _, _, err := s.close(ctx, h.id, KindRelease)
+	return err
+}
+
+func (s *Service) close(ctx context.Context, holdID, kind string) (closed bool, balance int64, state string, err error) {
+	v, err := closeScript.Run(ctx, s.rdb, []string{holdKey(holdID), holdsKey},
+		prefix, holdID, kind, unixMS(s.now()), s.cfg.LedgerMax).Slice()
+	if err != nil {
+		return false, 0, "", storeErr(kind+" hold", err)
+	}
+	n, _ := v[0].(int64)
+	bal, _ := v[1].(int64)
+	state, _ = v[2].(string)
+	return n == 1, bal, state, nil
+}
+
+// reapBatch bounds one script run, so a backlog never blocks Redis long.
+const reapBatch = 100
+
+// reap returns every hold past its expiry to its balance and reports how
+// many it closed or cleared.
+func (s *Service) reap(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := reapScript.Run(ctx, s.rdb, []string{holdsKey},
+			prefix, unixMS(s.now()), reapBatch, s.cfg.LedgerMax).Int()
+		if err != nil {
+			return total, storeErr("expire holds", err)
+		}
+		total += n
+		if n < reapBatch {
+			return total, nil
+		}
+	}
+}
+
+// Run returns expired holds to their balances every ReapInterval until ctx
+// is done, then returns nil. Every web process runs it: holds left by a
+// process that died come back within HoldTTL + ReapInterval, and processes
+// sweeping at once cannot return a hold twice.
+func (s *Service) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		if n, err := s.reap(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Log.Error().Err(err).Msg("billing: expire holds")
+		} else if n > 0 {
+			s.cfg.Log.Info().Int("holds", n).Msg("billing: returned expired holds to their balances")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func plural(n int64, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+

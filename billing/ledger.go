@@ -1,0 +1,66 @@
+package billing
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Ledger entry kinds. They are stored in Redis and read by the companion
+// app: never rename them.
+const (
+	KindHold    = "hold"    // credits reserved before work
+	KindCapture = "capture" // the held credits are charged (delta 0)
+	KindRelease = "release" // the held credits come back: the call failed
+	KindExpire  = "expire"  // the held credits come back: nobody closed the hold in time
+	KindAdmin   = "admin"   // an administrator changed the balance
+	KindTopup   = "topup"   // reserved for the companion app's purchases
+)
+
+// Entry is one movement in an account's ledger.
+type Entry struct {
+	ID        string // the stream entry id
+	Kind      string
+	RequestID string
+	Op        string
+	Amount    int64 // credits moved, always ≥ 0
+	Delta     int64 // change of the spendable balance
+	Balance   int64 // spendable balance after the movement
+	HoldID    string
+	At        time.Time
+}
+
+// ledgerAdd returns the XADD of e to the account's capped ledger.
+func (s *Service) ledgerAdd(accountID string, e Entry) *redis.XAddArgs {
+	return &redis.XAddArgs{
+		Stream: ledgerKey(accountID),
+		MaxLen: s.cfg.LedgerMax,
+		Approx: true,
+		Values: []any{
+			"kind", e.Kind, "request_id", e.RequestID, "op", e.Op,
+			"amount", e.Amount, "delta", e.Delta, "balance", e.Balance,
+			"hold_id", e.HoldID, "at", unixMS(s.now()),
+		},
+	}
+}
+
+// Ledger returns up to n of the account's latest ledger entries, newest first.
+func (s *Service) Ledger(ctx context.Context, accountID string, n int64) ([]Entry, error) {
+	msgs, err := s.rdb.XRevRangeN(ctx, ledgerKey(accountID), "+", "-", n).Result()
+	if err != nil {
+		return nil, storeErr("read ledger", err)
+	}
+	out := make([]Entry, 0, len(msgs))
+	for _, m := range msgs {
+		str := func(k string) string { v, _ := m.Values[k].(string); return v }
+		num := func(k string) int64 { v, _ := strconv.ParseInt(str(k), 10, 64); return v }
+		out = append(out, Entry{
+			ID: m.ID, Kind: str("kind"), RequestID: str("request_id"), Op: str("op"),
+			Amount: num("amount"), Delta: num("delta"), Balance: num("balance"),
+			HoldID: str("hold_id"), At: time.UnixMilli(num("at")).UTC(),
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,41 @@
+package billing
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+)
+
+// RateLimit is the state of one key's request budget after a request.
+type RateLimit struct {
+	Allowed   bool
+	Limit     int // requests per minute
+	Remaining int // requests that could be made at once right now
+	// ResetAfter is the time until the budget is full again (Remaining ==
+	// Limit); RetryAfter, when not Allowed, the time until the next request
+	// can be allowed.
+	ResetAfter time.Duration
+	RetryAfter time.Duration
+}
+
+// Allow counts one request against the key named keyID (Account.KeyID) and
+// reports whether it may proceed. The limit is GCRA (redis_rate): a burst of
+// RateLimitPerMinute, then one request every minute/RateLimitPerMinute.
+func (s *Service) Allow(ctx context.Context, keyID string) (RateLimit, error) {
+	limit := redis_rate.PerMinute(s.cfg.RateLimitPerMinute)
+	r, err := s.limiter.Allow(ctx, prefix+keyID, limit)
+	if err != nil {
+		return RateLimit{}, storeErr("rate limit", err)
+	}
+	rl := RateLimit{
+		Allowed:    r.Allowed > 0,
+		Limit:      limit.Rate,
+		Remaining:  r.Remaining,
+		ResetAfter: max(r.ResetAfter, 0),
+	}
+	if !rl.Allowed {
+		rl.RetryAfter = max(r.RetryAfter, 0)
+	}
+	return rl, nil
+}
