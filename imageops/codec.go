@@ -1,0 +1,363 @@
+package imageops
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
+	"io"
+
+	"golang.org/x/image/webp"
+
+	"carphoto"
+)
+
+// DefaultMaxPixels is the pixel cap (MAX_PIXELS) used when Limits.MaxPixels
+// is zero: 60 megapixels, above any phone camera and far below what would
+// exhaust a worker's memory.
+const DefaultMaxPixels = 60_000_000
+
+// Limits bounds what Decode accepts, checked from the header before any
+// pixel is decoded.
+type Limits struct {
+	MaxPixels int // width × height cap; zero means DefaultMaxPixels
+}
+
+func (l Limits) maxPixels() int {
+	if l.MaxPixels <= 0 {
+		return DefaultMaxPixels
+	}
+	return l.MaxPixels
+}
+
+// Photo is a decoded input in its displayed orientation.
+type Photo struct {
+	Image   image.Image // EXIF orientation already applied; bounds start at (0,0)
+	Format  string      // "jpeg", "png" or "webp"
+	ICC     []byte      // embedded ICC profile, nil if none
+	Quality int         // estimated JPEG quality (1..100) of a JPEG input, see estimateJPEGQuality; 0 otherwise
+}
+
+// header is what the container walk learns before any pixel is decoded.
+type header struct {
+	format        string
+	width, height int // as stored, before orientation
+	orientation   int // EXIF orientation 1..8
+	icc           []byte
+	quality       int
+
+	pngRawBytes, pngIDATBytes uint64 // PNG only: unfiltered pixel bytes claimed, compressed bytes present
+}
+
+// displaySize is the width and height once the orientation is applied.
+func (h *header) displaySize() (int, int) {
+	if h.orientation >= 5 {
+		return h.height, h.width
+	}
+	return h.width, h.height
+}
+
+// DecodeConfig checks data the way Decode does, without decoding pixels: the
+// format, the container structure (truncation is caught here), and the pixel
+// cap. It is cheap (a walk over the markers or chunks, no allocation in
+// proportion to the image) and is what the web process runs before queueing.
+// width and height are in displayed orientation. Every error is a
+// *carphoto.Error with code carphoto.EInvalidParams.
+func DecodeConfig(data []byte, lim Limits) (format string, width, height int, err error) {
+	defer recoverInvalid(&err)
+	h, err := readHeader(data, lim)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	w, ht := h.displaySize()
+	return h.format, w, ht, nil
+}
+
+// Decode decodes a JPEG, PNG or WebP photo, after checking the pixel cap
+// from its header, and returns it in displayed orientation with its ICC
+// profile. Empty, truncated, non-image and inconsistent data are rejected
+// with a *carphoto.Error of code carphoto.EInvalidParams whose message says
+// what is wrong; a panic inside a decoder is turned into the same error.
+// Decode does not keep data.
+func Decode(ctx context.Context, data []byte, lim Limits) (p *Photo, err error) {
+	defer recoverInvalid(&err)
+	h, err := readHeader(data, lim)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var img image.Image
+	r := bytes.NewReader(data)
+	switch h.format {
+	case "jpeg":
+		img, err = jpeg.Decode(r)
+	case "png":
+		img, err = png.Decode(r)
+	case "webp":
+		img, err = webp.Decode(r)
+	}
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	if b := img.Bounds(); b.Dx() != h.width || b.Dy() != h.height {
+		return nil, carphoto.Errorf(carphoto.EInvalidParams,
+			"image data is truncated or corrupt: header says %d×%d, pixels are %d×%d",
+			h.width, h.height, b.Dx(), b.Dy())
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &Photo{
+		Image:   orient(img, h.orientation),
+		Format:  h.format,
+		ICC:     h.icc,
+		Quality: h.quality,
+	}, nil
+}
+
+// readHeader sniffs the format, walks the container for metadata and
+// structural damage, and checks the dimensions against lim.
+func readHeader(data []byte, lim Limits) (*header, error) {
+	if len(data) == 0 {
+		return nil, carphoto.Errorf(carphoto.EInvalidParams, "image is empty")
+	}
+	h := &header{format: sniff(data), orientation: 1}
+	var err error
+	switch h.format {
+	case "jpeg":
+		err = readJPEGMeta(data, h)
+	case "png":
+		err = readPNGMeta(data, h)
+	case "webp":
+		err = readWebPMeta(data, h)
+	default:
+		return nil, carphoto.Errorf(carphoto.EInvalidParams, "image is not a JPEG, PNG or WebP file")
+	}
+	if err != nil {
+		return nil, corrupt(err)
+	}
+
+	var cfg image.Config
+	r := bytes.NewReader(data)
+	switch h.format {
+	case "jpeg":
+		cfg, err = jpeg.DecodeConfig(r)
+	case "png":
+		cfg, err = png.DecodeConfig(r)
+	case "webp":
+		cfg, err = webp.DecodeConfig(r)
+	}
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	h.width, h.height = cfg.Width, cfg.Height
+	if h.width <= 0 || h.height <= 0 {
+		return nil, carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d: it has no pixels", h.width, h.height)
+	}
+	if max := lim.maxPixels(); h.width > max || h.height > max || h.width*h.height > max {
+		return nil, carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d = %s; the limit is %s",
+			h.width, h.height, megapixels(h.width*h.height), megapixels(max))
+	}
+	if h.pngRawBytes/1032 > h.pngIDATBytes+64 {
+		// Deflate cannot compress better than 1032:1 (a 258-byte match
+		// coded in two bits): a PNG whose pixel data is smaller than that
+		// is lying about its size. Refusing it here saves allocating the
+		// claimed image only to run out of data.
+		return nil, carphoto.Errorf(carphoto.EInvalidParams,
+			"image data is truncated or corrupt: header says %d×%d but the file holds only %d bytes of pixel data",
+			h.width, h.height, h.pngIDATBytes)
+	}
+	return h, nil
+}
+
+// megapixels formats n pixels for a message: "1600 MP", "0.3 MP".
+func megapixels(n int) string {
+	if n >= 10_000_000 || n%1_000_000 == 0 {
+		return fmt.Sprintf("%d MP", (n+500_000)/1_000_000)
+	}
+	return fmt.Sprintf("%.1f MP", float64(n)/1e6)
+}
+
+// sniff names the format from the magic bytes, or returns "".
+func sniff(data []byte) string {
+	switch {
+	case len(data) >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF:
+		return "jpeg"
+	case bytes.HasPrefix(data, []byte(pngSignature)):
+		return "png"
+	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
+		return "webp"
+	}
+	return ""
+}
+
+// errTruncated marks data that ends before its structure does.
+var errTruncated = errors.New("data ends early")
+
+// corrupt wraps a decoder or container error as invalid_params.
+func corrupt(err error) error {
+	var e *carphoto.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	msg := "image data is truncated or corrupt: " + err.Error()
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, errTruncated) {
+		msg = "image data is truncated: the file ends before the image does"
+	}
+	return carphoto.Wrap(err, carphoto.EInvalidParams, msg)
+}
+
+// recoverInvalid turns a panic inside a decoder into invalid_params: a
+// malformed file must never crash the worker.
+func recoverInvalid(err *error) {
+	if r := recover(); r != nil {
+		*err = carphoto.Wrap(fmt.Errorf("decoder panic: %v", r), carphoto.EInvalidParams,
+			"image data is truncated or corrupt: the decoder could not read it")
+	}
+}
+
+// EncodeJPEG writes img as a baseline JPEG at quality (clamped to 1..100),
+// with icc embedded as APP2 ICC_PROFILE segments when it is not nil. It
+// writes no EXIF, so location and camera data from the input are dropped;
+// the pixels are already in displayed orientation. Alpha is ignored
+// (transparent pixels come out black); flatten first if that matters.
+func EncodeJPEG(w io.Writer, img image.Image, quality int, icc []byte) error {
+	quality = min(max(quality, 1), 100)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	iw := &afterPrefix{w: bw, prefixLen: 2, insert: jpegICCSegments(icc)} // after SOI
+	if err := jpeg.Encode(iw, img, &jpeg.Options{Quality: quality}); err != nil {
+		return fmt.Errorf("encode jpeg: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("encode jpeg: %w", err)
+	}
+	return nil
+}
+
+// EncodePNG writes img as a PNG with icc embedded as an iCCP chunk when it
+// is not nil. It favours speed over size (the standard library encoder at
+// png.BestSpeed; see docs/BENCHMARKS.md, "Codec"). An opaque image is
+// written without an alpha channel.
+func EncodePNG(w io.Writer, img image.Image, icc []byte) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	iccChunk, err := pngICCChunk(icc)
+	if err != nil {
+		return fmt.Errorf("encode png: %w", err)
+	}
+	iw := &afterPrefix{w: bw, prefixLen: len(pngSignature) + 25, insert: iccChunk} // after IHDR
+	enc := png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: pngBuffers}
+	if err := enc.Encode(iw, pngReady(img)); err != nil {
+		return fmt.Errorf("encode png: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("encode png: %w", err)
+	}
+	return nil
+}
+
+// pngReady converts img to a type the standard PNG encoder writes without a
+// per-pixel interface call: a premultiplied *image.RGBA with transparency
+// would otherwise go through At(x, y) pixel by pixel.
+func pngReady(img image.Image) image.Image {
+	switch m := img.(type) {
+	case *image.Gray, *image.Gray16, *image.NRGBA, *image.NRGBA64, *image.Paletted:
+		return m
+	case *image.RGBA:
+		if m.Opaque() {
+			return m
+		}
+		return rgbaToNRGBA(m)
+	}
+	b := img.Bounds()
+	dst := image.NewNRGBA(b)
+	draw.Draw(dst, b, img, b.Min, draw.Src)
+	return dst
+}
+
+// rgbaToNRGBA un-premultiplies m into a new *image.NRGBA.
+func rgbaToNRGBA(m *image.RGBA) *image.NRGBA {
+	b := m.Bounds()
+	dst := image.NewNRGBA(b)
+	w := b.Dx() * 4
+	for y := 0; y < b.Dy(); y++ {
+		s := m.Pix[y*m.Stride : y*m.Stride+w]
+		d := dst.Pix[y*dst.Stride : y*dst.Stride+w]
+		for i := 0; i+3 < len(s); i += 4 {
+			a := s[i+3]
+			switch a {
+			case 255:
+				d[i], d[i+1], d[i+2], d[i+3] = s[i], s[i+1], s[i+2], 255
+			case 0:
+				d[i], d[i+1], d[i+2], d[i+3] = 0, 0, 0, 0
+			default:
+				a32 := uint32(a)
+				d[i] = uint8((uint32(s[i])*255 + a32/2) / a32)
+				d[i+1] = uint8((uint32(s[i+1])*255 + a32/2) / a32)
+				d[i+2] = uint8((uint32(s[i+2])*255 + a32/2) / a32)
+				d[i+3] = a
+			}
+		}
+	}
+	return dst
+}
+
+// HasTransparency reports whether some pixel of img has alpha below 255, as
+// in a transparent PNG cut-out. Types that cannot hold alpha (YCbCr, Gray,
+// CMYK) answer at once; the others stop at the first transparent pixel.
+func HasTransparency(img image.Image) bool {
+	if o, ok := img.(interface{ Opaque() bool }); ok {
+		return !o.Opaque()
+	}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if _, _, _, a := img.At(x, y).RGBA(); a != 0xFFFF {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// afterPrefix passes the first prefixLen bytes written to w, then writes
+// insert once, then passes everything else: it splices a segment or chunk
+// into an encoder's output just after the signature or first header.
+type afterPrefix struct {
+	w         io.Writer
+	prefixLen int
+	insert    []byte
+	n         int // bytes passed so far
+}
+
+func (a *afterPrefix) Write(p []byte) (int, error) {
+	if a.insert == nil || a.n >= a.prefixLen {
+		n, err := a.w.Write(p)
+		a.n += n
+		return n, err
+	}
+	head := min(len(p), a.prefixLen-a.n)
+	n, err := a.w.Write(p[:head])
+	a.n += n
+	if err != nil {
+		return n, err
+	}
+	if a.n == a.prefixLen {
+		if _, err := a.w.Write(a.insert); err != nil {
+			return n, err
+		}
+		a.insert = nil
+	}
+	if head == len(p) {
+		return n, nil
+	}
+	m, err := a.w.Write(p[head:])
+	a.n += m
+	return n + m, err
+}
