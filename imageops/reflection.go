@@ -1,0 +1,110 @@
+package imageops
+
+import (
+	"image"
+	"math"
+)
+
+// Reflection shape, as fractions of the car's size unit.
+const (
+	reflectionStrength = 0.38  // opacity right at the floor line
+	reflectionDepth    = 0.45  // gone entirely this far below the floor
+	reflectionCell     = 0.004 // cell size of the blurred copy
+)
+
+// reflection is the car mirrored about its floor line: a coarse,
+// premultiplied copy of the car's lowest part in floor-relative coordinates
+// (row j holds the car at height j·cell above the floor), so that reading it
+// at depth v below the floor mirrors the car column by column about a
+// slanted or bent floor line. The coarse grid is the blur.
+type reflection struct {
+	x0    int // image column of grid column 0
+	w, h  int
+	cell  float64
+	depth float64
+	rgba  []float32 // premultiplied, 4 per cell
+}
+
+// newReflection samples the car above the floor into the grid and grows the
+// layout's canvas to hold the reflection.
+func newReflection(car *image.NRGBA, gr *ground, lay *shadowLayout) *reflection {
+	u := lay.unit
+	rf := &reflection{x0: gr.box.Min.X, depth: reflectionDepth * u}
+	rf.cell = math.Max(1, reflectionCell*u)
+	rf.w = int(math.Ceil(float64(gr.box.Dx()) / rf.cell))
+	rf.h = int(math.Ceil(rf.depth/rf.cell)) + 1
+	rf.rgba = make([]float32, 4*rf.w*rf.h)
+	count := make([]float32, rf.w*rf.h)
+	inv := 1 / rf.cell
+	for x := gr.box.Min.X; x < gr.box.Max.X; x++ {
+		fl := lay.floorAt(x)
+		i := int(float64(x-rf.x0) * inv)
+		y0 := max(int(math.Floor(fl-rf.depth)), 0)
+		y1 := min(int(math.Ceil(fl)), car.Rect.Dy())
+		for y := y0; y < y1; y++ {
+			j := int((fl - float64(y) - 0.5) * inv)
+			if j < 0 || j >= rf.h {
+				continue
+			}
+			k := j*rf.w + i
+			count[k]++
+			p := car.Pix[y*car.Stride+4*x : y*car.Stride+4*x+4]
+			if p[3] == 0 {
+				continue
+			}
+			a := float32(p[3]) / (255 * 255)
+			c := rf.rgba[4*k : 4*k+4]
+			c[0] += float32(p[0]) * a
+			c[1] += float32(p[1]) * a
+			c[2] += float32(p[2]) * a
+			c[3] += float32(p[3]) / 255
+		}
+	}
+	for k, n := range count {
+		if n > 0 {
+			c := rf.rgba[4*k : 4*k+4]
+			c[0], c[1], c[2], c[3] = c[0]/n, c[1]/n, c[2]/n, c[3]/n
+		}
+	}
+
+	bottom := 0
+	for x := gr.box.Min.X; x < gr.box.Max.X; x++ {
+		bottom = max(bottom, int(math.Ceil(lay.floorAt(x)+rf.depth)))
+	}
+	lay.grow(gr, image.Rect(gr.box.Min.X, 0, gr.box.Max.X, bottom))
+	return rf
+}
+
+// sample returns the premultiplied reflection at image column x, depth v
+// below the floor, faded with depth.
+func (rf *reflection) sample(x int, v float64) (r, g, b, a float32) {
+	if v >= rf.depth {
+		return 0, 0, 0, 0
+	}
+	fx := (float64(x-rf.x0)+0.5)/rf.cell - 0.5
+	fy := v/rf.cell - 0.5
+	if fx <= -1 || fx >= float64(rf.w) {
+		return 0, 0, 0, 0
+	}
+	fy = math.Max(fy, 0)
+	ix, iy := int(math.Floor(fx)), int(math.Floor(fy))
+	tx, ty := float32(fx-float64(ix)), float32(fy-float64(iy))
+	var acc [4]float32
+	add := func(i, j int, wt float32) {
+		if i < 0 || j < 0 || i >= rf.w || j >= rf.h || wt == 0 {
+			return
+		}
+		c := rf.rgba[4*(j*rf.w+i) : 4*(j*rf.w+i)+4]
+		acc[0] += c[0] * wt
+		acc[1] += c[1] * wt
+		acc[2] += c[2] * wt
+		acc[3] += c[3] * wt
+	}
+	add(ix, iy, (1-tx)*(1-ty))
+	add(ix+1, iy, tx*(1-ty))
+	add(ix, iy+1, (1-tx)*ty)
+	add(ix+1, iy+1, tx*ty)
+	t := 1 - float32(v/rf.depth)
+	f := float32(reflectionStrength) * t * t
+	return acc[0] * f, acc[1] * f, acc[2] * f, acc[3] * f
+}

@@ -1,0 +1,383 @@
+package imageops
+
+import (
+	"context"
+	"image"
+	"math"
+
+	"carphoto"
+)
+
+// ShadowOptions selects the extras of car-shadow.
+type ShadowOptions struct {
+	// Reflection adds a floor reflection under the shadow (beta).
+	Reflection bool
+}
+
+// Shadow shape, as fractions of the car's size unit (about its height; see
+// shadowUnit). Tuned by eye on cars-seg side, three-quarter and front views.
+const (
+	// The contact shadow: dark and tight where a tyre or a low sill meets
+	// the floor, vanishing once the underside is a little above it.
+	contactStrength = 0.92
+	contactGap      = 0.02  // underside height at which it falls to 1/e
+	contactSigmaX   = 0.012 // blur along the floor line
+	contactSigmaY   = 0.006 // blur across it (the floor is foreshortened)
+
+	// The ambient occlusion under the body: softer and wider, weaker where
+	// the underside is high above the floor.
+	ambientStrength = 0.72
+	ambientGap      = 0.30
+	ambientSigmaX   = 0.05
+	ambientSigmaY   = 0.025
+
+	// The wide, faint penumbra that lets the floor fade out around the car.
+	penumbraStrength = 0.28
+	penumbraGap      = 0.6
+	penumbraSigmaX   = 0.13
+	penumbraSigmaY   = 0.05
+
+	// The shadow grid spans this far above the floor line (the gap under
+	// the body, hidden by the car where it is solid) and below it.
+	shadowAbove = 0.45
+	shadowBelow = 0.30
+)
+
+// CarShadow returns the car on a transparent canvas, grown as needed so
+// nothing is clipped, with a realistic ground shadow under it (and, with
+// Reflection, a floor reflection under the shadow). car is an RGBA cut-out
+// (non-premultiplied; alpha = the car matte), bounds at (0,0).
+//
+// The floor contact comes from the matte alone (see ground). The shadow is
+// drawn in floor-relative coordinates on a small grid, blurred there and
+// upsampled bilinearly, so it follows a slanted or bent floor line exactly
+// and costs little on a large photo. It is composited under the car: every
+// pixel of the car with alpha 255 is copied unchanged.
+func CarShadow(ctx context.Context, car *image.NRGBA, opt ShadowOptions) (*image.NRGBA, error) {
+	if car == nil || car.Rect.Empty() {
+		return nil, carphoto.Errorf(carphoto.EInvalidParams, "the image is empty: it has no pixels")
+	}
+	gr, ok := findGround(car)
+	if !ok {
+		if fullyTransparent(car) {
+			return nil, carphoto.Errorf(carphoto.EInvalidParams, "the image has no visible car: the cut-out is fully transparent")
+		}
+		return nil, carphoto.Errorf(carphoto.EInvalidParams, "the image has no visible car: no pixel of the cut-out is more than half opaque")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lay := newShadowLayout(&gr, car.Rect.Dx(), car.Rect.Dy())
+	sh := paintShadow(&gr, lay)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var rf *reflection
+	if opt.Reflection {
+		rf = newReflection(car, &gr, lay)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return composeShadow(car, lay, sh, rf), nil
+}
+
+// fullyTransparent reports whether every pixel of m has alpha 0.
+func fullyTransparent(m *image.NRGBA) bool {
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	for y := 0; y < h; y++ {
+		row := m.Pix[y*m.Stride : y*m.Stride+4*w]
+		for x := 3; x < len(row); x += 4 {
+			if row[x] != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// shadowLayout is the geometry shared by the shadow, the reflection and the
+// compositing: the car's size unit, the floor under every canvas column and
+// the canvas itself. Coordinates are relative to the input's Min.
+type shadowLayout struct {
+	unit   float64
+	canvas image.Rectangle // contains the input's rectangle
+	floor  []float64       // floor y at the centre of each canvas column
+}
+
+// shadowUnit is the car's size unit: its height, or a third of its length
+// for very flat outlines, so shadows keep their proportions across views.
+func shadowUnit(box image.Rectangle) float64 {
+	return math.Max(1, math.Max(float64(box.Dy()), float64(box.Dx())/3.5))
+}
+
+func newShadowLayout(gr *ground, w, h int) *shadowLayout {
+	lay := &shadowLayout{unit: shadowUnit(gr.box)}
+	lay.canvas = image.Rect(0, 0, w, h)
+	return lay
+}
+
+// floorAt returns the floor y at canvas column x.
+func (l *shadowLayout) floorAt(x int) float64 { return l.floor[x-l.canvas.Min.X] }
+
+// grow extends the canvas to r and recomputes the floor for new columns.
+func (l *shadowLayout) grow(gr *ground, r image.Rectangle) {
+	l.canvas = l.canvas.Union(r)
+	l.floor = l.floor[:0]
+	for x := l.canvas.Min.X; x < l.canvas.Max.X; x++ {
+		l.floor = append(l.floor, gr.at(float64(x)+0.5))
+	}
+}
+
+// shadowGrid is a coarse alpha buffer in floor-relative coordinates: cell
+// (i, j) covers image columns x0+i·dx … and heights v0+j·dy … relative to
+// the floor line (positive below it).
+type shadowGrid struct {
+	w, h   int
+	x0, v0 float64
+	dx, dy float64
+	a      []float32
+}
+
+func newShadowGrid(x0, x1, v0, v1, dx, dy float64) *shadowGrid {
+	g := &shadowGrid{x0: x0, v0: v0, dx: dx, dy: dy}
+	g.w = int(math.Ceil((x1 - x0) / dx))
+	g.h = int(math.Ceil((v1 - v0) / dy))
+	g.w, g.h = max(g.w, 1), max(g.h, 1)
+	g.a = make([]float32, g.w*g.h)
+	return g
+}
+
+// sample returns the bilinear value at image column centre x and floor
+// offset v.
+func (g *shadowGrid) sample(x, v float64) float32 {
+	fx := (x-g.x0)/g.dx - 0.5
+	fy := (v-g.v0)/g.dy - 0.5
+	if fx <= -1 || fy <= -1 || fx >= float64(g.w) || fy >= float64(g.h) {
+		return 0
+	}
+	ix, iy := int(math.Floor(fx)), int(math.Floor(fy))
+	tx, ty := float32(fx-float64(ix)), float32(fy-float64(iy))
+	at := func(i, j int) float32 {
+		if i < 0 || j < 0 || i >= g.w || j >= g.h {
+			return 0
+		}
+		return g.a[j*g.w+i]
+	}
+	top := at(ix, iy)*(1-tx) + at(ix+1, iy)*tx
+	bot := at(ix, iy+1)*(1-tx) + at(ix+1, iy+1)*tx
+	return top*(1-ty) + bot*ty
+}
+
+// shadowLayer is one of the three shadows: its darkness where the
+// underside touches the floor, how fast it fades as the underside rises,
+// and its blur.
+type shadowLayer struct {
+	strength, gap, sigmaX, sigmaY float64
+	above, below                  float64 // painted band around the floor line
+}
+
+// paintShadow draws the contact, ambient and penumbra shadows on a coarse
+// floor-relative grid and grows the layout's canvas to hold them.
+func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
+	u := lay.unit
+	padX := 3.2 * penumbraSigmaX * u
+	x0 := float64(gr.box.Min.X) - padX
+	x1 := float64(gr.box.Max.X) + padX
+	dx := math.Max(1, (x1-x0)/640)
+	dy := math.Max(0.5, 0.003*u)
+	sg := newShadowGrid(x0, x1, -shadowAbove*u, shadowBelow*u, dx, dy)
+
+	// The floor and the smallest underside gap under each grid column.
+	gaps := make([]float64, sg.w)
+	for i := range gaps {
+		gaps[i] = math.NaN()
+		lo := int(math.Floor(x0 + float64(i)*dx))
+		hi := int(math.Floor(x0 + float64(i+1)*dx))
+		for x := max(lo, gr.box.Min.X); x < min(max(hi, lo+1), gr.box.Max.X); x++ {
+			d := gr.gap(x, gr.at(float64(x)+0.5))
+			if !math.IsNaN(d) && (math.IsNaN(gaps[i]) || d < gaps[i]) {
+				gaps[i] = math.Max(0, d)
+			}
+		}
+	}
+
+	layers := []shadowLayer{
+		{contactStrength, contactGap, contactSigmaX, contactSigmaY, 0.02, 0.004},
+		{ambientStrength, ambientGap, ambientSigmaX, ambientSigmaY, -1, 0.02},
+		{penumbraStrength, penumbraGap, penumbraSigmaX, penumbraSigmaY, -1, 0.03},
+	}
+	one := make([]float32, len(sg.a))
+	for i := range sg.a {
+		sg.a[i] = 1 // product of (1 - layer) while painting
+	}
+	for _, ly := range layers {
+		clear(one)
+		for i, d := range gaps {
+			if math.IsNaN(d) {
+				continue
+			}
+			val := float32(ly.strength * math.Exp(-d/(ly.gap*u)))
+			above := ly.above * u
+			if ly.above < 0 { // up to the underside, a little into the car
+				above = d + 0.02*u
+			}
+			j0 := int(math.Floor((-above - sg.v0) / dy))
+			j1 := int(math.Ceil((ly.below*u - sg.v0) / dy))
+			for j := max(j0, 0); j < min(j1, sg.h); j++ {
+				one[j*sg.w+i] = val
+			}
+		}
+		blurGrid(one, sg.w, sg.h, ly.sigmaX*u/dx, ly.sigmaY*u/dy)
+		for k, v := range one {
+			sg.a[k] *= 1 - v
+		}
+	}
+	// Extent of visible shadow, then turn the product into alpha.
+	minI, maxI, maxJ := sg.w, -1, -1
+	for j := 0; j < sg.h; j++ {
+		for i := 0; i < sg.w; i++ {
+			k := j*sg.w + i
+			sg.a[k] = 1 - sg.a[k]
+			if sg.a[k] >= 0.5/255 {
+				minI, maxI, maxJ = min(minI, i), max(maxI, i), max(maxJ, j)
+			}
+		}
+	}
+	lay.grow(gr, image.Rectangle{})
+	if maxI < 0 {
+		return sg
+	}
+	xa := int(math.Floor(x0 + float64(minI-1)*dx))
+	xb := int(math.Ceil(x0 + float64(maxI+2)*dx))
+	bottom := sg.v0 + float64(maxJ+2)*dy
+	low := 0.0
+	for x := xa; x < xb; x++ {
+		low = math.Max(low, gr.at(float64(x)+0.5)+bottom)
+	}
+	lay.grow(gr, image.Rect(xa, 0, xb, int(math.Ceil(low))))
+	return sg
+}
+
+// blurGrid blurs a w×h buffer with three box passes per axis, close to a
+// Gaussian of the given standard deviations (in cells). Values beyond the
+// edges count as zero.
+func blurGrid(a []float32, w, h int, sigmaX, sigmaY float64) {
+	rx, ry := boxRadius(sigmaX), boxRadius(sigmaY)
+	n := max(w, h)
+	src, dst := make([]float32, n), make([]float32, n)
+	if rx > 0 {
+		for j := 0; j < h; j++ {
+			row := a[j*w : (j+1)*w]
+			for p := 0; p < 3; p++ {
+				copy(src, row)
+				boxLine(src[:w], dst[:w], rx)
+				copy(row, dst[:w])
+			}
+		}
+	}
+	if ry > 0 {
+		for i := 0; i < w; i++ {
+			for j := 0; j < h; j++ {
+				src[j] = a[j*w+i]
+			}
+			for p := 0; p < 3; p++ {
+				boxLine(src[:h], dst[:h], ry)
+				src, dst = dst, src
+			}
+			for j := 0; j < h; j++ {
+				a[j*w+i] = src[j]
+			}
+		}
+	}
+}
+
+// boxRadius is the radius of a box whose three passes approximate a
+// Gaussian of standard deviation sigma.
+func boxRadius(sigma float64) int {
+	return int(math.Round((math.Sqrt(4*sigma*sigma+1) - 1) / 2))
+}
+
+// boxLine writes to dst the mean of src over a window of radius r around
+// each element, with zeros beyond the ends.
+func boxLine(src, dst []float32, r int) {
+	n := len(src)
+	var sum float32
+	for k := 0; k <= r && k < n; k++ {
+		sum += src[k]
+	}
+	inv := 1 / float32(2*r+1)
+	for k := 0; k < n; k++ {
+		dst[k] = sum * inv
+		if k+r+1 < n {
+			sum += src[k+r+1]
+		}
+		if k-r >= 0 {
+			sum -= src[k-r]
+		}
+	}
+}
+
+// composeShadow copies the car onto the layout's canvas and puts the
+// shadow, and the reflection when given, under it.
+func composeShadow(car *image.NRGBA, lay *shadowLayout, sh *shadowGrid, rf *reflection) *image.NRGBA {
+	cv := lay.canvas
+	out := image.NewNRGBA(image.Rect(0, 0, cv.Dx(), cv.Dy()))
+	ox, oy := -cv.Min.X, -cv.Min.Y
+	w, h := car.Rect.Dx(), car.Rect.Dy()
+	for y := 0; y < h; y++ {
+		copy(out.Pix[(y+oy)*out.Stride+4*ox:], car.Pix[y*car.Stride:y*car.Stride+4*w])
+	}
+
+	top := cv.Max.Y
+	for x := cv.Min.X; x < cv.Max.X; x++ {
+		top = min(top, int(math.Floor(lay.floorAt(x)+sh.v0)))
+	}
+	top = max(top, cv.Min.Y)
+	vBottom := sh.v0 + float64(sh.h)*sh.dy
+	for y := top; y < cv.Max.Y; y++ {
+		row := out.Pix[(y+oy)*out.Stride:]
+		cy := float64(y) + 0.5
+		for x := cv.Min.X; x < cv.Max.X; x++ {
+			px := row[4*(x+ox) : 4*(x+ox)+4 : 4*(x+ox)+4]
+			if px[3] == 255 {
+				continue
+			}
+			v := cy - lay.floorAt(x)
+			var s float32
+			if v > sh.v0 && v < vBottom {
+				s = sh.sample(float64(x)+0.5, v)
+			}
+			var rr, rg, rb, ra float32
+			if rf != nil && v > 0 {
+				rr, rg, rb, ra = rf.sample(x, v)
+			}
+			if s < 0.5/255 && ra < 0.5/255 {
+				continue
+			}
+			// Under the car: the black shadow over the reflection.
+			ua := s + ra*(1-s)
+			ur, ug, ub := rr*(1-s), rg*(1-s), rb*(1-s)
+			ca := float32(px[3]) / 255
+			a := ca + ua*(1-ca)
+			k := (1 - ca) / a
+			kc := ca / a / 255
+			px[0] = unitToByte(float32(px[0])*kc + ur*k)
+			px[1] = unitToByte(float32(px[1])*kc + ug*k)
+			px[2] = unitToByte(float32(px[2])*kc + ub*k)
+			px[3] = unitToByte(a)
+		}
+	}
+	return out
+}
+
+// unitToByte maps [0, 1] to 0…255, rounding and clamping.
+func unitToByte(v float32) uint8 {
+	switch {
+	case v <= 0:
+		return 0
+	case v >= 1:
+		return 255
+	}
+	return uint8(v*255 + 0.5)
+}
