@@ -1,0 +1,296 @@
+package imageops
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"math"
+
+	"carphoto"
+	"carphoto/imageops/plates"
+)
+
+// Style is how blur-plates hides a plate.
+type Style string
+
+// The styles of blur-plates' style field.
+const (
+	StyleBlur     Style = "blur"
+	StylePixelate Style = "pixelate"
+	StyleWhite    Style = "white"
+	StyleBlack    Style = "black"
+)
+
+// ParseStyle maps the request field (empty means blur) to a Style; anything
+// else is a *carphoto.Error with code carphoto.EInvalidParams.
+func ParseStyle(s string) (Style, error) {
+	switch st := Style(s); st {
+	case "":
+		return StyleBlur, nil
+	case StyleBlur, StylePixelate, StyleWhite, StyleBlack:
+		return st, nil
+	}
+	return "", carphoto.Errorf(carphoto.EInvalidParams, "style must be one of blur, pixelate, white, black")
+}
+
+// How much of the photo around a plate is hidden with it, and how strongly.
+// Sizes are fractions of the plate's own width w and height h (mean edge
+// lengths of its quad), so they follow the plate at any size and, being
+// applied in the plate's plane, follow its perspective.
+const (
+	// marginX and marginY extend the quad in its own plane on every side:
+	// a detector's quad that clips the last character still hides it.
+	marginX = 0.06
+	marginY = 0.15
+	// minMarginPx is added around the extended quad in photo pixels so a
+	// far-away plate of a dozen pixels still gets a visible margin.
+	minMarginPx = 1.5
+	// cornerRadius rounds the hidden shape's corners like a plate's (in
+	// units of h); it stays inside the margin, so the quad's corners are
+	// always covered in full.
+	cornerRadius = 0.18
+	// featherBase and featherPerH set the width in pixels of the soft edge
+	// outside the covered shape: 1 px plus 3% of h (about 4 px on a plate
+	// 100 px tall), enough to anti-alias and not to look smeared.
+	featherBase = 1.0
+	featherPerH = 0.03
+	// blurSigma is the blur's Gaussian σ in units of h, at least
+	// minBlurSigmaPx. Characters are about 0.7·h tall with strokes of about
+	// 0.1·h: a σ of 0.3·h (three stroke widths) merges every character into
+	// a smooth smudge whatever the plate's size in the photo.
+	blurSigma      = 0.3
+	minBlurSigmaPx = 2.0
+	// pixelCell is the side of a pixelate cell in units of h, at least
+	// minPixelCellPx: a character falls into at most 2×2 cells, too few
+	// samples to tell one character from another.
+	pixelCell      = 0.4
+	minPixelCellPx = 3.0
+)
+
+// plateShape is the part of the photo that hiding or replacing one plate
+// covers: the plate quad extended by the margins, with rounded corners
+// and a feathered edge.
+type plateShape struct {
+	quad    polygon    // the plate, convex and clockwise
+	toPhoto homography // unit square → quad, in photo pixels
+	toPlate homography // photo pixels → unit square
+	w, h    float64    // plate width and height in photo pixels
+
+	core    polygon // covered shape minus its corner radius
+	radius  float64 // corner radius in pixels
+	feather float64 // soft edge width in pixels
+	outer   image.Rectangle
+}
+
+// newPlateShape returns the shape for q. A quad that is not convex (a
+// confused detector) is replaced by its bounding rectangle, which covers
+// it; ok is false for a quad with no area to hide.
+func newPlateShape(q plates.Quad) (s plateShape, ok bool, err error) {
+	for _, p := range q {
+		if math.IsNaN(p.X) || math.IsNaN(p.Y) || math.IsInf(p.X, 0) || math.IsInf(p.Y, 0) {
+			return s, false, fmt.Errorf("plate quad %v has a non-finite corner", q)
+		}
+	}
+	poly, convex := convexClockwise(q)
+	if !convex {
+		minX, minY := math.Min(math.Min(q[0].X, q[1].X), math.Min(q[2].X, q[3].X)), math.Min(math.Min(q[0].Y, q[1].Y), math.Min(q[2].Y, q[3].Y))
+		maxX, maxY := math.Max(math.Max(q[0].X, q[1].X), math.Max(q[2].X, q[3].X)), math.Max(math.Max(q[0].Y, q[1].Y), math.Max(q[2].Y, q[3].Y))
+		if poly, convex = convexClockwise(plates.Quad{{X: minX, Y: minY}, {X: maxX, Y: minY}, {X: maxX, Y: maxY}, {X: minX, Y: maxY}}); !convex {
+			return s, false, nil
+		}
+	}
+	s.quad = poly
+	pq := plates.Quad{poly[0], poly[1], poly[2], poly[3]}
+	s.toPhoto = squareToQuad(pq)
+	s.toPlate = s.toPhoto.inverse()
+	dist := func(a, b plates.Point) float64 { return math.Hypot(b.X-a.X, b.Y-a.Y) }
+	s.w = (dist(poly[0], poly[1]) + dist(poly[3], poly[2])) / 2
+	s.h = (dist(poly[0], poly[3]) + dist(poly[1], poly[2])) / 2
+
+	// Extend the quad in its own plane; fall back to a margin in photo
+	// pixels if the perspective is too strong for that to make sense.
+	extended := make(polygon, 4)
+	for i, c := range [4][2]float64{{-marginX, -marginY}, {1 + marginX, -marginY}, {1 + marginX, 1 + marginY}, {-marginX, 1 + marginY}} {
+		x, y, inFront := s.toPhoto.apply(c[0], c[1])
+		extended[i] = plates.Point{X: x, Y: y}
+		ok = inFront
+		if !ok {
+			break
+		}
+	}
+	if _, convex := convexClockwise(plates.Quad(extended)); !ok || !convex {
+		extended = poly.offset(marginY * s.h)
+	}
+	s.radius = cornerRadius * s.h
+	s.feather = featherBase + featherPerH*s.h
+	s.core = extended.offset(minMarginPx - s.radius)
+	s.outer = extended.offset(minMarginPx + s.feather + 1).bounds()
+	return s, true, nil
+}
+
+// coverage returns how much of the pixel whose centre is (x, y) the shape
+// covers: 1 inside, falling linearly to 0 across the feather. Computed from
+// the exact distance to the rounded outline, it anti-aliases the edge at
+// any angle without supersampling.
+func (s *plateShape) coverage(x, y float64) float64 {
+	d := s.core.signedDistance(x, y) - s.radius
+	return min(1, max(0, 1-d/s.feather))
+}
+
+// HidePlates returns a copy of img (same bounds, starting at 0,0) with every
+// quad hidden in the given style. Each plate is covered together with a
+// margin that grows with its size (see marginX, marginY), with rounded
+// corners and a soft edge. blur uses a Gaussian of σ = 0.3 × plate height
+// and pixelate cells of 0.4 × plate height, laid out in the plate's
+// perspective, so characters are illegible at any plate size; white and
+// black are solid fills. Only the pixels around the plates are read and
+// written.
+func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style Style) (*image.RGBA, error) {
+	switch style {
+	case StyleBlur, StylePixelate, StyleWhite, StyleBlack:
+	default:
+		return nil, carphoto.Errorf(carphoto.EInvalidParams, "style must be one of blur, pixelate, white, black")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dst := copyForRender(img)
+	for _, q := range quads {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s, ok, err := newPlateShape(translateQuad(q, img.Bounds().Min))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		switch style {
+		case StyleBlur:
+			hideBlur(dst, &s)
+		case StylePixelate:
+			hidePixelate(dst, &s)
+		case StyleWhite:
+			fillShape(dst, &s, [3]float64{255, 255, 255})
+		case StyleBlack:
+			fillShape(dst, &s, [3]float64{0, 0, 0})
+		}
+	}
+	return dst, nil
+}
+
+// translateQuad moves q from img's coordinates to the copy's, which start
+// at 0,0.
+func translateQuad(q plates.Quad, min image.Point) plates.Quad {
+	for i := range q {
+		q[i].X -= float64(min.X)
+		q[i].Y -= float64(min.Y)
+	}
+	return q
+}
+
+// hideBlur blurs the photo under the shape, working on a crop around it.
+func hideBlur(dst *image.RGBA, s *plateShape) {
+	sigma := max(minBlurSigmaPx, blurSigma*s.h)
+	// Three box passes of radius r give σ² = r(r+1).
+	r := int(math.Round((math.Sqrt(1+4*sigma*sigma) - 1) / 2))
+	area := s.outer.Intersect(dst.Rect)
+	if area.Empty() {
+		return
+	}
+	src := area.Inset(-3 * r).Intersect(dst.Rect)
+	crop := image.NewRGBA(image.Rect(0, 0, src.Dx(), src.Dy()))
+	for y := src.Min.Y; y < src.Max.Y; y++ {
+		copy(crop.Pix[(y-src.Min.Y)*crop.Stride:], dst.Pix[dst.PixOffset(src.Min.X, y):dst.PixOffset(src.Max.X, y)])
+	}
+	boxBlur3(crop, r)
+	blendShape(dst, s, area, func(x, y int) [4]float64 {
+		o := crop.PixOffset(x-src.Min.X, y-src.Min.Y)
+		return [4]float64{float64(crop.Pix[o]), float64(crop.Pix[o+1]), float64(crop.Pix[o+2]), float64(crop.Pix[o+3])}
+	})
+}
+
+// hidePixelate replaces the photo under the shape by the mean colours of
+// square cells laid out on the plate's plane.
+func hidePixelate(dst *image.RGBA, s *plateShape) {
+	area := s.outer.Intersect(dst.Rect)
+	if area.Empty() {
+		return
+	}
+	cell := max(minPixelCellPx, pixelCell*s.h)
+	// The cell of every pixel of the area, as (column, row) on the plate.
+	n := area.Dx() * area.Dy()
+	cols, rows := make([]int32, n), make([]int32, n)
+	minC, minR, maxC, maxR := int32(math.MaxInt32), int32(math.MaxInt32), int32(math.MinInt32), int32(math.MinInt32)
+	for y := area.Min.Y; y < area.Max.Y; y++ {
+		for x := area.Min.X; x < area.Max.X; x++ {
+			i := (y-area.Min.Y)*area.Dx() + x - area.Min.X
+			u, v, ok := s.toPlate.apply(float64(x)+0.5, float64(y)+0.5)
+			if !ok {
+				cols[i], rows[i] = math.MinInt32, 0
+				continue
+			}
+			c := int32(math.Floor(max(-1e6, min(1e6, u*s.w/cell))))
+			r := int32(math.Floor(max(-1e6, min(1e6, v*s.h/cell))))
+			cols[i], rows[i] = c, r
+			minC, maxC, minR, maxR = min(minC, c), max(maxC, c), min(minR, r), max(maxR, r)
+		}
+	}
+	if minC > maxC {
+		return
+	}
+	gw, gh := int(maxC-minC+1), int(maxR-minR+1)
+	sums := make([][5]float64, gw*gh)
+	var all [5]float64
+	for y := area.Min.Y; y < area.Max.Y; y++ {
+		for x := area.Min.X; x < area.Max.X; x++ {
+			i := (y-area.Min.Y)*area.Dx() + x - area.Min.X
+			o := dst.PixOffset(x, y)
+			p := [5]float64{float64(dst.Pix[o]), float64(dst.Pix[o+1]), float64(dst.Pix[o+2]), float64(dst.Pix[o+3]), 1}
+			for k := range p {
+				all[k] += p[k]
+			}
+			if cols[i] == math.MinInt32 {
+				continue
+			}
+			g := &sums[int(rows[i]-minR)*gw+int(cols[i]-minC)]
+			for k := range p {
+				g[k] += p[k]
+			}
+		}
+	}
+	blendShape(dst, s, area, func(x, y int) [4]float64 {
+		i := (y-area.Min.Y)*area.Dx() + x - area.Min.X
+		g := all
+		if cols[i] != math.MinInt32 {
+			g = sums[int(rows[i]-minR)*gw+int(cols[i]-minC)]
+		}
+		return [4]float64{g[0] / g[4], g[1] / g[4], g[2] / g[4], g[3] / g[4]}
+	})
+}
+
+// fillShape paints the shape in one colour.
+func fillShape(dst *image.RGBA, s *plateShape, c [3]float64) {
+	opaque := [4]float64{c[0], c[1], c[2], 255}
+	blendShape(dst, s, s.outer.Intersect(dst.Rect), func(int, int) [4]float64 { return opaque })
+}
+
+// blendShape mixes layer's premultiplied colour into dst over area by the
+// shape's coverage.
+func blendShape(dst *image.RGBA, s *plateShape, area image.Rectangle, layer func(x, y int) [4]float64) {
+	for y := area.Min.Y; y < area.Max.Y; y++ {
+		for x := area.Min.X; x < area.Max.X; x++ {
+			a := s.coverage(float64(x)+0.5, float64(y)+0.5)
+			if a == 0 {
+				continue
+			}
+			c := layer(x, y)
+			o := dst.PixOffset(x, y)
+			p := dst.Pix[o : o+4 : o+4]
+			for k := range 4 {
+				p[k] = uint8(math.Round(float64(p[k])*(1-a) + min(255, max(0, c[k]))*a))
+			}
+		}
+	}
+}
