@@ -198,4 +198,3 @@ func (s *Service) AssetData(ctx context.Context, accountID, assetID string) ([]b
 	}
 	return []byte(data), nil
 }
-

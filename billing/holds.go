@@ -216,4 +216,3 @@ func plural(n int64, word string) string {
 	}
 	return word + "s"
 }
-

@@ -1,24 +1,89 @@
 package server
 
-// PLACEHOLDER (the billing engineer replaces this file): authentication,
-// rate limiting and the billing routes.
-
 import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/labstack/echo/v4"
+
+	"carphoto"
+	"carphoto/billing"
 )
 
-// ctxAccountID holds the authenticated account's id.
-const ctxAccountID = "carphoto.account_id"
+// Context keys of the authenticated caller.
+const (
+	ctxAccountID = "carphoto.account_id"
+	ctxAccount   = "carphoto.account"
+	ctxRateLimit = "carphoto.rate_limit"
+)
 
-// authenticate resolves the bearer key to an account (401 invalid_api_key).
+// authenticate resolves the bearer key to an account, or refuses the
+// request with 401 invalid_api_key before anything else on /v1 runs. The
+// key itself is never logged: the request's log lines carry its key_id.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error { return next(c) }
+	return func(c echo.Context) error {
+		key, err := bearer(c.Request())
+		if err != nil {
+			return err
+		}
+		a, err := s.billing.Authenticate(c.Request().Context(), key)
+		if err != nil {
+			return err
+		}
+		c.Set(ctxAccountID, a.ID)
+		c.Set(ctxAccount, a)
+		l := logFor(c).With().Str("key_id", a.KeyID).Logger()
+		c.Set(ctxLogger, &l)
+		return next(c)
+	}
 }
 
-// rateLimit applies the per-key limit (429 rate_limited) and sets the
-// X-RateLimit-* headers on every /v1 response.
+// bearer returns the token of an "Authorization: Bearer <token>" header;
+// "" when there is no header (billing.Authenticate explains that case).
+func bearer(r *http.Request) (string, error) {
+	h := r.Header.Get(echo.HeaderAuthorization)
+	if h == "" {
+		return "", nil
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", carphoto.Errorf(carphoto.EInvalidAPIKey, "the Authorization header must be \"Bearer <API_KEY>\"")
+	}
+	return strings.TrimSpace(token), nil
+}
+
+// rateLimit counts the request against its key's per-minute budget and
+// sets X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset
+// (whole seconds until the budget is full again) on every authenticated /v1
+// response. Over the budget it answers 429 rate_limited with Retry-After.
 func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error { return next(c) }
+	return func(c echo.Context) error {
+		a, _ := c.Get(ctxAccount).(billing.Account)
+		rl, err := s.billing.Allow(c.Request().Context(), a.KeyID)
+		if err != nil {
+			return err
+		}
+		c.Set(ctxRateLimit, rl)
+		h := c.Response().Header()
+		h.Set("X-RateLimit-Limit", strconv.Itoa(rl.Limit))
+		h.Set("X-RateLimit-Remaining", strconv.Itoa(rl.Remaining))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(ceilSeconds(rl.ResetAfter), 10))
+		if !rl.Allowed {
+			retry := max(ceilSeconds(rl.RetryAfter), 1)
+			h.Set("Retry-After", strconv.FormatInt(retry, 10))
+			return carphoto.Errorf(carphoto.ERateLimited,
+				"more than %d requests per minute with this API key; retry in %d s", rl.Limit, retry)
+		}
+		return next(c)
+	}
+}
+
+// ceilSeconds rounds d up to whole seconds, as the rate-limit headers need.
+func ceilSeconds(d time.Duration) int64 {
+	return int64(math.Ceil(d.Seconds()))
 }
 
 // accountID returns the authenticated account's id, "" before authenticate.
@@ -27,5 +92,15 @@ func accountID(c echo.Context) string {
 	return id
 }
 
-// billingRoutes adds /v1/account, /v1/assets and the admin API.
-func (s *Server) billingRoutes(v1, admin *echo.Group) {}
+// billingRoutes adds /v1/account, /v1/assets and, when ADMIN_TOKEN is set,
+// the admin API under /admin/v1.
+func (s *Server) billingRoutes(v1, admin *echo.Group) {
+	v1.GET("/account", s.getAccount)
+	v1.POST("/assets", s.createAsset)
+	v1.GET("/assets", s.listAssets)
+	v1.GET("/assets/:id", s.getAsset)
+	v1.DELETE("/assets/:id", s.deleteAsset)
+	if s.cfg.AdminToken != "" {
+		s.adminRoutes(admin)
+	}
+}

@@ -24,6 +24,7 @@ var statuses = map[string]int{
 	carphoto.EMethodNotAllowed:    http.StatusMethodNotAllowed,
 	carphoto.EUnavailable:         http.StatusServiceUnavailable,
 	carphoto.EInternal:            http.StatusInternalServerError,
+	carphoto.EAssetLimitReached:   http.StatusConflict,
 }
 
 // errorBody is the JSON shape of every failure.

@@ -1,0 +1,46 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"carphoto/billing"
+	"carphoto/jobs"
+)
+
+// accountBody is GET /v1/account.
+type accountBody struct {
+	AccountID        string           `json:"account_id"`
+	Name             string           `json:"name"`
+	Credits          int64            `json:"credits"`
+	CostPerOperation map[string]int64 `json:"cost_per_operation"`
+	RateLimit        rateLimitBody    `json:"rate_limit"`
+}
+
+type rateLimitBody struct {
+	Limit        int   `json:"limit"`
+	Remaining    int   `json:"remaining"`
+	ResetSeconds int64 `json:"reset_seconds"`
+}
+
+// getAccount serves GET /v1/account: the caller's balance, the price of
+// each operation and the rate-limit state after this request.
+func (s *Server) getAccount(c echo.Context) error {
+	a, err := s.billing.Account(c.Request().Context(), accountID(c))
+	if err != nil {
+		return err
+	}
+	costs := make(map[string]int64, len(jobs.Ops))
+	for _, op := range jobs.Ops {
+		costs[op] = s.billing.Cost(op)
+	}
+	rl, _ := c.Get(ctxRateLimit).(billing.RateLimit)
+	return c.JSON(http.StatusOK, accountBody{
+		AccountID:        a.ID,
+		Name:             a.Name,
+		Credits:          a.Credits,
+		CostPerOperation: costs,
+		RateLimit:        rateLimitBody{Limit: rl.Limit, Remaining: rl.Remaining, ResetSeconds: ceilSeconds(rl.ResetAfter)},
+	})
+}

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"carphoto"
+	"carphoto/billing"
+)
+
+// multipartSlack is what a multipart body may carry beyond the file itself:
+// boundaries, part headers, a file name.
+const multipartSlack = 64 << 10
+
+// createAsset serves POST /v1/assets: one PNG, JPEG or WebP design in the
+// multipart file field "file", saved to the caller's Assets library. Free,
+// but counted by the rate limit like every /v1 call.
+func (s *Server) createAsset(c echo.Context) error {
+	limit := s.billing.Config().MaxAssetBytes
+	name, data, err := readAssetFile(c.Request(), limit)
+	if err != nil {
+		return err
+	}
+	a, err := s.billing.CreateAsset(c.Request().Context(), accountID(c), name, data)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/v1/assets/"+a.ID)
+	return c.JSON(http.StatusCreated, a)
+}
+
+// readAssetFile streams the multipart body and returns the "file" part,
+// refusing it as soon as it passes limit bytes.
+func readAssetFile(r *http.Request, limit int64) (filename string, data []byte, err error) {
+	missing := carphoto.Errorf(carphoto.EInvalidParams, "send the design as a multipart/form-data file field named \"file\"")
+	mt, params, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
+	if err != nil || mt != echo.MIMEMultipartForm || params["boundary"] == "" {
+		return "", nil, missing
+	}
+	tooLarge := carphoto.Errorf(carphoto.EPayloadTooLarge, "the file is larger than the asset limit of %s", humanBytes(limit))
+	r.Body = http.MaxBytesReader(nil, r.Body, limit+multipartSlack)
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	found := false
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return "", nil, tooLarge
+			}
+			return "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data")
+		}
+		switch part.FormName() {
+		case "":
+			continue
+		case "file":
+		default:
+			return "", nil, carphoto.Errorf(carphoto.EInvalidParams, "unknown field %q; the only field is \"file\"", part.FormName())
+		}
+		if found {
+			return "", nil, carphoto.Errorf(carphoto.EInvalidParams, "send one file per request")
+		}
+		found = true
+		filename = part.FileName()
+		data, err = io.ReadAll(io.LimitReader(part, limit+1))
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe) || int64(len(data)) > limit:
+			return "", nil, tooLarge
+		case err != nil:
+			return "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, "could not read the file: the upload was cut short")
+		}
+	}
+	if !found {
+		return "", nil, missing
+	}
+	return filename, data, nil
+}
+
+// assetsBody is GET /v1/assets.
+type assetsBody struct {
+	Assets []billing.Asset `json:"assets"`
+}
+
+// listAssets serves GET /v1/assets: the caller's library, oldest first.
+func (s *Server) listAssets(c echo.Context) error {
+	list, err := s.billing.Assets(c.Request().Context(), accountID(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, assetsBody{Assets: list})
+}
+
+// getAsset serves GET /v1/assets/{id}: one asset's metadata. Another
+// account's id is 404 like an unknown one.
+func (s *Server) getAsset(c echo.Context) error {
+	a, err := s.billing.Asset(c.Request().Context(), accountID(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, a)
+}
+
+// deleteAsset serves DELETE /v1/assets/{id}.
+func (s *Server) deleteAsset(c echo.Context) error {
+	if err := s.billing.DeleteAsset(c.Request().Context(), accountID(c), c.Param("id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
