@@ -61,9 +61,10 @@ const (
 	blurSigma      = 0.3
 	minBlurSigmaPx = 2.0
 	// pixelCell is the side of a pixelate cell in units of h, at least
-	// minPixelCellPx: a character falls into at most 2×2 cells, too few
-	// samples to tell one character from another.
-	pixelCell      = 0.4
+	// minPixelCellPx. A character (about 0.5·h wide, 0.7·h tall) falls
+	// into one or two cells, whose mean ink says nothing of its shape;
+	// 0.4·h cells kept half again as much of what tells characters apart.
+	pixelCell      = 0.6
 	minPixelCellPx = 3.0
 )
 
@@ -141,7 +142,7 @@ func (s *plateShape) coverage(x, y float64) float64 {
 // quad hidden in the given style. Each plate is covered together with a
 // margin that grows with its size (see marginX, marginY), with rounded
 // corners and a soft edge. blur uses a Gaussian of σ = 0.3 × plate height
-// and pixelate cells of 0.4 × plate height, laid out in the plate's
+// and pixelate cells of 0.6 × plate height, laid out in the plate's
 // perspective, so characters are illegible at any plate size; white and
 // black are solid fills. Only the pixels around the plates are read and
 // written.
