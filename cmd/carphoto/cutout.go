@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"image"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	xdraw "golang.org/x/image/draw"
+
+	"carphoto/imageops"
+	"carphoto/imageops/cutout"
+)
+
+// cutoutLimits caps the photos the vision tools read.
+var cutoutLimits = imageops.Limits{MaxPixels: 60_000_000}
+
+// runCutout implements `carphoto cutout -o DIR FILE...`: writes DIR/<name>.png (the car
+// on a transparent background, same size as the oriented input) for each FILE.
+func runCutout(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("cutout", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	dir := fs.String("o", "", "output directory (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dir == "" || fs.NArg() == 0 {
+		return errors.New("cutout: usage: carphoto cutout -o DIR FILE...")
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return fmt.Errorf("cutout: %w", err)
+	}
+	for _, file := range fs.Args() {
+		start := time.Now()
+		photo, err := decodeFile(ctx, file)
+		if err != nil {
+			return fmt.Errorf("cutout: %s: %w", file, err)
+		}
+		cut, err := cutout.Cut(ctx, photo.Image)
+		if err != nil {
+			return fmt.Errorf("cutout: %s: %w", file, err)
+		}
+		name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)) + ".png"
+		out := filepath.Join(*dir, name)
+		if err := writePNG(out, cut, photo.ICC); err != nil {
+			return fmt.Errorf("cutout: %w", err)
+		}
+		b := cut.Bounds()
+		fmt.Fprintf(stdout, "%s\t%dx%d\t%d ms\n", out, b.Dx(), b.Dy(), time.Since(start).Milliseconds())
+	}
+	return nil
+}
+
+// runBenchCutout implements `carphoto bench cutout DIR`: over DIR/labels.json (the
+// cars-seg layout) it reports the mean IoU (alpha >= 128 against the mask) and the mean
+// boundary F-score at 2 px of a split (the held-out one by default), then the time p50
+// of Cut on a 12-megapixel photo.
+func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench cutout", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	split := fs.String("split", "heldout", "images to score: heldout, val (the tuning split) or all")
+	photo := fs.String("photo", "", "12 MP timing photo (default: a held-out image enlarged to 4000x3000)")
+	runs := fs.Int("n", 5, "timed runs on the 12 MP photo (0 skips timing)")
+	verbose := fs.Bool("v", false, "print every image's scores")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return errors.New("bench cutout: usage: carphoto bench cutout [-split heldout|val|all] [-photo FILE] [-n N] DIR")
+	}
+	dir := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow DIR
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if err != nil {
+		return fmt.Errorf("bench cutout: %w", err)
+	}
+	var labels []struct{ File, Mask string }
+	if err := json.Unmarshal(raw, &labels); err != nil {
+		return fmt.Errorf("bench cutout: labels.json: %w", err)
+	}
+	var ious, bfs []float64
+	var first string
+	for _, l := range labels {
+		name := filepath.Base(l.File)
+		if !inSplit(*split, name) {
+			continue
+		}
+		if first == "" {
+			first = filepath.Join(dir, l.File)
+		}
+		img, err := decodeFile(ctx, filepath.Join(dir, l.File))
+		if err != nil {
+			return fmt.Errorf("bench cutout: %w", err)
+		}
+		mask, err := decodeFile(ctx, filepath.Join(dir, l.Mask))
+		if err != nil {
+			return fmt.Errorf("bench cutout: %w", err)
+		}
+		m, err := cutout.Matte(ctx, img.Image)
+		if err != nil {
+			return fmt.Errorf("bench cutout: %s: %w", name, err)
+		}
+		iou, bf := cutout.IoU(m, mask.Image), cutout.BoundaryF(m, mask.Image, 2)
+		ious, bfs = append(ious, iou), append(bfs, bf)
+		if *verbose {
+			fmt.Fprintf(stdout, "%s\tIoU %.4f\tboundary F %.4f\n", name, iou, bf)
+		}
+	}
+	if len(ious) == 0 {
+		return fmt.Errorf("bench cutout: no %s images in %s", *split, dir)
+	}
+	fmt.Fprintf(stdout, "split %s: %d images\nmean IoU %.4f (min %.4f)\nmean boundary F-score (2 px) %.4f\n",
+		*split, len(ious), mean(ious), slices.Min(ious), mean(bfs))
+	if *runs == 0 {
+		return nil
+	}
+
+	var big image.Image
+	if *photo != "" {
+		p, err := decodeFile(ctx, *photo)
+		if err != nil {
+			return fmt.Errorf("bench cutout: %w", err)
+		}
+		big = p.Image
+	} else {
+		p, err := decodeFile(ctx, first)
+		if err != nil {
+			return fmt.Errorf("bench cutout: %w", err)
+		}
+		dst := image.NewRGBA(image.Rect(0, 0, 4000, 3000))
+		xdraw.CatmullRom.Scale(dst, dst.Rect, p.Image, p.Image.Bounds(), xdraw.Src, nil)
+		big = dst
+	}
+	var times []time.Duration
+	for range *runs {
+		start := time.Now()
+		if _, err := cutout.Cut(ctx, big); err != nil {
+			return fmt.Errorf("bench cutout: %w", err)
+		}
+		times = append(times, time.Since(start))
+	}
+	slices.Sort(times)
+	b := big.Bounds()
+	fmt.Fprintf(stdout, "Cut on %dx%d (%.1f MP): p50 %d ms over %d runs (min %d, max %d)\n",
+		b.Dx(), b.Dy(), float64(b.Dx()*b.Dy())/1e6, times[len(times)/2].Milliseconds(), len(times),
+		times[0].Milliseconds(), times[len(times)-1].Milliseconds())
+	return nil
+}
+
+// inSplit says whether a cars-seg image belongs to the named split. "val" is the
+// validation split the cut-out was tuned on (train/cutout/train.py), inside the
+// non-held-out images.
+func inSplit(split, name string) bool {
+	switch split {
+	case "heldout":
+		return cutout.HeldOut(name)
+	case "val":
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		return !cutout.HeldOut(name) && h.Sum32()%7 == 3
+	}
+	return true
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func decodeFile(ctx context.Context, path string) (*imageops.Photo, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return imageops.Decode(ctx, data, cutoutLimits)
+}
+
+func writePNG(path string, img image.Image, icc []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := imageops.EncodePNG(f, img, icc); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

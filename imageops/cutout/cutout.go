@@ -1,0 +1,358 @@
+// Package cutout separates the car from the rest of a photo: an alpha matte (Matte)
+// and the car on a transparent background with its edge colours cleaned (Cut).
+//
+// A small convolutional network (trained by train/cutout/train.py, embedded in
+// weights.bin) finds the car on a copy of the photo shrunk to about 320 pixels; the
+// coarse matte is cleaned (small blobs dropped, holes inside the car filled), then a
+// guided filter fitted on a copy of about 1024 pixels aligns it with the photo's own
+// edges, and that filter is evaluated at full resolution only in a band around the
+// car's outline. Colours in that band are decontaminated by replacing the old
+// background's share of each pixel with the car's local colour.
+package cutout
+
+import (
+	"context"
+	"image"
+	"math"
+)
+
+// Working sizes and refinement settings. Tuned on a validation split of cars-seg
+// that excludes the held-out images (see train/cutout/README.md).
+const (
+	netLong   = 320  // long side of the network's input (a multiple of 32)
+	midLong   = 1024 // long side of the grid the guided filter is fitted on
+	bandLo    = 0.02 // the coarse matte's values strictly between bandLo and
+	bandHi    = 0.98 // bandHi (after upsampling) form the refined band
+	gfRadius  = 1.5  // guided filter radius, in network output pixels
+	gfEps     = 1e-3 // guided filter regulariser (colours in 0..1)
+	sharpen   = 1.6  // contrast applied to the refined alpha around 0.5
+	keepBlobs = 0.15 // keep separate car blobs at least this fraction of the largest
+)
+
+// Matte returns the car's alpha matte (255 = car) for img as displayed, with img's bounds.
+func Matte(ctx context.Context, img image.Image) (*image.Alpha, error) {
+	pix := toNRGBA(img)
+	m, err := matte(ctx, pix, false)
+	if err != nil {
+		return nil, err
+	}
+	m.alpha.Rect = m.alpha.Rect.Add(img.Bounds().Min)
+	return m.alpha, nil
+}
+
+// Cut returns the car on a transparent background: img's pixels with alpha set to the
+// matte and the colours of partly transparent edge pixels decontaminated, so no halo
+// of the old background shows on another backdrop. Same size as img, bounds at (0,0).
+func Cut(ctx context.Context, img image.Image) (*image.NRGBA, error) {
+	pix := toNRGBA(img)
+	m, err := matte(ctx, pix, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	a := m.alpha.Pix
+	for y := 0; y < pix.Rect.Dy(); y++ {
+		row := pix.Pix[y*pix.Stride : y*pix.Stride+4*pix.Rect.Dx()]
+		arow := a[y*m.alpha.Stride : y*m.alpha.Stride+pix.Rect.Dx()]
+		for x, v := range arow {
+			if v == 0 {
+				row[4*x], row[4*x+1], row[4*x+2] = 0, 0, 0
+			}
+			row[4*x+3] = v
+		}
+	}
+	return pix, nil
+}
+
+type matteResult struct {
+	alpha *image.Alpha
+}
+
+// matte computes the full-resolution alpha of pix. With decontaminate it also rewrites
+// the colours of pix's partly transparent pixels.
+func matte(ctx context.Context, pix *image.NRGBA, decontaminate bool) (*matteResult, error) {
+	W, H := pix.Rect.Dx(), pix.Rect.Dy()
+	out := &matteResult{alpha: image.NewAlpha(image.Rect(0, 0, W, H))}
+	if W == 0 || H == 0 {
+		return out, ctx.Err()
+	}
+	net, err := model()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// The refinement grid: at most midLong on the long side.
+	mw, mh := fitLong(W, H, midLong)
+	mid := shrink(pix, mw, mh)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// The network's input: netLong on the long side, sides multiples of 32.
+	nw, nh := netSize(W, H)
+	var x *plane
+	if mw >= nw && mh >= nh {
+		x = shrinkPlane(mid, nw, nh)
+	} else {
+		x = newPlane(3, nh, nw)
+		for c := 0; c < 3; c++ {
+			copy(x.ch(c), bilinear(mid.ch(c), mw, mh, nw, nh))
+		}
+	}
+	for i, v := range x.d {
+		x.d[i] = (v - inMean) / inStd
+	}
+	logits := net.forward(x)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lw, lh := logits.w, logits.h
+	prob := logits.d
+	for i, v := range prob {
+		prob[i] = float32(1 / (1 + math.Exp(-float64(v))))
+	}
+	clean(prob, lw, lh)
+
+	// Guided filter on the refinement grid.
+	pMid := bilinear(prob, lw, lh, mw, mh)
+	r := max(1, int(math.Round(gfRadius*float64(mw)/float64(lw))))
+	g := fitGuided(mid, pMid, r, gfEps)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	band := bandOf(pMid, mw, mh)
+
+	var fg, bg *plane
+	if decontaminate {
+		q := g.at(mid)
+		wF, wB := make([]float32, len(q)), make([]float32, len(q))
+		for i, v := range q {
+			if v >= 0.95 {
+				wF[i] = 1
+			} else if v <= 0.05 {
+				wB[i] = 1
+			}
+		}
+		fg, _ = weightedMean(mid, wF, 3*r)
+		bg, _ = weightedMean(mid, wB, 3*r)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// Full resolution: outside the band the coarse matte decides, inside it the guided
+	// filter's coefficients (bilinear from the grid) applied to the pixel's own colour.
+	mx := make([]int, W)
+	for x := range mx {
+		mx[x] = x * mw / W
+	}
+	x0s, x1s, fxs := axisMap(mw, W)
+	const inv255 = 1.0 / 255
+	for y := 0; y < H; y++ {
+		if y%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		my := y * mh / H
+		y0, y1, fy := axisWeight(mh, H, y)
+		arow := out.alpha.Pix[y*out.alpha.Stride : y*out.alpha.Stride+W]
+		prow := pix.Pix[y*pix.Stride : y*pix.Stride+4*W]
+		for x := range arow {
+			m := my*mw + mx[x]
+			if !band[m] {
+				if pMid[m] >= 0.5 {
+					arow[x] = 255
+				}
+				continue
+			}
+			i00, i01, i10, i11 := y0*mw+x0s[x], y0*mw+x1s[x], y1*mw+x0s[x], y1*mw+x1s[x]
+			lerp := func(s []float32) float32 {
+				a := s[i00] + (s[i01]-s[i00])*fxs[x]
+				b := s[i10] + (s[i11]-s[i10])*fxs[x]
+				return a + (b-a)*fy
+			}
+			R := float32(prow[4*x]) * inv255
+			G := float32(prow[4*x+1]) * inv255
+			B := float32(prow[4*x+2]) * inv255
+			q := lerp(g.a[0])*R + lerp(g.a[1])*G + lerp(g.a[2])*B + lerp(g.b)
+			q = (q-0.5)*sharpen + 0.5
+			a := uint8(0)
+			switch {
+			case q >= 1:
+				a = 255
+			case q > 0:
+				a = uint8(q*255 + 0.5)
+			}
+			arow[x] = a
+			if decontaminate && a > 0 && a < 255 {
+				// I = αF + (1-α)B  ⇒  F = I + (1-α)(F - B), with F and B the local
+				// colours of the car and of the background.
+				t := 1 - float32(a)*inv255
+				prow[4*x] = unit8(R + t*(lerp(fg.ch(0))-lerp(bg.ch(0))))
+				prow[4*x+1] = unit8(G + t*(lerp(fg.ch(1))-lerp(bg.ch(1))))
+				prow[4*x+2] = unit8(B + t*(lerp(fg.ch(2))-lerp(bg.ch(2))))
+			}
+		}
+	}
+	return out, nil
+}
+
+// unit8 maps 0..1 to 0..255, clamped.
+func unit8(v float32) uint8 {
+	switch {
+	case v <= 0:
+		return 0
+	case v >= 1:
+		return 255
+	}
+	return uint8(v*255 + 0.5)
+}
+
+// fitLong returns w×h scaled so the long side is at most long (never enlarged).
+func fitLong(w, h, long int) (int, int) {
+	if max(w, h) <= long {
+		return w, h
+	}
+	if w >= h {
+		return long, max(1, int(math.Round(float64(h)*float64(long)/float64(w))))
+	}
+	return max(1, int(math.Round(float64(w)*float64(long)/float64(h)))), long
+}
+
+// netSize returns the network's input size for a w×h photo: netLong on the long side,
+// the short side in proportion, both multiples of 32.
+func netSize(w, h int) (int, int) {
+	short := func(s, l int) int {
+		return max(32, int(math.Round(float64(s)*netLong/float64(l)/32))*32)
+	}
+	if w >= h {
+		return netLong, short(h, w)
+	}
+	return short(w, h), netLong
+}
+
+// bandOf marks the grid pixels whose coarse matte is uncertain, and their neighbours.
+func bandOf(p []float32, w, h int) []bool {
+	raw := make([]bool, len(p))
+	for i, v := range p {
+		raw[i] = v > bandLo && v < bandHi
+	}
+	band := make([]bool, len(p))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			if !raw[y*w+x] {
+				continue
+			}
+			for yy := max(0, y-1); yy <= min(h-1, y+1); yy++ {
+				for xx := max(0, x-1); xx <= min(w-1, x+1); xx++ {
+					band[yy*w+xx] = true
+				}
+			}
+		}
+	}
+	return band
+}
+
+// clean tidies the network's probabilities p (w×h) in place: blobs much smaller than
+// the largest are dropped with the faint values around them, and holes inside the car
+// (windows showing the background) are filled.
+func clean(p []float32, w, h int) {
+	fgLabels, sizes := components(w, h, func(i int) bool { return p[i] >= 0.5 })
+	largest := 0
+	for _, s := range sizes {
+		largest = max(largest, s)
+	}
+	if largest == 0 {
+		fill(p, 0)
+		return
+	}
+	kept := make([]bool, len(p))
+	for i, l := range fgLabels {
+		kept[i] = l >= 0 && float64(sizes[l]) >= keepBlobs*float64(largest)
+	}
+	// Values near a kept blob stay (they shape the edge); anything else goes.
+	near := make([]bool, len(p))
+	const reach = 2
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			if !kept[y*w+x] {
+				continue
+			}
+			for yy := max(0, y-reach); yy <= min(h-1, y+reach); yy++ {
+				for xx := max(0, x-reach); xx <= min(w-1, x+reach); xx++ {
+					near[yy*w+xx] = true
+				}
+			}
+		}
+	}
+	for i := range p {
+		if !near[i] || (p[i] >= 0.5 && !kept[i]) {
+			p[i] = 0
+		}
+	}
+	// Holes: background regions that do not reach the border.
+	bgLabels, bgSizes := components(w, h, func(i int) bool { return !kept[i] })
+	touches := make([]bool, len(bgSizes))
+	for x := 0; x < w; x++ {
+		for _, i := range []int{x, (h-1)*w + x} {
+			if l := bgLabels[i]; l >= 0 {
+				touches[l] = true
+			}
+		}
+	}
+	for y := 0; y < h; y++ {
+		for _, i := range []int{y * w, y*w + w - 1} {
+			if l := bgLabels[i]; l >= 0 {
+				touches[l] = true
+			}
+		}
+	}
+	for i, l := range bgLabels {
+		if l >= 0 && !touches[l] {
+			p[i] = 1
+		}
+	}
+}
+
+// components labels the 4-connected regions of pixels where in(i) holds; label -1
+// elsewhere. It returns the labels and each region's size.
+func components(w, h int, in func(i int) bool) ([]int32, []int) {
+	labels := make([]int32, w*h)
+	for i := range labels {
+		labels[i] = -1
+	}
+	var sizes []int
+	var stack []int
+	for start := range labels {
+		if labels[start] >= 0 || !in(start) {
+			continue
+		}
+		l := int32(len(sizes))
+		size := 0
+		labels[start] = l
+		stack = append(stack[:0], start)
+		for len(stack) > 0 {
+			i := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			size++
+			x, y := i%w, i/w
+			for _, n := range [4][3]int{{x - 1, y, i - 1}, {x + 1, y, i + 1}, {x, y - 1, i - w}, {x, y + 1, i + w}} {
+				if n[0] < 0 || n[0] >= w || n[1] < 0 || n[1] >= h {
+					continue
+				}
+				if j := n[2]; labels[j] < 0 && in(j) {
+					labels[j] = l
+					stack = append(stack, j)
+				}
+			}
+		}
+		sizes = append(sizes, size)
+	}
+	return labels, sizes
+}

@@ -1,0 +1,296 @@
+package cutout_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"carphoto/imageops/cutout"
+)
+
+// heldOutIoUFloor is the lowest mean IoU the regression test accepts on its dozen
+// held-out images: the measured value (docs/BENCHMARKS.md, "Cut-out") minus a margin.
+const heldOutIoUFloor = 0.88
+
+// dataset returns the cars-seg directory, found relative to the repository root, or
+// skips the test when the shared datasets are absent.
+func dataset(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+	set := filepath.Join(dir, "..", "shared", "datasets", "cars-seg")
+	if _, err := os.Stat(set); err != nil {
+		tb.Skipf("cars-seg data set not found at %s (../shared/datasets relative to the repository root)", set)
+	}
+	return set
+}
+
+type sample struct {
+	name        string
+	img, mask   image.Image
+	width, high int
+}
+
+// heldOut loads the first n held-out images of cars-seg with their masks.
+func heldOut(tb testing.TB, n int) []sample {
+	tb.Helper()
+	dir := dataset(tb)
+	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var labels []struct{ File, Mask string }
+	if err := json.Unmarshal(raw, &labels); err != nil {
+		tb.Fatal(err)
+	}
+	sort.Slice(labels, func(i, j int) bool { return labels[i].File < labels[j].File })
+	var out []sample
+	for _, l := range labels {
+		name := filepath.Base(l.File)
+		if !cutout.HeldOut(name) {
+			continue
+		}
+		out = append(out, sample{name: name, img: readImage(tb, filepath.Join(dir, l.File)), mask: readImage(tb, filepath.Join(dir, l.Mask))})
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+func readImage(tb testing.TB, path string) image.Image {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var img image.Image
+	if filepath.Ext(path) == ".png" {
+		img, err = png.Decode(f)
+	} else {
+		img, err = jpeg.Decode(f)
+	}
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	return img
+}
+
+// TestHeldOutIoU is the regression test: on a dozen held-out photos the matte must
+// still cover the labelled car.
+func TestHeldOutIoU(t *testing.T) {
+	var sum float64
+	samples := heldOut(t, 12)
+	for _, s := range samples {
+		m, err := cutout.Matte(context.Background(), s.img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		iou := cutout.IoU(m, s.mask)
+		t.Logf("%s: IoU %.3f, boundary F %.3f", s.name, iou, cutout.BoundaryF(m, s.mask, 2))
+		sum += iou
+	}
+	if got := sum / float64(len(samples)); got < heldOutIoUFloor {
+		t.Errorf("mean IoU on %d held-out images %.3f, want >= %.2f", len(samples), got, heldOutIoUFloor)
+	}
+}
+
+// TestContract checks sizes, bounds and the plain cases every caller relies on.
+func TestContract(t *testing.T) {
+	ctx := context.Background()
+	offset := image.NewRGBA(image.Rect(10, 20, 10+97, 20+61)) // odd size, bounds not at 0
+	draw.Draw(offset, offset.Rect, image.NewUniform(color.RGBA{200, 40, 40, 255}), image.Point{}, draw.Src)
+	cases := map[string]image.Image{
+		"uniform grey":     uniform(640, 480, color.Gray{128}),
+		"tiny":             uniform(3, 2, color.Gray{10}),
+		"one pixel":        uniform(1, 1, color.Gray{250}),
+		"tall panorama":    uniform(50, 900, color.RGBA{0, 0, 255, 255}),
+		"offset bounds":    offset,
+		"gray image type":  image.NewGray(image.Rect(0, 0, 120, 90)),
+		"ycbcr image type": image.NewYCbCr(image.Rect(0, 0, 130, 70), image.YCbCrSubsampleRatio420),
+	}
+	for name, img := range cases {
+		t.Run(name, func(t *testing.T) {
+			m, err := cutout.Matte(ctx, img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Bounds() != img.Bounds() {
+				t.Errorf("Matte bounds %v, want %v", m.Bounds(), img.Bounds())
+			}
+			c, err := cutout.Cut(ctx, img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := image.Rect(0, 0, img.Bounds().Dx(), img.Bounds().Dy())
+			if c.Bounds() != want {
+				t.Errorf("Cut bounds %v, want %v", c.Bounds(), want)
+			}
+		})
+	}
+	t.Run("plain photo has no car", func(t *testing.T) {
+		m, err := cutout.Matte(ctx, uniform(400, 300, color.Gray{235}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := coverage(m); f > 0.5 {
+			t.Errorf("a blank studio wall is %.0f%% car, want less than half", 100*f)
+		}
+	})
+}
+
+func TestCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	img := uniform(800, 600, color.Gray{100})
+	if _, err := cutout.Matte(ctx, img); !errors.Is(err, context.Canceled) {
+		t.Errorf("Matte with a cancelled context: err %v, want context.Canceled", err)
+	}
+	if _, err := cutout.Cut(ctx, img); !errors.Is(err, context.Canceled) {
+		t.Errorf("Cut with a cancelled context: err %v, want context.Canceled", err)
+	}
+}
+
+// TestCutKeepsPixelsAndMatte checks Cut is the photo with the matte as alpha: opaque
+// car pixels keep their colour exactly.
+func TestCutKeepsPixelsAndMatte(t *testing.T) {
+	s := heldOut(t, 1)[0]
+	ctx := context.Background()
+	m, err := cutout.Matte(ctx, s.img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cutout.Cut(ctx, s.img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.img.Bounds()
+	for y := 0; y < b.Dy(); y++ {
+		for x := 0; x < b.Dx(); x++ {
+			a := m.AlphaAt(x, y).A
+			px := c.NRGBAAt(x, y)
+			if px.A != a {
+				t.Fatalf("pixel (%d,%d): Cut alpha %d, Matte %d", x, y, px.A, a)
+			}
+			if a == 255 {
+				want := color.NRGBAModel.Convert(s.img.At(x, y)).(color.NRGBA)
+				if px != want {
+					t.Fatalf("opaque pixel (%d,%d) is %v, want the photo's %v", x, y, px, want)
+				}
+			}
+		}
+	}
+}
+
+// TestNoHalo puts a real held-out car on a saturated magenta backdrop (through its
+// labelled mask) and checks the cut-out's semi-transparent edge pixels carry the
+// car's colours, not magenta: on a new backdrop a fringe of the old one would show.
+func TestNoHalo(t *testing.T) {
+	s := heldOut(t, 2)[1]
+	b := s.img.Bounds()
+	magenta := color.RGBA{255, 0, 255, 255}
+	img := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	for y := 0; y < b.Dy(); y++ {
+		for x := 0; x < b.Dx(); x++ {
+			r, _, _, _ := s.mask.At(b.Min.X+x, b.Min.Y+y).RGBA()
+			if r >= 0x8000 {
+				img.Set(x, y, s.img.At(b.Min.X+x, b.Min.Y+y))
+			} else {
+				img.Set(x, y, magenta)
+			}
+		}
+	}
+	c, err := cutout.Cut(context.Background(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edge, pink int
+	var before int
+	for y := 0; y < b.Dy(); y++ {
+		for x := 0; x < b.Dx(); x++ {
+			px := c.NRGBAAt(x, y)
+			if px.A == 0 || px.A == 255 {
+				continue
+			}
+			edge++
+			if magentaness(px.R, px.G, px.B) > 60 {
+				pink++
+			}
+			o := img.RGBAAt(x, y)
+			if magentaness(o.R, o.G, o.B) > 60 {
+				before++
+			}
+		}
+	}
+	if edge == 0 {
+		t.Fatal("no semi-transparent edge pixels: the edge is not refined")
+	}
+	t.Logf("%d edge pixels: %d magenta-tinted in the input, %d after Cut", edge, before, pink)
+	if pink*20 > edge {
+		t.Errorf("%d of %d edge pixels still magenta-tinted, want at most 5%%", pink, edge)
+	}
+}
+
+// magentaness is how much more red and blue than green a colour has.
+func magentaness(r, g, b uint8) float64 {
+	return math.Min(float64(r), float64(b)) - float64(g)
+}
+
+func uniform(w, h int, c color.Color) image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(img, img.Rect, image.NewUniform(c), image.Point{}, draw.Src)
+	return img
+}
+
+func coverage(m *image.Alpha) float64 {
+	n := 0
+	for _, v := range m.Pix {
+		if v >= 128 {
+			n++
+		}
+	}
+	return float64(n) / float64(len(m.Pix))
+}
+
+// BenchmarkCut12MP times Cut on a 12-megapixel photo (a held-out image enlarged to
+// 4000×3000; the cost depends on the size and the length of the car's outline).
+func BenchmarkCut12MP(b *testing.B) {
+	s := heldOut(b, 1)[0]
+	big := image.NewRGBA(image.Rect(0, 0, 4000, 3000))
+	sb := s.img.Bounds()
+	for y := 0; y < 3000; y++ {
+		for x := 0; x < 4000; x++ {
+			big.Set(x, y, s.img.At(sb.Min.X+x*sb.Dx()/4000, sb.Min.Y+y*sb.Dy()/3000))
+		}
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := cutout.Cut(ctx, big); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package cutout
+
+// boxMean returns the mean of src (w×h) over the (2r+1)² window around each pixel,
+// the window clipped to the image. Two running-sum passes: O(1) a pixel whatever r.
+func boxMean(src []float32, w, h, r int) []float32 {
+	tmp := make([]float32, w*h)
+	for y := 0; y < h; y++ {
+		row, dst := src[y*w:(y+1)*w], tmp[y*w:(y+1)*w]
+		var s float32
+		for x := 0; x < min(r, w); x++ {
+			s += row[x]
+		}
+		for x := 0; x < w; x++ {
+			if x+r < w {
+				s += row[x+r]
+			}
+			if x-r-1 >= 0 {
+				s -= row[x-r-1]
+			}
+			dst[x] = s / float32(min(x+r, w-1)-max(x-r, 0)+1)
+		}
+	}
+	out := make([]float32, w*h)
+	sum := make([]float32, w)
+	for y := 0; y < min(r, h); y++ {
+		for x, v := range tmp[y*w : (y+1)*w] {
+			sum[x] += v
+		}
+	}
+	for y := 0; y < h; y++ {
+		if y+r < h {
+			for x, v := range tmp[(y+r)*w : (y+r+1)*w] {
+				sum[x] += v
+			}
+		}
+		if y-r-1 >= 0 {
+			for x, v := range tmp[(y-r-1)*w : (y-r)*w] {
+				sum[x] -= v
+			}
+		}
+		n := float32(min(y+r, h-1) - max(y-r, 0) + 1)
+		dst := out[y*w : (y+1)*w]
+		for x, v := range sum {
+			dst[x] = v / n
+		}
+	}
+	return out
+}
+
+// guided is a colour guided filter (He, Sun, Tang 2013) fitted at one resolution:
+// within each window the output is a linear function a·I + b of the guide's colour,
+// so the matte follows the photo's own edges. Its coefficients, averaged, can be
+// evaluated at a finer resolution ("fast guided filter").
+type guided struct {
+	w, h int
+	a    [3][]float32
+	b    []float32
+}
+
+// fitGuided fits the filter of radius r and regulariser eps to the input p under guide I.
+func fitGuided(I *plane, p []float32, r int, eps float32) *guided {
+	w, h := I.w, I.h
+	n := w * h
+	R, G, B := I.ch(0), I.ch(1), I.ch(2)
+	prod := func(x, y []float32) []float32 {
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = x[i] * y[i]
+		}
+		return boxMean(out, w, h, r)
+	}
+	mR, mG, mB, mP := boxMean(R, w, h, r), boxMean(G, w, h, r), boxMean(B, w, h, r), boxMean(p, w, h, r)
+	pR, pG, pB := prod(R, p), prod(G, p), prod(B, p)
+	rr, rg, rb := prod(R, R), prod(R, G), prod(R, B)
+	gg, gb, bb := prod(G, G), prod(G, B), prod(B, B)
+	g := &guided{w: w, h: h, b: make([]float32, n)}
+	for c := range g.a {
+		g.a[c] = make([]float32, n)
+	}
+	for i := 0; i < n; i++ {
+		cr := pR[i] - mR[i]*mP[i]
+		cg := pG[i] - mG[i]*mP[i]
+		cb := pB[i] - mB[i]*mP[i]
+		s00 := rr[i] - mR[i]*mR[i] + eps
+		s01 := rg[i] - mR[i]*mG[i]
+		s02 := rb[i] - mR[i]*mB[i]
+		s11 := gg[i] - mG[i]*mG[i] + eps
+		s12 := gb[i] - mG[i]*mB[i]
+		s22 := bb[i] - mB[i]*mB[i] + eps
+		// Inverse of the symmetric covariance by its adjugate.
+		i00 := s11*s22 - s12*s12
+		i01 := s02*s12 - s01*s22
+		i02 := s01*s12 - s02*s11
+		i11 := s00*s22 - s02*s02
+		i12 := s01*s02 - s00*s12
+		i22 := s00*s11 - s01*s01
+		det := s00*i00 + s01*i01 + s02*i02
+		a0 := (i00*cr + i01*cg + i02*cb) / det
+		a1 := (i01*cr + i11*cg + i12*cb) / det
+		a2 := (i02*cr + i12*cg + i22*cb) / det
+		g.a[0][i], g.a[1][i], g.a[2][i] = a0, a1, a2
+		g.b[i] = mP[i] - a0*mR[i] - a1*mG[i] - a2*mB[i]
+	}
+	for c := range g.a {
+		g.a[c] = boxMean(g.a[c], w, h, r)
+	}
+	g.b = boxMean(g.b, w, h, r)
+	return g
+}
+
+// at evaluates the filter on the guide I itself (same resolution as the fit).
+func (g *guided) at(I *plane) []float32 {
+	out := make([]float32, g.w*g.h)
+	R, G, B := I.ch(0), I.ch(1), I.ch(2)
+	for i := range out {
+		out[i] = g.a[0][i]*R[i] + g.a[1][i]*G[i] + g.a[2][i]*B[i] + g.b[i]
+	}
+	return out
+}
+
+// weightedMean returns, for each pixel, the mean colour of the pixels within r whose
+// weight is set, and false where there is none; used to estimate the car's and the
+// background's local colours near the edge.
+func weightedMean(I *plane, wt []float32, r int) (*plane, []float32) {
+	w, h := I.w, I.h
+	out := newPlane(3, h, w)
+	den := boxMean(wt, w, h, r)
+	tmp := make([]float32, w*h)
+	for c := 0; c < 3; c++ {
+		src := I.ch(c)
+		for i := range tmp {
+			tmp[i] = src[i] * wt[i]
+		}
+		num := boxMean(tmp, w, h, r)
+		dst := out.ch(c)
+		for i := range dst {
+			if den[i] > 1e-4 {
+				dst[i] = num[i] / den[i]
+			} else {
+				dst[i] = src[i]
+			}
+		}
+	}
+	return out, den
+}

@@ -1,0 +1,149 @@
+package cutout
+
+import (
+	"image"
+	"image/draw"
+)
+
+// toNRGBA returns img's pixels as an NRGBA image with bounds at (0,0), copied so the
+// caller may change it. Opaque images (every JPEG) take draw's fast paths.
+func toNRGBA(img image.Image) *image.NRGBA {
+	b := img.Bounds()
+	out := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	if src, ok := img.(*image.NRGBA); ok {
+		for y := 0; y < b.Dy(); y++ {
+			i := src.PixOffset(b.Min.X, b.Min.Y+y)
+			copy(out.Pix[y*out.Stride:y*out.Stride+4*b.Dx()], src.Pix[i:i+4*b.Dx()])
+		}
+		return out
+	}
+	// Draw into an RGBA view of the same memory (premultiplied), then un-premultiply;
+	// for opaque pixels the two layouts are identical.
+	rgba := &image.RGBA{Pix: out.Pix, Stride: out.Stride, Rect: out.Rect}
+	draw.Draw(rgba, rgba.Rect, img, b.Min, draw.Src)
+	if o, ok := img.(interface{ Opaque() bool }); ok && o.Opaque() {
+		return out
+	}
+	p := out.Pix
+	for i := 0; i+3 < len(p); i += 4 {
+		a := uint32(p[i+3])
+		if a == 255 || a == 0 {
+			continue
+		}
+		p[i] = uint8(min(255, (uint32(p[i])*255+a/2)/a))
+		p[i+1] = uint8(min(255, (uint32(p[i+1])*255+a/2)/a))
+		p[i+2] = uint8(min(255, (uint32(p[i+2])*255+a/2)/a))
+	}
+	return out
+}
+
+// shrink averages img (NRGBA, opaque colours) into a w×h image of three float32 planes in
+// 0..1. Each output pixel is the mean of the source pixels whose index maps to it, so
+// shrinking touches every source pixel once; enlarging repeats pixels.
+func shrink(img *image.NRGBA, w, h int) *plane {
+	sw, sh := img.Rect.Dx(), img.Rect.Dy()
+	out := newPlane(3, h, w)
+	r, g, b := out.ch(0), out.ch(1), out.ch(2)
+	if sw < w || sh < h {
+		// Enlarging: nearest source pixel.
+		for y := 0; y < h; y++ {
+			sy := y * sh / h
+			for x := 0; x < w; x++ {
+				i := sy*img.Stride + 4*(x*sw/w)
+				r[y*w+x] = float32(img.Pix[i]) / 255
+				g[y*w+x] = float32(img.Pix[i+1]) / 255
+				b[y*w+x] = float32(img.Pix[i+2]) / 255
+			}
+		}
+		return out
+	}
+	xmap := make([]int, sw)
+	for x := range xmap {
+		xmap[x] = x * w / sw
+	}
+	acc := make([]uint32, 3*w)
+	cnt := make([]uint32, w)
+	for y := 0; y < h; y++ {
+		clear(acc)
+		clear(cnt)
+		y0, y1 := y*sh/h, (y+1)*sh/h
+		for sy := y0; sy < y1; sy++ {
+			row := img.Pix[sy*img.Stride : sy*img.Stride+4*sw]
+			for x, ox := range xmap {
+				acc[3*ox] += uint32(row[4*x])
+				acc[3*ox+1] += uint32(row[4*x+1])
+				acc[3*ox+2] += uint32(row[4*x+2])
+				cnt[ox]++
+			}
+		}
+		for x := 0; x < w; x++ {
+			n := float32(cnt[x]) * 255
+			r[y*w+x] = float32(acc[3*x]) / n
+			g[y*w+x] = float32(acc[3*x+1]) / n
+			b[y*w+x] = float32(acc[3*x+2]) / n
+		}
+	}
+	return out
+}
+
+// shrinkPlane box-averages a multi-channel plane to w×h (w, h no larger than p's).
+func shrinkPlane(p *plane, w, h int) *plane {
+	out := newPlane(p.c, h, w)
+	for c := 0; c < p.c; c++ {
+		src, dst := p.ch(c), out.ch(c)
+		for y := 0; y < h; y++ {
+			y0, y1 := y*p.h/h, (y+1)*p.h/h
+			for x := 0; x < w; x++ {
+				x0, x1 := x*p.w/w, (x+1)*p.w/w
+				var s float32
+				for sy := y0; sy < y1; sy++ {
+					for _, v := range src[sy*p.w+x0 : sy*p.w+x1] {
+						s += v
+					}
+				}
+				dst[y*w+x] = s / float32((y1-y0)*(x1-x0))
+			}
+		}
+	}
+	return out
+}
+
+// bilinear resamples one plane of sw×sh to w×h, pixel centres aligned
+// (align_corners=false in PyTorch's terms).
+func bilinear(src []float32, sw, sh, w, h int) []float32 {
+	out := make([]float32, w*h)
+	x0s, x1s, fxs := axisMap(sw, w)
+	for y := 0; y < h; y++ {
+		y0, y1, fy := axisWeight(sh, h, y)
+		r0, r1 := src[y0*sw:(y0+1)*sw], src[y1*sw:(y1+1)*sw]
+		drow := out[y*w : (y+1)*w]
+		for x := range drow {
+			a := r0[x0s[x]] + (r0[x1s[x]]-r0[x0s[x]])*fxs[x]
+			b := r1[x0s[x]] + (r1[x1s[x]]-r1[x0s[x]])*fxs[x]
+			drow[x] = a + (b-a)*fy
+		}
+	}
+	return out
+}
+
+// axisWeight maps output index i of an axis of n samples onto a source axis of sn
+// samples: the two neighbours and the weight of the second.
+func axisWeight(sn, n, i int) (int, int, float32) {
+	s := (float32(i)+0.5)*float32(sn)/float32(n) - 0.5
+	if s <= 0 {
+		return 0, 0, 0
+	}
+	i0 := int(s)
+	if i0 >= sn-1 {
+		return sn - 1, sn - 1, 0
+	}
+	return i0, i0 + 1, s - float32(i0)
+}
+
+func axisMap(sn, n int) (i0s, i1s []int, fs []float32) {
+	i0s, i1s, fs = make([]int, n), make([]int, n), make([]float32, n)
+	for i := range n {
+		i0s[i], i1s[i], fs[i] = axisWeight(sn, n, i)
+	}
+	return i0s, i1s, fs
+}
