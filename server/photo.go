@@ -92,6 +92,8 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 			return carphoto.Wrap(err, carphoto.EProcessingFailed, "processing failed on our side; you were not charged, please retry")
 		}
 		c.Set(ctxTimings, timings{queueWait: res.QueueWait, processing: res.Processing, worker: res.Worker})
+		c.Response().Header().Set("Server-Timing", fmt.Sprintf("queue;dur=%.1f, process;dur=%.1f",
+			float64(res.QueueWait.Microseconds())/1000, float64(res.Processing.Microseconds())/1000))
 		if !res.OK() {
 			return &carphoto.Error{Code: res.Code, Message: res.Message}
 		}

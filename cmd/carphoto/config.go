@@ -9,6 +9,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"carphoto/billing"
+	"carphoto/server"
+	"carphoto/worker"
 )
 
 // config is every setting of the service, read from the environment in one
@@ -112,4 +116,35 @@ func (c config) redisOptions(url string) (*redis.Options, error) {
 	opt.PoolSize = c.RedisPoolSize
 	opt.ContextTimeoutEnabled = true
 	return opt, nil
+}
+
+func (c config) serverConfig() server.Config {
+	return server.Config{
+		RequestTimeout: c.RequestTimeout,
+		MaxUploadBytes: c.MaxUploadBytes,
+		MaxPixels:      c.MaxPixels,
+		AdminToken:     c.AdminToken,
+	}
+}
+
+func (c config) workerConfig() worker.Config {
+	return worker.Config{
+		Concurrency:       c.WorkerConcurrency,
+		TaskCheckInterval: c.TaskCheckInterval,
+		ShutdownTimeout:   c.WorkerShutdownTimeout,
+		MaxPixels:         c.MaxPixels,
+	}
+}
+
+// billingConfig holds credits for a minute past the request deadline: long
+// enough for any honest capture, short enough that a dead web process's
+// holds come back within minutes.
+func (c config) billingConfig() billing.Config {
+	return billing.Config{
+		DefaultCost:        c.CreditCost,
+		RateLimitPerMinute: c.RateLimitPerMinute,
+		HoldTTL:            c.RequestTimeout + time.Minute,
+		MaxAssetBytes:      c.MaxAssetBytes,
+		MaxAssets:          c.MaxAssets,
+	}
 }

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"image"
+	"io"
+	"math"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	xdraw "golang.org/x/image/draw"
+
+	"carphoto/billing"
+	"carphoto/imageops"
+	"carphoto/worker"
+)
+
+// runBenchService measures latency through the whole path, HTTP → queue →
+// worker → response, and the queue's share of it: total minus the worker's
+// processing time (from the Server-Timing header).
+//
+// Without --url it starts the service in this process (on REDIS_URL when
+// set, else on an embedded Redis) with a funded account and no rate limit.
+func runBenchService(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench service", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	url := fs.String("url", "", "base URL of a running service (default: start one in this process)")
+	key := fs.String("key", "", "API key for --url")
+	op := fs.String("op", "blur-plates", "operation to call")
+	photo := fs.String("photo", "", "photo to send (required)")
+	mp := fs.Float64("scale-to-mp", 0, "upscale the photo to this many megapixels first (e.g. 12)")
+	n := fs.Int("n", 50, "requests to send")
+	conc := fs.Int("c", 1, "concurrent clients")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *photo == "" {
+		return errors.New("bench service: --photo FILE is required")
+	}
+	data, err := os.ReadFile(*photo)
+	if err != nil {
+		return err
+	}
+	if *mp > 0 {
+		if data, err = upscaleJPEG(ctx, data, *mp); err != nil {
+			return err
+		}
+	}
+	if *url == "" {
+		base, k, stop, err := startBenchService(ctx, getenv)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		*url, *key = base, k
+	}
+	w, h, err := imageSize(data)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "bench service: %s, photo %s (%d×%d, %d KB), %d requests, %d concurrent, %d CPUs\n",
+		*op, *photo, w, h, len(data)/1024, *n, *conc, runtime.NumCPU())
+
+	// One warm-up request: connections, JIT-free but caches and pools.
+	if _, _, err := benchCall(ctx, *url, *key, *op, data); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	var (
+		mu                sync.Mutex
+		total, proc, over []float64
+		failures          int
+	)
+	jobs := make(chan struct{}, *n)
+	for range *n {
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range *conc {
+		wg.Go(func() {
+			for range jobs {
+				t0 := time.Now()
+				p, status, err := benchCall(ctx, *url, *key, *op, data)
+				d := ms(time.Since(t0))
+				mu.Lock()
+				if err != nil || status != http.StatusOK {
+					failures++
+				} else {
+					total, proc, over = append(total, d), append(proc, p), append(over, d-p)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	fmt.Fprintf(stdout, "  ok %d, failed %d, %.1f req/s\n", len(total), failures, float64(len(total))/elapsed.Seconds())
+	fmt.Fprintf(stdout, "  total      p50 %8.1f ms  p95 %8.1f ms\n", pct(total, 50), pct(total, 95))
+	fmt.Fprintf(stdout, "  processing p50 %8.1f ms  p95 %8.1f ms\n", pct(proc, 50), pct(proc, 95))
+	fmt.Fprintf(stdout, "  overhead   p50 %8.1f ms  p95 %8.1f ms  (total − processing: HTTP, Redis, queue pickup)\n", pct(over, 50), pct(over, 95))
+	if failures > 0 {
+		return fmt.Errorf("%d requests failed", failures)
+	}
+	return nil
+}
+
+var processRE = regexp.MustCompile(`process;dur=([0-9.]+)`)
+
+// benchCall sends one photo and returns the worker's processing time in ms.
+func benchCall(ctx context.Context, url, key, op string, photo []byte) (float64, int, error) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("image", "photo.jpg")
+	fw.Write(photo)
+	mw.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(url, "/")+"/v1/"+op, &body)
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer res.Body.Close()
+	if _, err := io.Copy(io.Discard, res.Body); err != nil {
+		return 0, 0, err
+	}
+	m := processRE.FindStringSubmatch(res.Header.Get("Server-Timing"))
+	if res.StatusCode != http.StatusOK || m == nil {
+		return 0, res.StatusCode, fmt.Errorf("status %d", res.StatusCode)
+	}
+	p, _ := strconv.ParseFloat(m[1], 64)
+	return p, res.StatusCode, nil
+}
+
+// startBenchService runs `carphoto all` in this process with a rate limit
+// the benchmark cannot reach and a funded account.
+func startBenchService(ctx context.Context, getenv func(string) string) (url, key string, stop func(), err error) {
+	var cleanups []func()
+	stop = func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	cfg, err := loadConfig(func(k string) string {
+		switch k {
+		case "PORT":
+			return "0"
+		case "RATE_LIMIT_PER_MINUTE":
+			return "1000000"
+		case "LOG_LEVEL":
+			return "warn"
+		}
+		return getenv(k)
+	})
+	if err != nil {
+		return "", "", nil, err
+	}
+	if cfg.RedisURL == "" {
+		m := miniredis.NewMiniRedis()
+		m.ClockTTL(true)
+		if err := m.StartAddr("127.0.0.1:0"); err != nil {
+			return "", "", nil, err
+		}
+		cleanups = append(cleanups, m.Close)
+		cfg.RedisURL = "redis://" + m.Addr()
+	}
+	opt, err := cfg.redisOptions(cfg.RedisURL)
+	if err != nil {
+		return "", "", nil, err
+	}
+	rdb := redis.NewClient(opt)
+	_, key, err = billing.New(rdb, cfg.billingConfig()).CreateAccount(ctx, "bench", 1_000_000)
+	rdb.Close()
+	if err != nil {
+		return "", "", nil, err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- runService(sctx, "all", cfg, pw, io.Discard); pw.Close() }()
+	cleanups = append(cleanups, func() { cancel(); <-done })
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "carphoto listening on "); ok {
+			url = strings.TrimSpace(rest)
+			break
+		}
+	}
+	if url == "" {
+		return "", "", nil, errors.New("the service did not start")
+	}
+	go io.Copy(io.Discard, pr)
+	time.Sleep(200 * time.Millisecond) // the worker registers its heartbeat
+	return url, key, stop, nil
+}
+
+// runBenchIdle measures the CPU a worker burns while its queue is empty, for
+// each poll interval asked, from the process's own rusage.
+func runBenchIdle(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench idle", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	intervals := fs.String("intervals", "10ms,20ms,40ms,80ms,1s", "TaskCheckInterval values to measure")
+	seconds := fs.Int("seconds", 20, "seconds to measure each")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	url := getenv("REDIS_URL")
+	if url == "" {
+		return errors.New("bench idle: set REDIS_URL to a real Redis (an embedded one would be measured too)")
+	}
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	opt, err := cfg.redisOptions(url)
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	fmt.Fprintf(stdout, "bench idle: worker with an empty queue, concurrency %d, %d s each, Redis %s\n", cfg.WorkerConcurrency, *seconds, opt.Addr)
+	for _, s := range strings.Split(*intervals, ",") {
+		iv, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return err
+		}
+		wc := cfg.workerConfig()
+		wc.TaskCheckInterval = iv
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- worker.New(wc, newLogger("warn", io.Discard), rdb).Run(wctx) }()
+		time.Sleep(2 * time.Second) // start-up work is not idle work
+		c0, t0 := cpuTime(), time.Now()
+		select {
+		case <-time.After(time.Duration(*seconds) * time.Second):
+		case <-ctx.Done():
+		}
+		c1, t1 := cpuTime(), time.Now()
+		cancel()
+		<-done
+		fmt.Fprintf(stdout, "  interval %-6v  idle CPU %5.1f%% of a core  (expected pickup delay p50 %v)\n",
+			iv, 100*float64(c1-c0)/float64(t1.Sub(t0)), iv/2)
+	}
+	return nil
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// upscaleJPEG turns a photo into one of about mp megapixels, for a
+// realistic large input from a small real photo.
+func upscaleJPEG(ctx context.Context, data []byte, mp float64) ([]byte, error) {
+	ph, err := imageops.Decode(ctx, data, imageops.Limits{MaxPixels: 1 << 30})
+	if err != nil {
+		return nil, err
+	}
+	b := ph.Image.Bounds()
+	f := math.Sqrt(mp * 1e6 / float64(b.Dx()*b.Dy()))
+	dst := image.NewRGBA(image.Rect(0, 0, int(float64(b.Dx())*f), int(float64(b.Dy())*f)))
+	xdraw.CatmullRom.Scale(dst, dst.Bounds(), ph.Image, b, xdraw.Src, nil)
+	var out bytes.Buffer
+	if err := imageops.EncodeJPEG(&out, dst, 90, nil); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func imageSize(data []byte) (w, h int, err error) {
+	_, w, h, err = imageops.DecodeConfig(data, imageops.Limits{MaxPixels: 1 << 31})
+	return w, h, err
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// pct returns the p-th percentile (nearest rank) of xs.
+func pct(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return s[max(i, 0)]
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
+	"carphoto/billing"
+	"carphoto/jobs"
+	"carphoto/server"
+	"carphoto/worker"
+)
+
+const usage = `usage: carphoto [command]
+
+Service:
+  carphoto [all]      web + worker in one process (embedded Redis when REDIS_URL is unset)
+  carphoto serve      web only (Procfile: web)
+  carphoto worker     worker only (Procfile: worker)
+
+Admin (against REDIS_URL):
+  carphoto accounts create [--credits N] [--name S]
+  carphoto keys rotate|revoke ACCOUNT_ID
+  carphoto credits add ACCOUNT_ID N | credits show ACCOUNT_ID
+
+Tools:
+  carphoto plates [--json] FILE...       find licence plates
+  carphoto cutout -o DIR FILE...         cut the car out to DIR/<name>.png
+  carphoto bench service [flags]         latency through HTTP → queue → worker
+  carphoto bench idle [flags]            idle CPU of a worker
+  carphoto bench plates DIR              plate finder recall, false detections, time
+  carphoto bench cutout DIR              cut-out IoU and time
+`
+
+// run is the whole program: main only adds signals and the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "all"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "all", "serve", "worker":
+		cfg, err := loadConfig(getenv)
+		if err != nil {
+			return fmt.Errorf("configuration:\n%w", err)
+		}
+		return runService(ctx, cmd, cfg, stdout, stderr)
+	case "accounts", "keys", "credits":
+		return runAdmin(ctx, getenv, append([]string{cmd}, args...), stdout)
+	case "plates":
+		return runPlates(ctx, args, stdout)
+	case "cutout":
+		return runCutout(ctx, args, stdout)
+	case "bench":
+		if len(args) == 0 {
+			return errors.New("bench: say what to measure: service, idle, plates or cutout")
+		}
+		switch args[0] {
+		case "service":
+			return runBenchService(ctx, args[1:], getenv, stdout)
+		case "idle":
+			return runBenchIdle(ctx, args[1:], getenv, stdout)
+		case "plates":
+			return runBenchPlates(ctx, args[1:], stdout)
+		case "cutout":
+			return runBenchCutout(ctx, args[1:], stdout)
+		}
+		return fmt.Errorf("bench: unknown benchmark %q: want service, idle, plates or cutout", args[0])
+	case "help", "-h", "--help":
+		_, err := io.WriteString(stdout, usage)
+		return err
+	}
+	return fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
+}
+
+// newLogger builds the one logger of the process: JSON lines on stderr.
+func newLogger(level string, stderr io.Writer) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(strings.ToLower(level))
+	if err != nil || lvl == zerolog.NoLevel {
+		lvl = zerolog.InfoLevel
+	}
+	return zerolog.New(stderr).Level(lvl).With().Timestamp().Logger()
+}
+
+// runService runs the web side, the worker side, or both.
+func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.Writer) error {
+	log := newLogger(cfg.LogLevel, stderr).With().Str("process", mode).Logger()
+	redisURL, embedded := cfg.RedisURL, false
+	if redisURL == "" {
+		if mode != "all" {
+			return fmt.Errorf("%s needs REDIS_URL (redis://host:port); run `carphoto` alone for the all-in-one dev mode", mode)
+		}
+		m := miniredis.NewMiniRedis()
+		m.ClockTTL(true) // without it TTLs never run down
+		if err := m.StartAddr("127.0.0.1:0"); err != nil {
+			return fmt.Errorf("start embedded redis: %w", err)
+		}
+		defer m.Close()
+		redisURL, embedded = "redis://"+m.Addr(), true
+	}
+	opt, err := cfg.redisOptions(redisURL)
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis at %s: %w", opt.Addr, err)
+	}
+	log.Info().Str("redis", opt.Addr).Bool("embedded_redis", embedded).
+		Dur("request_timeout", cfg.RequestTimeout).Int64("max_upload_bytes", cfg.MaxUploadBytes).
+		Int("max_pixels", cfg.MaxPixels).Dur("task_check_interval", cfg.TaskCheckInterval).
+		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
+		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
+		Msg("configuration")
+
+	g, ctx := errgroup.WithContext(ctx)
+	if mode != "worker" {
+		b := billing.New(rdb, cfg.billingConfig())
+		ln, err := net.Listen("tcp", ":"+cfg.Port)
+		if err != nil {
+			return fmt.Errorf("listen on port %s: %w", cfg.Port, err)
+		}
+		addr := "http://localhost:" + fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+		if embedded {
+			if err := printDemo(ctx, b, addr, redisURL, stdout); err != nil {
+				ln.Close()
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "carphoto listening on %s\n", addr)
+		g.Go(func() error { return b.Run(ctx) })
+		g.Go(func() error { return serveHTTP(ctx, cfg, log, rdb, b, ln) })
+	}
+	if mode != "serve" {
+		w := worker.New(cfg.workerConfig(), log, rdb)
+		g.Go(func() error { return w.Run(ctx) })
+	}
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// serveHTTP serves until ctx is done, then stops accepting and lets
+// in-flight requests finish within ShutdownTimeout.
+func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, ln net.Listener) error {
+	jc := jobs.NewClient(rdb)
+	defer jc.Close()
+	srv := server.New(cfg.serverConfig(), log, rdb, b, jc)
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       cfg.RequestTimeout,
+		WriteTimeout:      cfg.RequestTimeout + 10*time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info().Msg("web stopping: finishing in-flight requests")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info().Msg("web stopped")
+	return nil
+}
+
+// printDemo creates the dev mode's demo account and shows how to call it.
+func printDemo(ctx context.Context, b *billing.Service, addr, redisURL string, stdout io.Writer) error {
+	acct, key, err := b.CreateAccount(ctx, "demo", 100)
+	if err != nil {
+		return fmt.Errorf("create demo account: %w", err)
+	}
+	fmt.Fprintf(stdout, `carphoto dev mode: web + worker in one process on an embedded Redis.
+Embedded Redis: %[3]s  (admin CLI: REDIS_URL=%[3]s go run ./cmd/carphoto credits show %[4]s)
+Demo account %[4]s has %[5]d credits. Hide the plates of a photo:
+
+  curl -sS -X POST %[1]s/v1/blur-plates -H "Authorization: Bearer %[2]s" -F image=@car.jpg -o car-blurred.jpg
+
+Replace the plate with a design, or add a shadow:
+
+  curl -sS -X POST %[1]s/v1/plate-logo -H "Authorization: Bearer %[2]s" -F image=@car.jpg -F logo=@logo.png -o car-logo.jpg
+  curl -sS -X POST %[1]s/v1/car-shadow -H "Authorization: Bearer %[2]s" -F image=@car.jpg -o car-shadow.png
+
+`, addr, key, redisURL, acct.ID, acct.Credits)
+	return nil
+}

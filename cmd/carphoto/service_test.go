@@ -1,0 +1,359 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image"
+	_ "image/jpeg"
+	"image/png"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"carphoto/internal/redistest"
+)
+
+// A newcomer runs `carphoto` with no setup, pastes the printed curl line
+// with a real photo, and gets a processed JPEG back.
+func TestDevModePrintsWorkingCurlExample(t *testing.T) {
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	getenv := func(k string) string {
+		if k == "PORT" {
+			return "0"
+		}
+		return ""
+	}
+	go func() { done <- run(ctx, nil, getenv, out, io.Discard) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	m := regexp.MustCompile(`curl -sS -X POST (http://\S+/v1/blur-plates) -H "Authorization: Bearer (\S+)" -F image=@car.jpg`)
+	waitFor(t, out, m)
+	got := m.FindStringSubmatch(out.String())
+	if !strings.Contains(out.String(), "Embedded Redis: redis://127.0.0.1:") {
+		t.Errorf("banner does not show the embedded Redis URL:\n%s", out)
+	}
+	waitReady(t, strings.TrimSuffix(got[1], "/v1/blur-plates"))
+
+	status, h, body := post(t, got[1], got[2], file("image", carPhoto(t)))
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	if ct := h.Get("Content-Type"); ct != "image/jpeg" {
+		t.Errorf("Content-Type %q, want image/jpeg", ct)
+	}
+	if _, format, err := image.Decode(bytes.NewReader(body)); err != nil || format != "jpeg" {
+		t.Errorf("body is not a JPEG: %v %q", err, format)
+	}
+	if got := h.Get("X-Credits-Remaining"); got != "99" {
+		t.Errorf("X-Credits-Remaining %q, want 99 (demo account starts at 100)", got)
+	}
+}
+
+// Every endpoint answers with the spec's status and content type.
+func TestEndpointsSucceed(t *testing.T) {
+	s := startService(t, nil)
+	id, key := s.account(t, 10)
+	photo := carPhoto(t)
+	tests := []struct {
+		path   string
+		parts  []part
+		ctype  string
+		format string
+	}{
+		{"/v1/blur-plates", []part{file("image", photo)}, "image/jpeg", "jpeg"},
+		{"/v1/blur-plates", []part{file("image", photo), field("style", "pixelate")}, "image/jpeg", "jpeg"},
+		{"/v1/blur-plates", []part{file("image", photo), field("style", "black")}, "image/jpeg", "jpeg"},
+		{"/v1/plate-logo", []part{file("image", photo), file("logo", twoColourLogo(t))}, "image/jpeg", "jpeg"},
+		{"/v1/car-shadow", []part{file("image", photo)}, "image/png", "png"},
+		{"/v1/car-shadow", []part{file("image", photo), field("reflection", "true")}, "image/png", "png"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			status, h, body := post(t, s.url+tt.path, key, tt.parts...)
+			if status != http.StatusOK {
+				t.Fatalf("status %d: %.300s", status, body)
+			}
+			if got := h.Get("Content-Type"); got != tt.ctype {
+				t.Errorf("Content-Type %q, want %q", got, tt.ctype)
+			}
+			if _, format, err := image.Decode(bytes.NewReader(body)); err != nil || format != tt.format {
+				t.Errorf("body does not decode as %s: %v (%q)", tt.format, err, format)
+			}
+			if got := h.Get("X-Credits-Charged"); got != "1" {
+				t.Errorf("X-Credits-Charged %q, want 1", got)
+			}
+			if got, want := h.Get("X-Credits-Remaining"), strconv.Itoa(10-i-1); got != want {
+				t.Errorf("X-Credits-Remaining %q, want %q", got, want)
+			}
+			if h.Get("X-Request-Id") == "" {
+				t.Errorf("no X-Request-Id")
+			}
+		})
+	}
+	if got := s.credits(t, id); got != 10-int64(len(tests)) {
+		t.Errorf("balance %d after %d successful calls from 10", got, len(tests))
+	}
+}
+
+// A transparent PNG cut-out keeps its car pixels: the output is larger (the
+// canvas grew for the shadow) and the car's opaque pixels come back intact.
+func TestCarShadowKeepsTransparentCutout(t *testing.T) {
+	s := startService(t, nil)
+	_, key := s.account(t, 5)
+	car := image.NewNRGBA(image.Rect(0, 0, 300, 160))
+	for y := 40; y < 150; y++ {
+		for x := 30; x < 270; x++ {
+			car.Pix[car.PixOffset(x, y)+0] = uint8(x)
+			car.Pix[car.PixOffset(x, y)+1] = uint8(y)
+			car.Pix[car.PixOffset(x, y)+2] = 90
+			car.Pix[car.PixOffset(x, y)+3] = 255
+		}
+	}
+	var in bytes.Buffer
+	png.Encode(&in, car)
+	status, _, body := post(t, s.url+"/v1/car-shadow", key, file("image", in.Bytes()))
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %.300s", status, body)
+	}
+	out, err := png.Decode(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := out.Bounds(); b.Dx() < 300 || b.Dy() < 160 {
+		t.Fatalf("output %v is smaller than the 300×160 input", b)
+	}
+	// Find the car's top-left opaque pixel (x=30, y=40 → R=30, G=40) and
+	// check a patch of pixels against the input at that offset.
+	ob := out.Bounds()
+	found := false
+	for y := ob.Min.Y; y < ob.Max.Y && !found; y++ {
+		for x := ob.Min.X; x < ob.Max.X && !found; x++ {
+			r, g, b, a := out.At(x, y).RGBA()
+			if a == 0xffff && r>>8 == 30 && g>>8 == 40 && b>>8 == 90 {
+				found = true
+				dx, dy := x-30, y-40
+				for yy := 40; yy < 150; yy += 7 {
+					for xx := 30; xx < 270; xx += 11 {
+						r, g, b, a := out.At(xx+dx, yy+dy).RGBA()
+						if r>>8 != uint32(xx) || g>>8 != uint32(yy) || b>>8 != 90 || a != 0xffff {
+							t.Fatalf("car pixel (%d,%d) changed: got %d,%d,%d,%d", xx, yy, r>>8, g>>8, b>>8, a>>8)
+						}
+					}
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatal("the car's corner pixel is not in the output: the cut-out was altered")
+	}
+}
+
+// Bad requests get the spec's code as JSON, in the spec's precedence, leave
+// the balance alone and the service healthy.
+func TestErrors(t *testing.T) {
+	s := startService(t, map[string]string{"MAX_UPLOAD_BYTES": strconv.Itoa(25 << 20)})
+	id, key := s.account(t, 3)
+	_, emptyKey := s.account(t, 0)
+	photo := carPhoto(t)
+	truncated := photo[:len(photo)/3]
+	tests := []struct {
+		name   string
+		path   string
+		key    string
+		parts  []part
+		status int
+		code   string
+	}{
+		{"no key", "/v1/blur-plates", "", []part{file("image", photo)}, 401, "invalid_api_key"},
+		{"wrong key", "/v1/blur-plates", "cp_live_nope", []part{file("image", photo)}, 401, "invalid_api_key"},
+		{"no key beats unknown tool", "/v1/remove-background", "", nil, 401, "invalid_api_key"},
+		{"unknown tool", "/v1/remove-background", key, []part{file("image", photo)}, 400, "unknown_tool"},
+		{"announced tool is unknown", "/v1/car-cutout", key, []part{file("image", photo)}, 400, "unknown_tool"},
+		{"missing image", "/v1/blur-plates", key, []part{field("style", "blur")}, 400, "missing_image"},
+		{"missing image beats bad style", "/v1/blur-plates", key, []part{field("style", "sparkle")}, 400, "missing_image"},
+		{"bad style", "/v1/blur-plates", key, []part{file("image", photo), field("style", "sparkle")}, 400, "invalid_params"},
+		{"unknown field", "/v1/blur-plates", key, []part{file("image", photo), field("styel", "blur")}, 400, "invalid_params"},
+		{"bad reflection", "/v1/car-shadow", key, []part{file("image", photo), field("reflection", "maybe")}, 400, "invalid_params"},
+		{"logo and asset id", "/v1/plate-logo", key, []part{file("image", photo), file("logo", twoColourLogo(t)), field("logoAssetId", "x")}, 400, "invalid_params"},
+		{"neither logo nor asset id", "/v1/plate-logo", key, []part{file("image", photo)}, 400, "invalid_params"},
+		{"unknown asset id", "/v1/plate-logo", key, []part{file("image", photo), field("logoAssetId", "ast_nope")}, 400, "invalid_params"},
+		{"empty image", "/v1/blur-plates", key, []part{file("image", nil)}, 400, "invalid_params"},
+		{"text named jpg", "/v1/blur-plates", key, []part{{"image", "car.jpg", []byte("this is not a photo\n")}}, 400, "invalid_params"},
+		{"jpeg cut at a third", "/v1/blur-plates", key, []part{file("image", truncated)}, 400, "invalid_params"},
+		{"40000x40000 png header", "/v1/car-shadow", key, []part{file("image", hugePNGHeader())}, 400, "invalid_params"},
+		{"bad params beat no credits", "/v1/blur-plates", emptyKey, []part{file("image", photo), field("style", "sparkle")}, 400, "invalid_params"},
+		{"no credits", "/v1/blur-plates", emptyKey, []part{file("image", photo)}, 402, "insufficient_credits"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, h, body := post(t, s.url+tt.path, tt.key, tt.parts...)
+			wantError(t, status, h, body, tt.status, tt.code)
+		})
+	}
+	t.Run("60 MB upload", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		go func() {
+			pw.Write([]byte("--b\r\nContent-Disposition: form-data; name=\"image\"; filename=\"big.jpg\"\r\n\r\n\xff\xd8\xff"))
+			io.CopyN(pw, zeros{}, 60<<20)
+			pw.Write([]byte("\r\n--b--\r\n"))
+			pw.Close()
+		}()
+		status, h, body := do(t, http.MethodPost, s.url+"/v1/blur-plates", key, "multipart/form-data; boundary=b", pr)
+		wantError(t, status, h, body, 413, "payload_too_large")
+	})
+	t.Run("not multipart", func(t *testing.T) {
+		status, h, body := do(t, http.MethodPost, s.url+"/v1/blur-plates", key, "application/json", strings.NewReader(`{"image":"x"}`))
+		wantError(t, status, h, body, 400, "missing_image")
+	})
+	t.Run("wrong method", func(t *testing.T) {
+		status, h, body := do(t, http.MethodGet, s.url+"/v1/blur-plates", key, "", nil)
+		wantError(t, status, h, body, 405, "method_not_allowed")
+	})
+	t.Run("unknown route", func(t *testing.T) {
+		status, h, body := do(t, http.MethodGet, s.url+"/nope", "", "", nil)
+		wantError(t, status, h, body, 404, "not_found")
+	})
+
+	if got := s.credits(t, id); got != 3 {
+		t.Errorf("balance %d after only failed calls, want 3", got)
+	}
+	status, _, body := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
+	if status != http.StatusOK {
+		t.Errorf("service unhealthy after bad input: status %d: %.300s", status, body)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// 16 concurrent calls on a balance of 5: exactly 5 succeed and are charged.
+func TestConcurrentCallsChargeExactly(t *testing.T) {
+	s := startService(t, nil)
+	id, key := s.account(t, 5)
+	photo := carPhoto(t)
+	var mu sync.Mutex
+	counts := map[int]int{}
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			status, _, _ := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
+			mu.Lock()
+			counts[status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if counts[200] != 5 || counts[402] != 11 {
+		t.Errorf("statuses %v, want 5×200 and 11×402", counts)
+	}
+	if got := s.credits(t, id); got != 0 {
+		t.Errorf("balance %d, want 0", got)
+	}
+}
+
+// A worker stopped with SIGTERM mid-task does not fail the request, and a
+// worker killed with SIGKILL costs the client nothing: 500 at the deadline,
+// uncharged, and the service keeps serving.
+func TestWorkerStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	rs := redistest.New(t, redisDB)
+	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "REQUEST_TIMEOUT=6s", "WORKER_CONCURRENCY=1"}
+	web := startProc(t, "serve", env...)
+	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
+	cfg, _ := loadConfig(func(k string) string {
+		if k == "REDIS_URL" {
+			return rs.URL
+		}
+		return ""
+	})
+	s := &service{url: url, rs: rs}
+	s.b = newBilling(rs, cfg)
+	id, key := s.account(t, 10)
+	photo := bigPhoto(t)
+
+	// start sends one request and waits until worker w has begun its task.
+	start := func(w *proc) <-chan int {
+		before := strings.Count(w.stderr.String(), "task started")
+		res := make(chan int, 1)
+		go func() {
+			status, _, body := post(t, url+"/v1/blur-plates", key, file("image", photo))
+			if status != 200 {
+				t.Logf("status %d: %.300s", status, body)
+			}
+			res <- status
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for strings.Count(w.stderr.String(), "task started") == before {
+			if time.Now().After(deadline) {
+				t.Fatalf("worker never started the task:\n%s", tail(w.stderr.String(), 2000))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return res
+	}
+
+	t.Run("SIGTERM hands the task back", func(t *testing.T) {
+		a := startProc(t, "worker", append(env, "WORKER_SHUTDOWN_TIMEOUT=1ms")...)
+		waitReady(t, url)
+		res := start(a)
+		b := startProc(t, "worker", env...)
+		a.cmd.Process.Signal(syscall.SIGTERM)
+		if status := <-res; status != 200 {
+			t.Errorf("status %d after SIGTERM with a second worker running, want 200", status)
+		}
+		if err := a.cmd.Wait(); err != nil {
+			t.Errorf("worker exit after SIGTERM: %v", err)
+		}
+		b.cmd.Process.Signal(syscall.SIGTERM)
+		b.cmd.Wait()
+	})
+	if got := s.credits(t, id); got != 9 {
+		t.Fatalf("balance %d after one success, want 9", got)
+	}
+
+	t.Run("SIGKILL fails at the deadline uncharged", func(t *testing.T) {
+		a := startProc(t, "worker", env...)
+		waitReady(t, url)
+		res := start(a)
+		a.cmd.Process.Kill()
+		if status := <-res; status != 500 {
+			t.Errorf("status %d after SIGKILL, want 500 processing_failed", status)
+		}
+		if got := s.credits(t, id); got != 9 {
+			t.Errorf("balance %d after a killed task, want 9 (uncharged)", got)
+		}
+		startProc(t, "worker", env...)
+		status, _, body := post(t, url+"/v1/blur-plates", key, file("image", carPhoto(t)))
+		if status != 200 {
+			t.Errorf("service did not keep serving: %d %.300s", status, body)
+		}
+	})
+}
+
+// bigPhoto is a 12-megapixel JPEG, slow enough to signal a worker mid-task.
+func bigPhoto(t *testing.T) []byte {
+	t.Helper()
+	b, err := upscaleJPEG(context.Background(), carPhoto(t), 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,166 @@
+// Package worker runs the image work: an Asynq server whose handlers read a
+// request's photo from Redis, process it with imageops and hand the result
+// back to the waiting web process.
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"carphoto"
+	"carphoto/imageops"
+	"carphoto/jobs"
+)
+
+// Config is the worker's share of the service configuration.
+type Config struct {
+	Concurrency       int           // tasks processed at once; the work is CPU-bound, so about the core count
+	TaskCheckInterval time.Duration // Asynq's poll interval when the queue is empty: pickup delay vs idle CPU
+	ShutdownTimeout   time.Duration // on SIGTERM, how long current tasks may run before they are handed back
+	MaxPixels         int           // cap on width × height of a decoded image
+}
+
+// Worker processes photo tasks.
+type Worker struct {
+	cfg  Config
+	log  zerolog.Logger
+	rdb  redis.UniversalClient
+	name string
+}
+
+// New returns a Worker on rdb.
+func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient) *Worker {
+	host, _ := os.Hostname()
+	return &Worker{cfg: cfg, log: log, rdb: rdb, name: fmt.Sprintf("%s:%d", host, os.Getpid())}
+}
+
+// Run serves tasks until ctx is done, then shuts down gracefully: no new
+// task is taken, current ones get ShutdownTimeout to finish, and any still
+// running after that go back to the queue for another worker.
+func (w *Worker) Run(ctx context.Context) error {
+	srv := asynq.NewServerFromRedisClient(w.rdb, asynq.Config{
+		Concurrency:       w.cfg.Concurrency,
+		Queues:            map[string]int{jobs.Queue: 1},
+		TaskCheckInterval: w.cfg.TaskCheckInterval,
+		ShutdownTimeout:   w.cfg.ShutdownTimeout,
+		Logger:            asynqLogger{w.log},
+		LogLevel:          asynq.WarnLevel,
+		// A photo task is never retried: its request has one deadline, and
+		// the client is told to retry on processing_failed.
+		IsFailure: func(err error) bool { return err != nil },
+	})
+	mux := asynq.NewServeMux()
+	for _, op := range jobs.Ops {
+		mux.HandleFunc(jobs.TaskType(op), w.handle)
+	}
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	w.log.Info().Str("worker", w.name).Int("concurrency", w.cfg.Concurrency).
+		Dur("task_check_interval", w.cfg.TaskCheckInterval).Msg("worker started")
+	<-ctx.Done()
+	w.log.Info().Msg("worker stopping: finishing current tasks")
+	srv.Shutdown()
+	w.log.Info().Msg("worker stopped")
+	return nil
+}
+
+// handle runs one task. It never fails the task for a client's mistake: that
+// is a result like any other. A task whose request is gone or past its
+// deadline (a task recovered after a crashed worker's lease, say) is
+// dropped without processing.
+func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
+	var p jobs.Payload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil {
+		w.log.Error().Err(err).Str("type", t.Type()).Msg("undecodable task dropped")
+		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+	}
+	log := w.log.With().Str("request_id", p.RequestID).Str("op", p.Op).Str("account", p.AccountID).Logger()
+	start := time.Now()
+	wait := start.Sub(p.EnqueuedAt)
+	if !start.Before(p.Deadline) {
+		log.Warn().Dur("queue_wait_ms", wait).Msg("task past its deadline dropped unprocessed")
+		return nil
+	}
+	ctx, cancel := context.WithDeadline(ctx, p.Deadline)
+	defer cancel()
+	photo, logo, err := jobs.LoadInputs(ctx, w.rdb, p)
+	if errors.Is(err, jobs.ErrGone) {
+		log.Warn().Dur("queue_wait_ms", wait).Msg("task whose request is gone dropped unprocessed")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+
+	log.Info().Dur("queue_wait_ms", wait).Msg("task started")
+	res := w.safeProcess(ctx, log, p, photo, logo)
+	res.QueueWait, res.Processing, res.Worker = wait, time.Since(start), w.name
+	if ctx.Err() != nil {
+		log.Warn().Dur("queue_wait_ms", wait).Dur("processing_ms", res.Processing).Msg("result too late, dropped")
+		return nil
+	}
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer dcancel()
+	if err := jobs.Deliver(dctx, w.rdb, p, res); err != nil {
+		return fmt.Errorf("deliver result: %w", err)
+	}
+	ev := log.Info()
+	if !res.OK() {
+		ev = ev.Str("code", res.Code)
+	}
+	ev.Dur("queue_wait_ms", wait).Dur("processing_ms", res.Processing).Int("plates", res.PlatesFound).
+		Int("bytes_out", len(res.Body)).Msg("task done")
+	return nil
+}
+
+// safeProcess runs the operation and turns any failure, panics included,
+// into a result the client can read.
+func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, p jobs.Payload, photo, logo []byte) (res *jobs.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error().Str("panic", fmt.Sprint(r)).Bytes("stack", debug.Stack()).Msg("processing panicked")
+			res = failure(carphoto.Errorf(carphoto.EProcessingFailed, "processing failed on our side; you were not charged"))
+		}
+	}()
+	res, err := Process(ctx, p.Op, photo, logo, p.Params, imageops.Limits{MaxPixels: w.cfg.MaxPixels})
+	if err != nil {
+		if carphoto.ErrorCode(err) == carphoto.EInternal || carphoto.ErrorCode(err) == carphoto.EProcessingFailed {
+			log.Error().Err(err).Msg("processing failed")
+		}
+		return failure(err)
+	}
+	return res
+}
+
+// failure is the result for err: client errors keep their code and message,
+// anything unexpected becomes processing_failed without leaking its cause.
+func failure(err error) *jobs.Result {
+	code := carphoto.ErrorCode(err)
+	switch code {
+	case carphoto.EInvalidParams, carphoto.EPlateNotFound, carphoto.EProcessingFailed:
+		return &jobs.Result{Code: code, Message: carphoto.ErrorMessage(err)}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &jobs.Result{Code: carphoto.EProcessingFailed, Message: "processing did not finish in time; you were not charged"}
+	}
+	return &jobs.Result{Code: carphoto.EProcessingFailed, Message: "processing failed on our side; you were not charged"}
+}
+
+// asynqLogger sends Asynq's own log lines to zerolog.
+type asynqLogger struct{ l zerolog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug().Msg(fmt.Sprint(args...)) }
+func (a asynqLogger) Info(args ...any)  { a.l.Info().Msg(fmt.Sprint(args...)) }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn().Msg(fmt.Sprint(args...)) }
+func (a asynqLogger) Error(args ...any) { a.l.Error().Msg(fmt.Sprint(args...)) }
+func (a asynqLogger) Fatal(args ...any) { a.l.Fatal().Msg(fmt.Sprint(args...)) }
