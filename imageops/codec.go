@@ -51,7 +51,9 @@ type header struct {
 	icc           []byte
 	quality       int
 
-	pngRawBytes, pngIDATBytes uint64 // PNG only: unfiltered pixel bytes claimed, compressed bytes present
+	pngRawBytes, pngIDATBytes uint64 // PNG: unfiltered pixel bytes claimed, compressed bytes present
+
+	jpegMinScanBytes, jpegScanBytes uint64 // baseline JPEG: least entropy-coded bytes the size needs, bytes present
 }
 
 // displaySize is the width and height once the orientation is applied.
@@ -86,6 +88,11 @@ func DecodeConfig(data []byte, lim Limits) (format string, width, height int, er
 // Decode does not keep data.
 func Decode(ctx context.Context, data []byte, lim Limits) (p *Photo, err error) {
 	defer recoverInvalid(&err)
+	return decode(ctx, data, lim)
+}
+
+// decode is Decode without the recover, so that the fuzz test sees panics.
+func decode(ctx context.Context, data []byte, lim Limits) (*Photo, error) {
 	h, err := readHeader(data, lim)
 	if err != nil {
 		return nil, err
@@ -165,14 +172,15 @@ func readHeader(data []byte, lim Limits) (*header, error) {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d = %s; the limit is %s",
 			h.width, h.height, megapixels(h.width*h.height), megapixels(max))
 	}
-	if h.pngRawBytes/1032 > h.pngIDATBytes+64 {
-		// Deflate cannot compress better than 1032:1 (a 258-byte match
-		// coded in two bits): a PNG whose pixel data is smaller than that
-		// is lying about its size. Refusing it here saves allocating the
-		// claimed image only to run out of data.
+	// A header claiming far more pixels than the data can hold is a lie (or
+	// a file cut short and patched): refuse it before allocating the claimed
+	// image only to run out of data. Deflate cannot compress better than
+	// 1032:1 (a 258-byte match coded in two bits); for JPEG see
+	// baselineMinBytes.
+	if h.pngRawBytes/1032 > h.pngIDATBytes+64 || h.jpegMinScanBytes > h.jpegScanBytes {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams,
 			"image data is truncated or corrupt: header says %d×%d but the file holds only %d bytes of pixel data",
-			h.width, h.height, h.pngIDATBytes)
+			h.width, h.height, h.pngIDATBytes+h.jpegScanBytes)
 	}
 	return h, nil
 }

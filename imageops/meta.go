@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"image/png"
+
+	"carphoto"
 )
 
 // This file reads and writes the metadata carphoto keeps: the EXIF
@@ -51,6 +53,9 @@ func readJPEGMeta(data []byte, h *header) error {
 		tables    [4]*quantTable
 		lumaTable = 0 // the table of the first component, from SOF
 		scans     int
+		sof       []byte // baseline frame header, for the data-size check
+		inScan    bool
+		scanStart int
 	)
 	p := 2 // after SOI
 	for {
@@ -70,6 +75,11 @@ func readJPEGMeta(data []byte, h *header) error {
 		switch {
 		case m == 0x00, m == 0x01, m >= 0xD0 && m <= 0xD7:
 			continue // stuffed zero, TEM or RSTn: no length, part of scan data
+		case inScan:
+			h.jpegScanBytes += uint64(p - 2 - scanStart)
+			inScan = false
+		}
+		switch {
 		case m == 0xD8:
 			return errors.New("second SOI marker before EOI")
 		case m == 0xD9: // EOI
@@ -80,6 +90,7 @@ func readJPEGMeta(data []byte, h *header) error {
 				h.quality = estimateJPEGQuality(t)
 			}
 			h.icc = joinICC(iccChunks[:], iccCount)
+			h.jpegMinScanBytes = baselineMinBytes(sof)
 			return nil
 		}
 		if p+2 > len(data) {
@@ -116,13 +127,48 @@ func readJPEGMeta(data []byte, h *header) error {
 			if len(seg) >= 9 && seg[8] < 4 {
 				lumaTable = int(seg[8])
 			}
+			if m == 0xC0 || m == 0xC1 {
+				sof = seg
+			}
 		case 0xDA: // SOS
 			scans++
 			if scans > maxJPEGScans {
 				return fmt.Errorf("more than %d progressive scans", maxJPEGScans)
 			}
+			inScan, scanStart = true, p
 		}
 	}
+}
+
+// baselineMinBytes is the least entropy-coded data a baseline JPEG with
+// frame header sof can hold: every 8×8 block of every component codes at
+// least a DC symbol and an AC symbol (EOB), one bit each at best, so a
+// quarter byte a block. It is 0 when sof is nil (progressive files can
+// cover many blocks with one end-of-band run) or unreadable.
+func baselineMinBytes(sof []byte) uint64 {
+	if len(sof) < 6 {
+		return 0
+	}
+	y, x := uint64(binary.BigEndian.Uint16(sof[1:])), uint64(binary.BigEndian.Uint16(sof[3:]))
+	nf := int(sof[5])
+	if len(sof) < 6+3*nf {
+		return 0
+	}
+	var hmax, vmax uint64
+	for i := range nf {
+		hmax = max(hmax, uint64(sof[7+3*i]>>4))
+		vmax = max(vmax, uint64(sof[7+3*i]&0x0F))
+	}
+	if hmax == 0 || vmax == 0 {
+		return 0
+	}
+	var blocks uint64
+	for i := range nf {
+		hi, vi := uint64(sof[7+3*i]>>4), uint64(sof[7+3*i]&0x0F)
+		cw, ch := (x*hi+hmax-1)/hmax, (y*vi+vmax-1)/vmax
+		blocks += (cw + 7) / 8 * ((ch + 7) / 8)
+	}
+	return blocks / 4
 }
 
 // quantTable is a JPEG quantisation table in zigzag order, as stored.
@@ -327,6 +373,9 @@ func readPNGMeta(data []byte, h *header) error {
 			}
 			w := uint64(binary.BigEndian.Uint32(chunk[0:]))
 			ht := uint64(binary.BigEndian.Uint32(chunk[4:]))
+			if w == 0 || ht == 0 {
+				return carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d: it has no pixels", w, ht)
+			}
 			depth, colorType := uint64(chunk[8]), chunk[9]
 			channels := map[byte]uint64{0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colorType]
 			h.pngRawBytes = ht * (1 + (w*channels*depth+7)/8)
