@@ -49,17 +49,20 @@ func PlaceLogo(ctx context.Context, img image.Image, quads []plates.Quad, logo i
 }
 
 // Scene matching: a white plate lit like a sunny street reads about
-// plateWhite in luminance; a plate measured darker dims the design by the
-// same ratio, at most down to minLogoGain.
+// plateWhite in luminance. The scene's light is the brighter of the plate's
+// background and the bright parts of its surroundings (a black plate in
+// daylight is not a dark scene); darker than plateWhite, the design is
+// dimmed by the same ratio, at most down to minLogoGain.
 const (
 	plateWhite  = 215.0
-	minLogoGain = 0.4
+	minLogoGain = 0.5
 )
 
 // placeLogo paints the plate base and the design over one plate shape.
 func placeLogo(dst *image.RGBA, s *plateShape, logo image.Image) {
 	base := plateColour(dst, s)
-	gain := min(1, max(minLogoGain, plateLuma(base[0], base[1], base[2])/plateWhite))
+	light := max(plateLuma(base[0], base[1], base[2]), surroundLight(dst, s))
+	gain := min(1, max(minLogoGain, light/plateWhite))
 
 	// Where the design sits on the unit plate: centred, aspect kept.
 	lb := logo.Bounds()
@@ -138,6 +141,27 @@ func plateColour(img *image.RGBA, s *plateShape) [3]float64 {
 	}
 	n := float64(hi - lo)
 	return [3]float64{c[0] / n, c[1] / n, c[2] / n}
+}
+
+// surroundLight is the 90th percentile of brightness in a band one plate
+// height wide around the plate.
+func surroundLight(img *image.RGBA, s *plateShape) float64 {
+	var ls []float64
+	area := s.quad.offset(s.h).bounds().Intersect(img.Rect)
+	for y := area.Min.Y; y < area.Max.Y; y++ {
+		for x := area.Min.X; x < area.Max.X; x++ {
+			if d := s.quad.signedDistance(float64(x)+0.5, float64(y)+0.5); d <= 0 || d > s.h {
+				continue
+			}
+			o := img.PixOffset(x, y)
+			ls = append(ls, plateLuma(float64(img.Pix[o]), float64(img.Pix[o+1]), float64(img.Pix[o+2])))
+		}
+	}
+	if len(ls) == 0 {
+		return 0
+	}
+	slices.Sort(ls)
+	return ls[len(ls)*9/10]
 }
 
 // plateLuma is the Rec. 601 brightness of a colour.

@@ -43,6 +43,13 @@ func logoNear(c color.RGBA, want color.NRGBA) bool {
 	return math.Sqrt(dr*dr+dg*dg+db*db) < 60
 }
 
+// logoShowsDesign reports whether c is the red or the blue of
+// logoTwoColour, however dimmed to match a dark scene.
+func logoShowsDesign(c color.RGBA) bool {
+	r, g, b := float64(c.R), float64(c.G), float64(c.B)
+	return r > 40 && r > 2.5*max(g, b) || b > 40 && b > 2.5*max(r, g)
+}
+
 // logoPlateAspect is the plate's width over height as PlaceLogo measures it.
 func logoPlateAspect(q plates.Quad) float64 {
 	d := func(a, b plates.Point) float64 { return math.Hypot(b.X-a.X, b.Y-a.Y) }
