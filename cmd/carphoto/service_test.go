@@ -147,7 +147,7 @@ func TestCarShadowKeepsTransparentCutout(t *testing.T) {
 				for yy := 40; yy < 150; yy += 7 {
 					for xx := 30; xx < 270; xx += 11 {
 						r, g, b, a := out.At(xx+dx, yy+dy).RGBA()
-						if r>>8 != uint32(xx) || g>>8 != uint32(yy) || b>>8 != 90 || a != 0xffff {
+						if r>>8 != uint32(uint8(xx)) || g>>8 != uint32(yy) || b>>8 != 90 || a != 0xffff {
 							t.Fatalf("car pixel (%d,%d) changed: got %d,%d,%d,%d", xx, yy, r>>8, g>>8, b>>8, a>>8)
 						}
 					}
