@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/draw"
 	"image/jpeg"
 	"image/png"
 	"io"
@@ -232,12 +231,19 @@ func recoverInvalid(err *error) {
 }
 
 // EncodeJPEG writes img as a baseline JPEG at quality (clamped to 1..100),
-// with icc embedded as APP2 ICC_PROFILE segments when it is not nil. It
+// with icc embedded as APP2 ICC_PROFILE segments. A profile whose colour
+// space is not the one written (RGB, or gray for an *image.Gray) is left
+// out: a CMYK input's profile on RGB pixels would make viewers misread
+// every colour, which is worse than none. It
 // writes no EXIF, so location and camera data from the input are dropped;
 // the pixels are already in displayed orientation. Alpha is ignored
 // (transparent pixels come out black); flatten first if that matters.
 func EncodeJPEG(w io.Writer, img image.Image, quality int, icc []byte) error {
 	quality = min(max(quality, 1), 100)
+	_, gray := img.(*image.Gray)
+	if !iccFits(icc, gray) {
+		icc = nil
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	iw := &afterPrefix{w: bw, prefixLen: 2, insert: jpegICCSegments(icc)} // after SOI
 	if err := jpeg.Encode(iw, img, &jpeg.Options{Quality: quality}); err != nil {
@@ -249,11 +255,16 @@ func EncodeJPEG(w io.Writer, img image.Image, quality int, icc []byte) error {
 	return nil
 }
 
-// EncodePNG writes img as a PNG with icc embedded as an iCCP chunk when it
-// is not nil. It favours speed over size (the standard library encoder at
+// EncodePNG writes img as a PNG with icc embedded as an iCCP chunk, unless
+// its colour space is not the one written (see EncodeJPEG). It favours speed over size (the standard library encoder at
 // png.BestSpeed; see docs/BENCHMARKS.md, "Codec"). An opaque image is
 // written without an alpha channel.
 func EncodePNG(w io.Writer, img image.Image, icc []byte) error {
+	img = pngReady(img)
+	_, gray := img.(*image.Gray)
+	if !iccFits(icc, gray) {
+		icc = nil
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	iccChunk, err := pngICCChunk(icc)
 	if err != nil {
@@ -261,7 +272,7 @@ func EncodePNG(w io.Writer, img image.Image, icc []byte) error {
 	}
 	iw := &afterPrefix{w: bw, prefixLen: len(pngSignature) + 25, insert: iccChunk} // after IHDR
 	enc := png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: pngBuffers}
-	if err := enc.Encode(iw, pngReady(img)); err != nil {
+	if err := enc.Encode(iw, img); err != nil {
 		return fmt.Errorf("encode png: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -270,50 +281,15 @@ func EncodePNG(w io.Writer, img image.Image, icc []byte) error {
 	return nil
 }
 
-// pngReady converts img to a type the standard PNG encoder writes without a
-// per-pixel interface call: a premultiplied *image.RGBA with transparency
-// would otherwise go through At(x, y) pixel by pixel.
+// pngReady returns img as a type the standard PNG encoder copies row by
+// row; for the others (YCbCr, CMYK, ...) it would call At for every pixel,
+// several times slower than converting first.
 func pngReady(img image.Image) image.Image {
-	switch m := img.(type) {
-	case *image.Gray, *image.Gray16, *image.NRGBA, *image.NRGBA64, *image.Paletted:
-		return m
-	case *image.RGBA:
-		if m.Opaque() {
-			return m
-		}
-		return rgbaToNRGBA(m)
+	switch img.(type) {
+	case *image.RGBA, *image.NRGBA, *image.Gray, *image.Paletted:
+		return img
 	}
-	b := img.Bounds()
-	dst := image.NewNRGBA(b)
-	draw.Draw(dst, b, img, b.Min, draw.Src)
-	return dst
-}
-
-// rgbaToNRGBA un-premultiplies m into a new *image.NRGBA.
-func rgbaToNRGBA(m *image.RGBA) *image.NRGBA {
-	b := m.Bounds()
-	dst := image.NewNRGBA(b)
-	w := b.Dx() * 4
-	for y := 0; y < b.Dy(); y++ {
-		s := m.Pix[y*m.Stride : y*m.Stride+w]
-		d := dst.Pix[y*dst.Stride : y*dst.Stride+w]
-		for i := 0; i+3 < len(s); i += 4 {
-			a := s[i+3]
-			switch a {
-			case 255:
-				d[i], d[i+1], d[i+2], d[i+3] = s[i], s[i+1], s[i+2], 255
-			case 0:
-				d[i], d[i+1], d[i+2], d[i+3] = 0, 0, 0, 0
-			default:
-				a32 := uint32(a)
-				d[i] = uint8((uint32(s[i])*255 + a32/2) / a32)
-				d[i+1] = uint8((uint32(s[i+1])*255 + a32/2) / a32)
-				d[i+2] = uint8((uint32(s[i+2])*255 + a32/2) / a32)
-				d[i+3] = a
-			}
-		}
-	}
-	return dst
+	return toRGBA(img)
 }
 
 // HasTransparency reports whether some pixel of img has alpha below 255, as

@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -299,14 +300,22 @@ func TestDecodeKeepsJPEGTypeWhenUpright(t *testing.T) {
 	}
 }
 
-// randomICC returns n bytes standing in for a profile: the codec must carry
-// them byte for byte whatever they hold.
+// randomICC returns n bytes (n ≥ 128) standing in for an RGB profile: an
+// ICC header naming the "RGB " colour space, then noise that the codec must
+// carry byte for byte.
 func randomICC(n int) []byte {
+	return fakeICC(n, "RGB ")
+}
+
+func fakeICC(n int, space string) []byte {
 	r := rand.New(rand.NewPCG(1, uint64(n)))
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = byte(r.Uint32())
 	}
+	binary.BigEndian.PutUint32(b, uint32(n))
+	copy(b[16:], space)
+	copy(b[36:], "acsp")
 	return b
 }
 
@@ -382,6 +391,44 @@ func jpegMarkers(tb testing.TB, d []byte) []byte {
 		p += 2 + int(d[p+2])<<8 + int(d[p+3])
 	}
 	return ms
+}
+
+func TestEncodersLeaveOutMismatchedProfile(t *testing.T) {
+	rgb := quadImage(16, 8)
+	gray := image.NewGray(rgb.Bounds())
+	tests := []struct {
+		name  string
+		img   image.Image
+		space string
+		kept  bool
+	}{
+		{"CMYK profile on RGB pixels", rgb, "CMYK", false},
+		{"gray profile on RGB pixels", rgb, "GRAY", false},
+		{"gray profile on gray pixels", gray, "GRAY", true},
+		{"RGB profile on gray pixels", gray, "RGB ", false},
+	}
+	for _, tc := range tests {
+		icc := fakeICC(600, tc.space)
+		for _, enc := range []struct {
+			name   string
+			encode func(io.Writer, image.Image, []byte) error
+		}{
+			{"jpeg", func(w io.Writer, m image.Image, icc []byte) error { return imageops.EncodeJPEG(w, m, 90, icc) }},
+			{"png", imageops.EncodePNG},
+		} {
+			var b bytes.Buffer
+			if err := enc.encode(&b, tc.img, icc); err != nil {
+				t.Fatal(err)
+			}
+			p, err := imageops.Decode(context.Background(), b.Bytes(), imageops.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept := bytes.Equal(p.ICC, icc); kept != tc.kept {
+				t.Errorf("%s, %s: profile kept = %v, want %v", tc.name, enc.name, kept, tc.kept)
+			}
+		}
+	}
 }
 
 func TestEncodeJPEGDropsEXIFAndGPS(t *testing.T) {
@@ -593,13 +640,13 @@ func FuzzDecode(f *testing.F) {
 	jpg := encodeJPEG(f, img, 80)
 	f.Add(jpg)
 	f.Add(withSegments(jpg, jpegSegment(0xE1, append([]byte("Exif\x00\x00"), exifTIFF(6, true)...)), jpegSegment(0xE2, append([]byte("ICC_PROFILE\x00\x01\x01"), "abc"...))))
-	var prog bytes.Buffer
+	var withICC bytes.Buffer
 	f.Add(jpg[:len(jpg)/2])
 	f.Add(withPNGChunk(encodePNG(f, img), pngChunk("eXIf", exifTIFF(8, false))))
-	if err := imageops.EncodePNG(&prog, img, []byte("profile")); err != nil {
+	if err := imageops.EncodePNG(&withICC, img, randomICC(300)); err != nil {
 		f.Fatal(err)
 	}
-	f.Add(prog.Bytes())
+	f.Add(withICC.Bytes())
 	f.Add(pngHeader(40000, 40000, 10))
 	for _, name := range []string{"quad.lossless.webp", "quad.lossy.webp"} {
 		f.Add(webpWith(f, name, []byte("icc"), exifTIFF(3, false)))

@@ -300,6 +300,19 @@ func jpegICCSegments(icc []byte) []byte {
 	return out
 }
 
+// iccFits reports whether icc is a profile (at least its 128-byte header)
+// for the colour space the encoders write: gray for a gray image, RGB
+// otherwise.
+func iccFits(icc []byte, gray bool) bool {
+	if len(icc) < 128 {
+		return false
+	}
+	if gray {
+		return string(icc[16:20]) == "GRAY"
+	}
+	return string(icc[16:20]) == "RGB "
+}
+
 // exifOrientation returns the Orientation tag (0x0112) of IFD0 in a TIFF
 // structure (the body of an EXIF block, with or without its "Exif\0\0"
 // prefix), or 1 when it is absent or unreadable. Every offset is checked
