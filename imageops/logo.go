@@ -4,7 +4,6 @@ import (
 	"context"
 	"image"
 	"math"
-	"slices"
 
 	xdraw "golang.org/x/image/draw"
 
@@ -109,59 +108,88 @@ func placeLogo(dst *image.RGBA, s *plateShape, logo image.Image) {
 // 40th and 85th percentiles, which skips dark characters and bolts as well
 // as specular highlights.
 func plateColour(img *image.RGBA, s *plateShape) [3]float64 {
-	type px struct{ l, r, g, b float64 }
-	var pxs []px
+	var h lumaHistogram
 	area := s.quad.bounds().Intersect(img.Rect)
+	quad := s.quad.outline()
 	for y := area.Min.Y; y < area.Max.Y; y++ {
 		for x := area.Min.X; x < area.Max.X; x++ {
-			if s.quad.signedDistance(float64(x)+0.5, float64(y)+0.5) > 0 {
-				continue
+			if quad.signedDistance(float64(x)+0.5, float64(y)+0.5) <= 0 {
+				h.add(img, x, y)
 			}
-			o := img.PixOffset(x, y)
-			r, g, b := float64(img.Pix[o]), float64(img.Pix[o+1]), float64(img.Pix[o+2])
-			pxs = append(pxs, px{plateLuma(r, g, b), r, g, b})
 		}
 	}
-	if len(pxs) == 0 {
+	if h.n == 0 {
 		return [3]float64{plateWhite, plateWhite, plateWhite}
 	}
-	slices.SortFunc(pxs, func(a, b px) int {
-		switch {
-		case a.l < b.l:
-			return -1
-		case a.l > b.l:
-			return 1
-		}
-		return 0
-	})
-	lo, hi := len(pxs)*40/100, max(len(pxs)*85/100, len(pxs)*40/100+1)
-	var c [3]float64
-	for _, p := range pxs[lo:hi] {
-		c[0], c[1], c[2] = c[0]+p.r, c[1]+p.g, c[2]+p.b
-	}
-	n := float64(hi - lo)
-	return [3]float64{c[0] / n, c[1] / n, c[2] / n}
+	return h.meanBetween(0.40, 0.85)
 }
 
-// surroundLight is the 90th percentile of brightness in a band one plate
-// height wide around the plate.
+// surroundLight is the brightness of the bright parts (90th to 100th
+// percentile) of a band one plate height wide around the plate.
 func surroundLight(img *image.RGBA, s *plateShape) float64 {
-	var ls []float64
+	var h lumaHistogram
 	area := s.quad.offset(s.h).bounds().Intersect(img.Rect)
+	quad := s.quad.outline()
 	for y := area.Min.Y; y < area.Max.Y; y++ {
 		for x := area.Min.X; x < area.Max.X; x++ {
-			if d := s.quad.signedDistance(float64(x)+0.5, float64(y)+0.5); d <= 0 || d > s.h {
-				continue
+			if d := quad.signedDistance(float64(x)+0.5, float64(y)+0.5); d > 0 && d <= s.h {
+				h.add(img, x, y)
 			}
-			o := img.PixOffset(x, y)
-			ls = append(ls, plateLuma(float64(img.Pix[o]), float64(img.Pix[o+1]), float64(img.Pix[o+2])))
 		}
 	}
-	if len(ls) == 0 {
+	if h.n == 0 {
 		return 0
 	}
-	slices.Sort(ls)
-	return ls[len(ls)*9/10]
+	c := h.meanBetween(0.90, 1)
+	return plateLuma(c[0], c[1], c[2])
+}
+
+// lumaHistogram counts pixels by brightness and sums their colours, so
+// that the mean colour of a brightness percentile range costs no sort.
+type lumaHistogram struct {
+	n     int
+	count [256]int
+	sum   [256][3]float64
+}
+
+func (h *lumaHistogram) add(img *image.RGBA, x, y int) {
+	o := img.PixOffset(x, y)
+	r, g, b := float64(img.Pix[o]), float64(img.Pix[o+1]), float64(img.Pix[o+2])
+	l := min(255, int(plateLuma(r, g, b)+0.5))
+	h.n++
+	h.count[l]++
+	h.sum[l][0] += r
+	h.sum[l][1] += g
+	h.sum[l][2] += b
+}
+
+// meanBetween returns the mean colour of the pixels ranked between the
+// fractions lo and hi of the histogram, darkest first.
+func (h *lumaHistogram) meanBetween(lo, hi float64) [3]float64 {
+	from, to := float64(h.n)*lo, max(float64(h.n)*hi, float64(h.n)*lo+1)
+	var c [3]float64
+	var taken float64
+	seen := 0.0
+	for l := range 256 {
+		if h.count[l] == 0 {
+			continue
+		}
+		n := float64(h.count[l])
+		// The share of this bin that falls inside [from, to).
+		part := max(0, min(seen+n, to)-max(seen, from))
+		seen += n
+		if part == 0 {
+			continue
+		}
+		for k := range 3 {
+			c[k] += h.sum[l][k] / n * part
+		}
+		taken += part
+	}
+	if taken == 0 {
+		return c
+	}
+	return [3]float64{c[0] / taken, c[1] / taken, c[2] / taken}
 }
 
 // plateLuma is the Rec. 601 brightness of a colour.

@@ -77,7 +77,7 @@ type plateShape struct {
 	toPlate homography // photo pixels → unit square
 	w, h    float64    // plate width and height in photo pixels
 
-	core    polygon // covered shape minus its corner radius
+	core    outline // covered shape minus its corner radius
 	radius  float64 // corner radius in pixels
 	feather float64 // soft edge width in pixels
 	outer   image.Rectangle
@@ -124,7 +124,7 @@ func newPlateShape(q plates.Quad) (s plateShape, ok bool, err error) {
 	}
 	s.radius = cornerRadius * s.h
 	s.feather = featherBase + featherPerH*s.h
-	s.core = extended.offset(minMarginPx - s.radius)
+	s.core = extended.offset(minMarginPx - s.radius).outline()
 	s.outer = extended.offset(minMarginPx + s.feather + 1).bounds()
 	return s, true, nil
 }

@@ -61,7 +61,8 @@ func (m homography) inverse() homography {
 	return inv
 }
 
-// polygon is a convex polygon whose corners run clockwise on screen (y down).
+// polygon is a convex quadrilateral whose corners run clockwise on screen
+// (y down).
 type polygon []plates.Point
 
 // convexClockwise returns q as a convex clockwise polygon, reversing a
@@ -126,28 +127,52 @@ func (p polygon) offset(t float64) polygon {
 }
 
 // signedDistance returns the distance in pixels from (x, y) to the polygon's
-// outline, negative inside. It is exact inside and outside, so a shape made
-// by thresholding it has evenly anti-aliased, round-cornered edges.
+// outline, negative inside. For many points, use outline.
 func (p polygon) signedDistance(x, y float64) float64 {
+	o := p.outline()
+	return o.signedDistance(x, y)
+}
+
+// outline is a quadrilateral with its edges' unit outward normals worked
+// out once, for distance queries at every pixel of an area.
+type outline struct {
+	pts    polygon
+	nx, ny [4]float64
+}
+
+// outline returns p, which has four corners, ready for distance queries.
+func (p polygon) outline() outline {
+	o := outline{pts: p[:4:4]}
+	for i := range 4 {
+		o.nx[i], o.ny[i] = p.edgeNormal(i)
+	}
+	return o
+}
+
+// signedDistance returns the distance in pixels from (x, y) to the outline,
+// negative inside. It is exact inside and outside, so a shape made by
+// thresholding it has evenly anti-aliased, round-cornered edges.
+func (o *outline) signedDistance(x, y float64) float64 {
+	p := o.pts
 	inside := math.Inf(-1)
-	for i := range p {
-		nx, ny := p.edgeNormal(i)
-		inside = max(inside, (x-p[i].X)*nx+(y-p[i].Y)*ny)
+	for i := range 4 {
+		inside = max(inside, (x-p[i].X)*o.nx[i]+(y-p[i].Y)*o.ny[i])
 	}
 	if inside <= 0 {
 		return inside
 	}
-	d := math.Inf(1)
-	for i := range p {
-		a, b := p[i], p[(i+1)%len(p)]
+	d2 := math.Inf(1)
+	for i := range 4 {
+		a, b := p[i], p[(i+1)%4]
 		dx, dy := b.X-a.X, b.Y-a.Y
 		t := 0.0
 		if l2 := dx*dx + dy*dy; l2 > 0 {
 			t = min(1, max(0, ((x-a.X)*dx+(y-a.Y)*dy)/l2))
 		}
-		d = min(d, math.Hypot(x-a.X-t*dx, y-a.Y-t*dy))
+		ex, ey := x-a.X-t*dx, y-a.Y-t*dy
+		d2 = min(d2, ex*ex+ey*ey)
 	}
-	return d
+	return math.Sqrt(d2)
 }
 
 // bounds returns the integer rectangle holding the polygon.
