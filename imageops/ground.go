@@ -5,10 +5,10 @@ import (
 	"math"
 )
 
-// solidAlpha is the matte value from which a pixel counts as car when
+// groundSolidAlpha is the matte value from which a pixel counts as car when
 // finding the ground: half coverage, so a soft matte edge neither lifts nor
 // lowers the contact by more than half a pixel.
-const solidAlpha = 128
+const groundSolidAlpha = 128
 
 // groundPoint is a point in continuous image coordinates: pixel (x, y)
 // covers [x, x+1) × [y, y+1); y grows downwards.
@@ -39,7 +39,7 @@ func findGround(car *image.NRGBA) (gr ground, ok bool) {
 		row := car.Pix[y*car.Stride : y*car.Stride+4*w]
 		any := false
 		for x := 0; x < w; x++ {
-			if row[4*x+3] >= solidAlpha {
+			if row[4*x+3] >= groundSolidAlpha {
 				low[x] = y + 1
 				any = true
 				if x < minX {
@@ -71,14 +71,14 @@ func findGround(car *image.NRGBA) (gr ground, ok bool) {
 			gr.bottom[i] = math.NaN()
 		}
 	}
-	gr.hull = lowerHull(pts)
+	gr.hull = groundHull(pts)
 	gr.contacts = gr.findContacts()
 	return gr, true
 }
 
-// lowerHull returns the vertices of the lowest convex chain over pts (sorted
+// groundHull returns the vertices of the lowest convex chain over pts (sorted
 // by x): the floor a rigid ruler would rest on from below.
-func lowerHull(pts []groundPoint) []groundPoint {
+func groundHull(pts []groundPoint) []groundPoint {
 	hull := make([]groundPoint, 0, 16)
 	for _, p := range pts {
 		for n := len(hull); n >= 2; n = len(hull) {
@@ -94,29 +94,52 @@ func lowerHull(pts []groundPoint) []groundPoint {
 	return hull
 }
 
-// findContacts picks the hull vertices that are tyres: within a tyre's
-// width on either side the underside rises above the vertex (or the car
-// ends). A bumper end fails this on its inner side, where the profile runs
-// level or falls towards the wheel. Without any such vertex (a car cut off
-// by the image's bottom edge) the lowest hull vertices are used.
+// findContacts picks the tyres: columns where the underside is locally
+// lowest (it rises on both sides within a tyre's width before going any
+// lower, or the car ends) and that reach down to the hull, give or take a
+// little (a tyre beside a low bumper corner), or whose bump holds a hull
+// vertex (a far tyre whose lowest point sits just above the hull). The
+// contacts are the lower convex chain of those; a flat-bottomed tyre gives
+// both ends of its flat. Without any (a car cut off by the image's bottom
+// edge) the lowest hull vertices are used.
 func (gr *ground) findContacts() []groundPoint {
 	hc := float64(gr.box.Dy())
 	reach := int(math.Max(2, 0.14*hc))
 	rise := math.Max(1, 0.015*hc)
-	var out []groundPoint
-	for _, v := range gr.hull {
-		c := int(v.x) - gr.box.Min.X
-		if gr.risesWithin(c, -1, reach, v.y-rise) && gr.risesWithin(c, +1, reach, v.y-rise) {
-			out = append(out, v)
+	tol := math.Max(1.5, 0.04*hc)
+	b := gr.bottom
+	var cand []groundPoint
+	for a := 0; a < len(b); {
+		if math.IsNaN(b[a]) {
+			a++
+			continue
 		}
+		// The plateau a…z at this height.
+		z := a
+		for z+1 < len(b) && b[z+1] == b[a] {
+			z++
+		}
+		y := b[a]
+		if gr.risesWithin(a, -1, reach, y, y-rise) && gr.risesWithin(z, +1, reach, y, y-rise) {
+			x0 := float64(gr.box.Min.X+a) + 0.5
+			x1 := float64(gr.box.Min.X+z) + 0.5
+			if y >= gr.hullAt(x0)-tol || gr.hullVertexNear(x0-float64(reach/3), x1+float64(reach/3), y-rise) {
+				cand = append(cand, groundPoint{x0, y})
+				if z > a {
+					cand = append(cand, groundPoint{x1, y})
+				}
+			}
+		}
+		a = z + 1
 	}
-	if len(out) > 0 {
-		return out
+	if len(cand) > 0 {
+		return groundHull(cand)
 	}
 	lowest := gr.hull[0].y
 	for _, v := range gr.hull {
 		lowest = math.Max(lowest, v.y)
 	}
+	var out []groundPoint
 	for _, v := range gr.hull {
 		if v.y >= lowest-0.5 {
 			out = append(out, v)
@@ -125,37 +148,49 @@ func (gr *ground) findContacts() []groundPoint {
 	return out
 }
 
-// risesWithin reports whether, walking from column c in direction dir for
-// up to reach columns, the underside climbs to level or above, a column has
-// no car, or the car ends.
-func (gr *ground) risesWithin(c, dir, reach int, level float64) bool {
-	for k := 1; k <= reach; k++ {
-		i := c + dir*k
-		if i < 0 || i >= len(gr.bottom) {
-			return true
-		}
-		if b := gr.bottom[i]; math.IsNaN(b) || b <= level {
+// hullVertexNear reports whether a hull vertex with x in [x0, x1] lies at
+// or below level.
+func (gr *ground) hullVertexNear(x0, x1, level float64) bool {
+	for _, v := range gr.hull {
+		if v.x >= x0 && v.x <= x1 && v.y >= level {
 			return true
 		}
 	}
 	return false
 }
 
+// risesWithin reports whether, walking from column c in direction dir for
+// up to reach columns, the underside climbs to level or above (a column
+// without car, or the car's end, counts) before it drops below floor.
+func (gr *ground) risesWithin(c, dir, reach int, floor, level float64) bool {
+	for k := 1; k <= reach; k++ {
+		i := c + dir*k
+		if i < 0 || i >= len(gr.bottom) {
+			return true
+		}
+		b := gr.bottom[i]
+		switch {
+		case math.IsNaN(b) || b <= level:
+			return true
+		case b > floor:
+			return false
+		}
+	}
+	return false
+}
+
 // at returns the floor's y at horizontal position x: the polyline through
-// the tyre contacts, continued past the outer tyres along the end segments
-// (slope limited to 45°, one contact gives a level floor), and never above
+// the tyre contacts, continued past the outer tyres along the line to the
+// next tyre (level when there is none; see endSlope), and never more than a little above
 // the car's underside.
 func (gr *ground) at(x float64) float64 {
 	c := gr.contacts
 	var y float64
 	switch {
-	case len(c) == 1:
-		y = c[0].y
 	case x <= c[0].x:
-		y = c[0].y + groundSlope(c[0], c[1])*(x-c[0].x)
+		y = c[0].y + gr.endSlope(false)*(x-c[0].x)
 	case x >= c[len(c)-1].x:
-		a, b := c[len(c)-2], c[len(c)-1]
-		y = b.y + groundSlope(a, b)*(x-b.x)
+		y = c[len(c)-1].y + gr.endSlope(true)*(x-c[len(c)-1].x)
 	default:
 		i := 1
 		for c[i].x < x {
@@ -164,12 +199,37 @@ func (gr *ground) at(x float64) float64 {
 		a, b := c[i-1], c[i]
 		y = a.y + (b.y-a.y)*(x-a.x)/(b.x-a.x)
 	}
-	return math.Max(y, gr.hullAt(x))
+	return math.Max(y, gr.hullAt(x)-math.Max(1.5, 0.025*float64(gr.box.Dy())))
 }
 
-// groundSlope is the slope of the floor line a–b, limited to ±1.
-func groundSlope(a, b groundPoint) float64 {
-	return math.Max(-1, math.Min(1, (b.y-a.y)/(b.x-a.x)))
+// endSlope is the slope of the floor beyond the rightmost (right) or
+// leftmost contact, from the line to the nearest contact at least a
+// tyre's width away (at most 0.6); level when every contact is on one tyre.
+func (gr *ground) endSlope(right bool) float64 {
+	c := gr.contacts
+	minDX := 0.25 * float64(gr.box.Dy())
+	end := c[0]
+	if right {
+		end = c[len(c)-1]
+	}
+	for k := range c {
+		o := c[k]
+		if right {
+			o = c[len(c)-1-k]
+		}
+		if math.Abs(o.x-end.x) >= minDX {
+			// Outwards the floor rises as steeply as the last line, never
+			// falls: past the nearest tyre of a three-quarter view the
+			// hidden side's line climbs away like the visible one, and a
+			// side view's line is nearly level either way.
+			rise := math.Min(0.6, math.Abs((end.y-o.y)/(end.x-o.x)))
+			if right {
+				return -rise
+			}
+			return rise
+		}
+	}
+	return 0
 }
 
 // hullAt interpolates the lower hull at x; -Inf outside the car's columns.

@@ -19,9 +19,9 @@ type ShadowOptions struct {
 const (
 	// The contact shadow: dark and tight where a tyre or a low sill meets
 	// the floor, vanishing once the underside is a little above it.
-	contactStrength = 0.92
+	contactStrength = 0.95
 	contactGap      = 0.02  // underside height at which it falls to 1/e
-	contactSigmaX   = 0.012 // blur along the floor line
+	contactSigmaX   = 0.015 // blur along the floor line
 	contactSigmaY   = 0.006 // blur across it (the floor is foreshortened)
 
 	// The ambient occlusion under the body: softer and wider, weaker where
@@ -59,7 +59,7 @@ func CarShadow(ctx context.Context, car *image.NRGBA, opt ShadowOptions) (*image
 	}
 	gr, ok := findGround(car)
 	if !ok {
-		if fullyTransparent(car) {
+		if shadowFullyTransparent(car) {
 			return nil, carphoto.Errorf(carphoto.EInvalidParams, "the image has no visible car: the cut-out is fully transparent")
 		}
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "the image has no visible car: no pixel of the cut-out is more than half opaque")
@@ -82,8 +82,8 @@ func CarShadow(ctx context.Context, car *image.NRGBA, opt ShadowOptions) (*image
 	return composeShadow(car, lay, sh, rf), nil
 }
 
-// fullyTransparent reports whether every pixel of m has alpha 0.
-func fullyTransparent(m *image.NRGBA) bool {
+// shadowFullyTransparent reports whether every pixel of m has alpha 0.
+func shadowFullyTransparent(m *image.NRGBA) bool {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	for y := 0; y < h; y++ {
 		row := m.Pix[y*m.Stride : y*m.Stride+4*w]
@@ -203,7 +203,7 @@ func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 	}
 
 	layers := []shadowLayer{
-		{contactStrength, contactGap, contactSigmaX, contactSigmaY, 0.02, 0.004},
+		{contactStrength, contactGap, contactSigmaX, contactSigmaY, 0.012, 0.01},
 		{ambientStrength, ambientGap, ambientSigmaX, ambientSigmaY, -1, 0.02},
 		{penumbraStrength, penumbraGap, penumbraSigmaX, penumbraSigmaY, -1, 0.03},
 	}
@@ -228,7 +228,7 @@ func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 				one[j*sg.w+i] = val
 			}
 		}
-		blurGrid(one, sg.w, sg.h, ly.sigmaX*u/dx, ly.sigmaY*u/dy)
+		shadowBlur(one, sg.w, sg.h, ly.sigmaX*u/dx, ly.sigmaY*u/dy)
 		for k, v := range one {
 			sg.a[k] *= 1 - v
 		}
@@ -248,9 +248,10 @@ func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 	if maxI < 0 {
 		return sg
 	}
-	xa := int(math.Floor(x0 + float64(minI-1)*dx))
-	xb := int(math.Ceil(x0 + float64(maxI+2)*dx))
-	bottom := sg.v0 + float64(maxJ+2)*dy
+	// Bilinear sampling reaches one cell past the last visible one.
+	xa := int(math.Floor(x0+float64(minI-1)*dx)) - 1
+	xb := int(math.Ceil(x0+float64(maxI+2)*dx)) + 1
+	bottom := sg.v0 + float64(maxJ+2)*dy + 1
 	low := 0.0
 	for x := xa; x < xb; x++ {
 		low = math.Max(low, gr.at(float64(x)+0.5)+bottom)
@@ -259,11 +260,11 @@ func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 	return sg
 }
 
-// blurGrid blurs a w×h buffer with three box passes per axis, close to a
+// shadowBlur blurs a w×h buffer with three box passes per axis, close to a
 // Gaussian of the given standard deviations (in cells). Values beyond the
 // edges count as zero.
-func blurGrid(a []float32, w, h int, sigmaX, sigmaY float64) {
-	rx, ry := boxRadius(sigmaX), boxRadius(sigmaY)
+func shadowBlur(a []float32, w, h int, sigmaX, sigmaY float64) {
+	rx, ry := shadowBoxRadius(sigmaX), shadowBoxRadius(sigmaY)
 	n := max(w, h)
 	src, dst := make([]float32, n), make([]float32, n)
 	if rx > 0 {
@@ -271,7 +272,7 @@ func blurGrid(a []float32, w, h int, sigmaX, sigmaY float64) {
 			row := a[j*w : (j+1)*w]
 			for p := 0; p < 3; p++ {
 				copy(src, row)
-				boxLine(src[:w], dst[:w], rx)
+				shadowBoxLine(src[:w], dst[:w], rx)
 				copy(row, dst[:w])
 			}
 		}
@@ -282,7 +283,7 @@ func blurGrid(a []float32, w, h int, sigmaX, sigmaY float64) {
 				src[j] = a[j*w+i]
 			}
 			for p := 0; p < 3; p++ {
-				boxLine(src[:h], dst[:h], ry)
+				shadowBoxLine(src[:h], dst[:h], ry)
 				src, dst = dst, src
 			}
 			for j := 0; j < h; j++ {
@@ -292,15 +293,15 @@ func blurGrid(a []float32, w, h int, sigmaX, sigmaY float64) {
 	}
 }
 
-// boxRadius is the radius of a box whose three passes approximate a
+// shadowBoxRadius is the radius of a box whose three passes approximate a
 // Gaussian of standard deviation sigma.
-func boxRadius(sigma float64) int {
+func shadowBoxRadius(sigma float64) int {
 	return int(math.Round((math.Sqrt(4*sigma*sigma+1) - 1) / 2))
 }
 
-// boxLine writes to dst the mean of src over a window of radius r around
+// shadowBoxLine writes to dst the mean of src over a window of radius r around
 // each element, with zeros beyond the ends.
-func boxLine(src, dst []float32, r int) {
+func shadowBoxLine(src, dst []float32, r int) {
 	n := len(src)
 	var sum float32
 	for k := 0; k <= r && k < n; k++ {
@@ -362,17 +363,17 @@ func composeShadow(car *image.NRGBA, lay *shadowLayout, sh *shadowGrid, rf *refl
 			a := ca + ua*(1-ca)
 			k := (1 - ca) / a
 			kc := ca / a / 255
-			px[0] = unitToByte(float32(px[0])*kc + ur*k)
-			px[1] = unitToByte(float32(px[1])*kc + ug*k)
-			px[2] = unitToByte(float32(px[2])*kc + ub*k)
-			px[3] = unitToByte(a)
+			px[0] = shadowByte(float32(px[0])*kc + ur*k)
+			px[1] = shadowByte(float32(px[1])*kc + ug*k)
+			px[2] = shadowByte(float32(px[2])*kc + ub*k)
+			px[3] = shadowByte(a)
 		}
 	}
 	return out
 }
 
-// unitToByte maps [0, 1] to 0…255, rounding and clamping.
-func unitToByte(v float32) uint8 {
+// shadowByte maps [0, 1] to 0…255, rounding and clamping.
+func shadowByte(v float32) uint8 {
 	switch {
 	case v <= 0:
 		return 0

@@ -1,0 +1,79 @@
+package imageops_test
+
+import (
+	"image"
+	"image/color"
+	"testing"
+
+	"carphoto/imageops"
+)
+
+// shadowReflected returns the output colour at input coordinates (x, y), and
+// fails if it is transparent.
+func shadowReflected(tb testing.TB, out *image.NRGBA, off image.Point, x, y int) color.NRGBA {
+	tb.Helper()
+	c := out.NRGBAAt(x+off.X, y+off.Y)
+	if c.A == 0 {
+		tb.Fatalf("no reflection at %v", image.Pt(x, y))
+	}
+	return c
+}
+
+func TestCarShadowReflectionMirrorsTheCar(t *testing.T) {
+	car, wheels := shadowSideCar(t)
+	out := shadowRun(t, car, imageops.ShadowOptions{Reflection: true})
+	off := shadowCarOffset(t, car, out)
+	floor := int(wheels[0].bottom())
+
+	// Just under a tyre: the tyre's red.
+	if c := shadowReflected(t, out, off, int(wheels[0].cx), floor+4); c.R <= c.G || c.R <= c.B {
+		t.Errorf("4 px under the tyre the reflection is %v, want the tyre's red", c)
+	}
+	// Under the body, between the wheels: the body's green, mirrored row
+	// by row (the body's green grows downwards, so the reflection's grows
+	// upwards).
+	near := shadowReflected(t, out, off, 210, floor+35) // mirrors row 145
+	far := shadowReflected(t, out, off, 210, floor+55)  // mirrors row 125
+	if near.G <= near.R || near.G <= near.B {
+		t.Errorf("35 px under the body the reflection is %v, want the body's green", near)
+	}
+	if gn, gf := shadowGreenShare(near), shadowGreenShare(far); gn <= gf {
+		t.Errorf("green share %.3f at 35 px and %.3f at 55 px under the body; want the mirror of the body's gradient (more green nearer)", gn, gf)
+	}
+	if near.A <= far.A {
+		t.Errorf("reflection alpha %d at 35 px and %d at 55 px, want it fading with distance", near.A, far.A)
+	}
+	// It fades out before the canvas ends.
+	for x := 0; x < out.Rect.Dx(); x++ {
+		if a := out.NRGBAAt(x, out.Rect.Dy()-1).A; a != 0 {
+			t.Fatalf("alpha %d at x=%d on the last row: the reflection is clipped", a, x)
+		}
+	}
+}
+
+func shadowGreenShare(c color.NRGBA) float64 {
+	return float64(c.G) / (float64(c.R) + float64(c.G) + float64(c.B) + 1)
+}
+
+func TestCarShadowReflectionFollowsEachContactLine(t *testing.T) {
+	car, wheels := shadowThreeQuarterCar(t)
+	out := shadowRun(t, car, imageops.ShadowOptions{Reflection: true})
+	off := shadowCarOffset(t, car, out)
+	// Under every shadowWheel, including the higher far and rear ones, the
+	// reflection starts with that shadowWheel's own red.
+	for _, w := range wheels {
+		if c := shadowReflected(t, out, off, int(w.cx), int(w.bottom())+4); c.R <= c.G || c.R <= c.B {
+			t.Errorf("4 px under the shadowWheel at x=%v the reflection is %v, want the tyre's red", w.cx, c)
+		}
+	}
+}
+
+func TestCarShadowReflectionOnlyWhenAsked(t *testing.T) {
+	car, wheels := shadowSideCar(t)
+	plain := shadowRun(t, car, imageops.ShadowOptions{})
+	off := shadowCarOffset(t, car, plain)
+	y := int(wheels[0].bottom()) + 4
+	if c := plain.NRGBAAt(int(wheels[0].cx)+off.X, y+off.Y); c.R != 0 {
+		t.Errorf("without Reflection the pixel under the tyre is %v, want black shadow only", c)
+	}
+}
