@@ -1,0 +1,624 @@
+package billing_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"image/png"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"carphoto"
+	"carphoto/billing"
+	"carphoto/internal/redistest"
+)
+
+// db is this package's database on a shared test Redis.
+const db = 3
+
+func newService(tb testing.TB, cfg billing.Config) (*billing.Service, *redistest.Server) {
+	tb.Helper()
+	r := redistest.New(tb, db)
+	return billing.New(r.Client, cfg), r
+}
+
+func createAccount(tb testing.TB, s *billing.Service, credits int64) (billing.Account, string) {
+	tb.Helper()
+	a, key, err := s.CreateAccount(context.Background(), "Test Motors", credits)
+	if err != nil {
+		tb.Fatalf("CreateAccount: %v", err)
+	}
+	return a, key
+}
+
+// wantCode fails unless err carries the given carphoto code.
+func wantCode(tb testing.TB, err error, code string) {
+	tb.Helper()
+	if got := carphoto.ErrorCode(err); err == nil || got != code {
+		tb.Fatalf("error %v: got code %q, want %q", err, got, code)
+	}
+}
+
+func balance(tb testing.TB, s *billing.Service, id string) int64 {
+	tb.Helper()
+	a, err := s.Account(context.Background(), id)
+	if err != nil {
+		tb.Fatalf("Account: %v", err)
+	}
+	return a.Credits
+}
+
+// kinds counts the account's ledger entries by kind.
+func kinds(tb testing.TB, s *billing.Service, id string) map[string]int {
+	tb.Helper()
+	entries, err := s.Ledger(context.Background(), id, 1000)
+	if err != nil {
+		tb.Fatalf("Ledger: %v", err)
+	}
+	n := map[string]int{}
+	for _, e := range entries {
+		n[e.Kind]++
+	}
+	return n
+}
+
+func TestCreateAccountAndAuthenticate(t *testing.T) {
+	s, _ := newService(t, billing.Config{})
+	a, key := createAccount(t, s, 10)
+	if !strings.HasPrefix(key, billing.KeyPrefix) || len(key) != len(billing.KeyPrefix)+43 {
+		t.Fatalf("key %q: want %s and 43 base62 characters", key, billing.KeyPrefix)
+	}
+	got, err := s.Authenticate(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Authenticate: %v", err)
+	}
+	if got.ID != a.ID || got.Name != "Test Motors" || got.Credits != 10 || got.KeyID == "" {
+		t.Fatalf("Authenticate = %+v, want account %s with 10 credits", got, a.ID)
+	}
+	if _, key2 := createAccount(t, s, 0); key2 == key {
+		t.Fatal("two accounts got the same key")
+	}
+}
+
+func TestAuthenticateRefusesBadKeys(t *testing.T) {
+	s, _ := newService(t, billing.Config{})
+	_, key := createAccount(t, s, 1)
+	unknown := billing.KeyPrefix + strings.Repeat("A", 43)
+	for name, k := range map[string]string{
+		"missing":        "",
+		"garbage":        "hello",
+		"wrong prefix":   "sk_live_" + key[len(billing.KeyPrefix):],
+		"too short":      key[:len(key)-1],
+		"bad character":  key[:len(key)-1] + "-",
+		"unknown":        unknown,
+		"key with space": key + " ",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := s.Authenticate(context.Background(), k)
+			wantCode(t, err, carphoto.EInvalidAPIKey)
+			if k != "" && strings.Contains(err.Error(), k) {
+				t.Fatalf("error %q repeats the key", err)
+			}
+		})
+	}
+}
+
+func TestRotateAndRevoke(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{})
+	a, old := createAccount(t, s, 3)
+
+	fresh, err := s.RotateKey(ctx, a.ID)
+	if err != nil {
+		t.Fatalf("RotateKey: %v", err)
+	}
+	_, err = s.Authenticate(ctx, old)
+	wantCode(t, err, carphoto.EInvalidAPIKey)
+	if got, err := s.Authenticate(ctx, fresh); err != nil || got.ID != a.ID || got.Credits != 3 {
+		t.Fatalf("Authenticate(new key) = %+v, %v; want account %s with its 3 credits", got, err, a.ID)
+	}
+
+	if err := s.RevokeKey(ctx, a.ID); err != nil {
+		t.Fatalf("RevokeKey: %v", err)
+	}
+	_, err = s.Authenticate(ctx, fresh)
+	wantCode(t, err, carphoto.EInvalidAPIKey)
+	if got, err := s.Account(ctx, a.ID); err != nil || got.KeyID != "" || got.Credits != 3 {
+		t.Fatalf("after revoke Account = %+v, %v; want no key and the balance kept", got, err)
+	}
+
+	again, err := s.RotateKey(ctx, a.ID)
+	if err != nil {
+		t.Fatalf("RotateKey after revoke: %v", err)
+	}
+	if _, err := s.Authenticate(ctx, again); err != nil {
+		t.Fatalf("a key issued after a revoke must work: %v", err)
+	}
+	for _, k := range []string{old, fresh} {
+		_, err := s.Authenticate(ctx, k)
+		wantCode(t, err, carphoto.EInvalidAPIKey)
+	}
+
+	wantCode(t, s.RevokeKey(ctx, "acct_nosuchaccount"), carphoto.ENotFound)
+	_, err = s.RotateKey(ctx, "acct_nosuchaccount")
+	wantCode(t, err, carphoto.ENotFound)
+}
+
+// TestKeysNeverStoredInClear dumps every key and value in the database and
+// looks for the API keys, whole or in part.
+func TestKeysNeverStoredInClear(t *testing.T) {
+	ctx := context.Background()
+	s, r := newService(t, billing.Config{})
+	a, key1 := createAccount(t, s, 5)
+	key2, err := s.RotateKey(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Hold(ctx, a.ID, "req-1", "blur-plates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Capture(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Allow(ctx, a.KeyID); err != nil {
+		t.Fatal(err)
+	}
+
+	var dump strings.Builder
+	keys, err := r.Client.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) == 0 {
+		t.Fatal("no keys in Redis; the dump would prove nothing")
+	}
+	for _, k := range keys {
+		dump.WriteString(k + "\n")
+		switch typ := r.Client.Type(ctx, k).Val(); typ {
+		case "string":
+			dump.WriteString(r.Client.Get(ctx, k).Val())
+		case "hash":
+			for f, v := range r.Client.HGetAll(ctx, k).Val() {
+				dump.WriteString(f + "=" + v + "\n")
+			}
+		case "zset":
+			dump.WriteString(strings.Join(r.Client.ZRange(ctx, k, 0, -1).Val(), "\n"))
+		case "stream":
+			for _, m := range r.Client.XRange(ctx, k, "-", "+").Val() {
+				for f, v := range m.Values {
+					dump.WriteString(f + "=" + v.(string) + "\n")
+				}
+			}
+		default:
+			t.Fatalf("key %s has type %s, which this test cannot read", k, typ)
+		}
+	}
+	for _, k := range []string{key1, key2} {
+		secret := k[len(billing.KeyPrefix):]
+		for _, part := range []string{secret[:16], secret[16:32], secret[27:]} {
+			if strings.Contains(dump.String(), part) {
+				t.Fatalf("part of an API key (%s…) is stored in Redis in clear", part[:4])
+			}
+		}
+	}
+}
+
+func TestHoldCaptureCharges(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{CostPerOp: map[string]int64{"plate-logo": 2}})
+	a, _ := createAccount(t, s, 5)
+
+	h, err := s.Hold(ctx, a.ID, "req-1", "plate-logo")
+	if err != nil {
+		t.Fatalf("Hold: %v", err)
+	}
+	if h.Amount() != 2 {
+		t.Fatalf("hold amount %d, want plate-logo's price 2", h.Amount())
+	}
+	if got := balance(t, s, a.ID); got != 3 {
+		t.Fatalf("balance during the hold %d, want 3 (held credits are not spendable)", got)
+	}
+	left, err := s.Capture(ctx, h)
+	if err != nil || left != 3 {
+		t.Fatalf("Capture = %d, %v; want 3", left, err)
+	}
+	left, err = s.Capture(ctx, h)
+	if err != nil || left != 3 {
+		t.Fatalf("second Capture = %d, %v; want 3 again, nothing more charged", left, err)
+	}
+	if err := s.Release(ctx, h); err != nil {
+		t.Fatalf("Release after Capture: %v", err)
+	}
+	if got := balance(t, s, a.ID); got != 3 {
+		t.Fatalf("balance %d, want 3: a Release after Capture must not refund", got)
+	}
+	if k := kinds(t, s, a.ID); k[billing.KindCapture] != 1 || k[billing.KindHold] != 1 || k[billing.KindRelease] != 0 {
+		t.Fatalf("ledger kinds %v, want one hold and one capture", k)
+	}
+	entries, _ := s.Ledger(ctx, a.ID, 1)
+	if e := entries[0]; e.Kind != billing.KindCapture || e.RequestID != "req-1" || e.Op != "plate-logo" || e.Amount != 2 || e.Balance != 3 {
+		t.Fatalf("latest ledger entry %+v, want the capture of 2 credits for req-1", e)
+	}
+}
+
+func TestHoldReleaseRefunds(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{})
+	a, _ := createAccount(t, s, 1)
+	h, err := s.Hold(ctx, a.ID, "req-1", "blur-plates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx, h); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if err := s.Release(ctx, h); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+	if got := balance(t, s, a.ID); got != 1 {
+		t.Fatalf("balance %d, want 1 after release (refunded once)", got)
+	}
+	if _, err := s.Capture(ctx, h); !errors.Is(err, billing.ErrHoldClosed) {
+		t.Fatalf("Capture after Release: %v, want ErrHoldClosed", err)
+	}
+	if got := balance(t, s, a.ID); got != 1 {
+		t.Fatalf("balance %d, want 1: a Capture after Release must not charge", got)
+	}
+	if err := s.Release(ctx, billing.Hold{}); err != nil {
+		t.Fatalf("Release of the zero Hold: %v", err)
+	}
+}
+
+func TestHoldInsufficientCredits(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{CostPerOp: map[string]int64{"car-shadow": 3}})
+	a, _ := createAccount(t, s, 2)
+	_, err := s.Hold(ctx, a.ID, "req-1", "car-shadow")
+	wantCode(t, err, carphoto.EInsufficientCredits)
+	if want := "this call costs 3 credits; the balance is 2"; carphoto.ErrorMessage(err) != want {
+		t.Fatalf("message %q, want %q", carphoto.ErrorMessage(err), want)
+	}
+	if got := balance(t, s, a.ID); got != 2 {
+		t.Fatalf("balance %d, want 2 untouched", got)
+	}
+}
+
+// TestConcurrentHolds is the acceptance case: 16 concurrent calls on a
+// balance of 5.
+func TestConcurrentHolds(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{})
+	a, _ := createAccount(t, s, 5)
+
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h, err := s.Hold(ctx, a.ID, "req", "blur-plates")
+			if err == nil {
+				_, err = s.Capture(ctx, h)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	ok, short := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case carphoto.ErrorCode(err) == carphoto.EInsufficientCredits:
+			short++
+		default:
+			t.Fatalf("unexpected error: %v", err)
+		}
+	}
+	if ok != 5 || short != 11 {
+		t.Fatalf("%d succeeded and %d were refused, want 5 and 11", ok, short)
+	}
+	if got := balance(t, s, a.ID); got != 0 {
+		t.Fatalf("balance %d, want 0", got)
+	}
+	if k := kinds(t, s, a.ID); k[billing.KindCapture] != 5 {
+		t.Fatalf("ledger has %d captures, want 5 (%v)", k[billing.KindCapture], k)
+	}
+}
+
+// TestExpiredHoldComesBack plays a web process that died after Hold: its
+// hold returns to the balance on the first sweep past HoldTTL, and not before.
+func TestExpiredHoldComesBack(t *testing.T) {
+	ctx := context.Background()
+	s, r := newService(t, billing.Config{HoldTTL: time.Minute})
+	a, _ := createAccount(t, s, 2)
+	h, err := s.Hold(ctx, a.ID, "req-dead", "blur-plates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another web process sweeps; first before the hold is due, then after.
+	sweeper := billing.New(r.Client, billing.Config{HoldTTL: time.Minute})
+	if n, err := sweeper.Reap(ctx); err != nil || n != 0 {
+		t.Fatalf("sweep before expiry closed %d holds (%v), want 0", n, err)
+	}
+	if got := balance(t, s, a.ID); got != 1 {
+		t.Fatalf("balance %d, want 1 while the hold is live", got)
+	}
+	sweeper.SetNow(func() time.Time { return time.Now().Add(61 * time.Second) })
+	if n, err := sweeper.Reap(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep after expiry closed %d holds (%v), want 1", n, err)
+	}
+	if got := balance(t, s, a.ID); got != 2 {
+		t.Fatalf("balance %d, want 2: the expired hold must come back", got)
+	}
+	if n, _ := sweeper.Reap(ctx); n != 0 {
+		t.Fatalf("second sweep closed %d holds, want 0", n)
+	}
+	if _, err := s.Capture(ctx, h); !errors.Is(err, billing.ErrHoldClosed) {
+		t.Fatalf("Capture of an expired hold: %v, want ErrHoldClosed", err)
+	}
+	if got := balance(t, s, a.ID); got != 2 {
+		t.Fatalf("balance %d, want 2: a late Capture must not charge", got)
+	}
+	if k := kinds(t, s, a.ID); k[billing.KindExpire] != 1 || k[billing.KindCapture] != 0 {
+		t.Fatalf("ledger kinds %v, want one expire and no capture", k)
+	}
+}
+
+// TestRunSweeps checks that Run, the loop every web process runs, returns
+// expired holds and stops when its context ends.
+func TestRunSweeps(t *testing.T) {
+	ctx := context.Background()
+	s, r := newService(t, billing.Config{HoldTTL: time.Minute})
+	a, _ := createAccount(t, s, 1)
+	if _, err := s.Hold(ctx, a.ID, "req-dead", "blur-plates"); err != nil {
+		t.Fatal(err)
+	}
+	sweeper := billing.New(r.Client, billing.Config{HoldTTL: time.Minute, ReapInterval: 10 * time.Millisecond})
+	sweeper.SetNow(func() time.Time { return time.Now().Add(2 * time.Minute) })
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sweeper.Run(runCtx) }()
+	for balance(t, s, a.ID) != 1 {
+		time.Sleep(5 * time.Millisecond) // until the first sweep lands
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run returned %v after cancel, want nil", err)
+	}
+}
+
+// TestCloseRaces races Capture, Release and the expiry sweep on one hold,
+// many times over: the hold is charged at most once, and exactly once
+// whenever Capture reports success.
+func TestCloseRaces(t *testing.T) {
+	ctx := context.Background()
+	s, r := newService(t, billing.Config{HoldTTL: time.Minute})
+	sweeper := billing.New(r.Client, billing.Config{HoldTTL: time.Minute})
+	sweeper.SetNow(func() time.Time { return time.Now().Add(2 * time.Minute) })
+	a, _ := createAccount(t, s, 1000)
+
+	want := int64(1000)
+	captures := 0
+	for i := range 40 {
+		h, err := s.Hold(ctx, a.ID, "req", "blur-plates")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var capErr error
+		wg.Add(4)
+		go func() { defer wg.Done(); _, capErr = s.Capture(ctx, h) }()
+		go func() { defer wg.Done(); _ = s.Release(ctx, h) }()
+		go func() { defer wg.Done(); _, _ = sweeper.Reap(ctx) }()
+		go func() { defer wg.Done(); _, _ = s.Capture(ctx, h) }()
+		wg.Wait()
+		if capErr == nil {
+			want--
+			captures++
+		} else if !errors.Is(capErr, billing.ErrHoldClosed) {
+			t.Fatalf("round %d: Capture: %v", i, capErr)
+		}
+		if got := balance(t, s, a.ID); got != want {
+			t.Fatalf("round %d: balance %d, want %d (capture succeeded: %v)", i, got, want, capErr == nil)
+		}
+	}
+	k := kinds(t, s, a.ID)
+	if k[billing.KindCapture] != captures || k[billing.KindCapture]+k[billing.KindRelease]+k[billing.KindExpire] != 40 {
+		t.Fatalf("ledger kinds %v after 40 holds with %d successful captures; want every hold closed exactly once", k, captures)
+	}
+}
+
+func TestCost(t *testing.T) {
+	s, _ := newService(t, billing.Config{CostPerOp: map[string]int64{"car-shadow": 3}, DefaultCost: 2})
+	for op, want := range map[string]int64{"car-shadow": 3, "blur-plates": 2} {
+		if got := s.Cost(op); got != want {
+			t.Errorf("Cost(%q) = %d, want %d", op, got, want)
+		}
+	}
+	if got := billing.New(nil, billing.Config{}).Cost("blur-plates"); got != 1 {
+		t.Errorf("default Cost = %d, want 1", got)
+	}
+}
+
+func TestAddCredits(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{})
+	a, _ := createAccount(t, s, 2)
+	if got, err := s.AddCredits(ctx, a.ID, 10, "admin-1"); err != nil || got != 12 {
+		t.Fatalf("AddCredits(10) = %d, %v; want 12", got, err)
+	}
+	if got, err := s.AddCredits(ctx, a.ID, -12, "admin-2"); err != nil || got != 0 {
+		t.Fatalf("AddCredits(-12) = %d, %v; want 0", got, err)
+	}
+	_, err := s.AddCredits(ctx, a.ID, -1, "admin-3")
+	wantCode(t, err, carphoto.EInvalidParams)
+	_, err = s.AddCredits(ctx, "acct_nosuchaccount", 1, "admin-4")
+	wantCode(t, err, carphoto.ENotFound)
+	if got := balance(t, s, a.ID); got != 0 {
+		t.Fatalf("balance %d, want 0", got)
+	}
+	if k := kinds(t, s, a.ID); k[billing.KindAdmin] != 3 {
+		t.Fatalf("ledger kinds %v, want 3 admin entries (creation, +10, -12)", k)
+	}
+}
+
+// TestCompanionTopUp is the companion app's side of the contract: it tops up
+// with HINCRBY on the account hash, and the API sees it at once.
+func TestCompanionTopUp(t *testing.T) {
+	ctx := context.Background()
+	s, r := newService(t, billing.Config{})
+	a, key := createAccount(t, s, 0)
+	if err := r.Client.HIncrBy(ctx, "cp:acct:"+a.ID, "credits", 7).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Authenticate(ctx, key)
+	if err != nil || got.Credits != 7 {
+		t.Fatalf("after the app's top-up Authenticate = %+v, %v; want 7 credits", got, err)
+	}
+	if _, err := s.Hold(ctx, a.ID, "req", "blur-plates"); err != nil {
+		t.Fatalf("Hold after top-up: %v", err)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{RateLimitPerMinute: 60})
+	a, _ := createAccount(t, s, 0)
+	b, _ := createAccount(t, s, 0)
+	for i := 1; i <= 64; i++ {
+		rl, err := s.Allow(ctx, a.KeyID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rl.Limit != 60 {
+			t.Fatalf("request %d: limit %d, want 60", i, rl.Limit)
+		}
+		if i <= 60 && (!rl.Allowed || rl.Remaining != 60-i) {
+			t.Fatalf("request %d: allowed %v, remaining %d; want allowed with %d remaining", i, rl.Allowed, rl.Remaining, 60-i)
+		}
+		if i > 60 && (rl.Allowed || rl.RetryAfter <= 0) {
+			t.Fatalf("request %d: allowed %v, retry after %v; want refused with a retry time", i, rl.Allowed, rl.RetryAfter)
+		}
+	}
+	if rl, err := s.Allow(ctx, b.KeyID); err != nil || !rl.Allowed || rl.Remaining != 59 {
+		t.Fatalf("another key: %+v, %v; want allowed with 59 remaining", rl, err)
+	}
+}
+
+// pngOf returns a w×h PNG.
+func pngOf(tb testing.TB, w, h int) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewNRGBA(image.Rect(0, 0, w, h))); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestAssets(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{})
+	a, _ := createAccount(t, s, 0)
+	other, _ := createAccount(t, s, 0)
+	data := pngOf(t, 52, 11)
+
+	got, err := s.CreateAsset(ctx, a.ID, `C:\designs\dealer.png`, data)
+	if err != nil {
+		t.Fatalf("CreateAsset: %v", err)
+	}
+	if got.ID == "" || got.Name != "dealer.png" || got.ContentType != "image/png" ||
+		got.Bytes != int64(len(data)) || got.Width != 52 || got.Height != 11 || got.CreatedAt.IsZero() {
+		t.Fatalf("CreateAsset = %+v, want a 52×11 image/png named dealer.png", got)
+	}
+	list, err := s.Assets(ctx, a.ID)
+	if err != nil || len(list) != 1 || list[0] != got {
+		t.Fatalf("Assets = %+v, %v; want [%+v]", list, err, got)
+	}
+	if one, err := s.Asset(ctx, a.ID, got.ID); err != nil || one != got {
+		t.Fatalf("Asset = %+v, %v; want %+v", one, err, got)
+	}
+	if b, err := s.AssetData(ctx, a.ID, got.ID); err != nil || !bytes.Equal(b, data) {
+		t.Fatalf("AssetData: %v; want the uploaded bytes back", err)
+	}
+
+	// Another account sees exactly what it would see for an unknown id.
+	_, errOther := s.Asset(ctx, other.ID, got.ID)
+	_, errUnknown := s.Asset(ctx, other.ID, "asset_aaaaaaaaaaaaaaaa")
+	wantCode(t, errOther, carphoto.ENotFound)
+	wantCode(t, errUnknown, carphoto.ENotFound)
+	_, errOther = s.AssetData(ctx, other.ID, got.ID)
+	wantCode(t, errOther, carphoto.EInvalidParams)
+	if msg := carphoto.ErrorMessage(errOther); msg != `logoAssetId "`+got.ID+`" is not in your Assets library` {
+		t.Fatalf("AssetData message %q", msg)
+	}
+	wantCode(t, s.DeleteAsset(ctx, other.ID, got.ID), carphoto.ENotFound)
+	if list, _ := s.Assets(ctx, other.ID); len(list) != 0 {
+		t.Fatalf("another account lists %d assets, want 0", len(list))
+	}
+
+	if err := s.DeleteAsset(ctx, a.ID, got.ID); err != nil {
+		t.Fatalf("DeleteAsset: %v", err)
+	}
+	_, err = s.Asset(ctx, a.ID, got.ID)
+	wantCode(t, err, carphoto.ENotFound)
+	_, err = s.AssetData(ctx, a.ID, got.ID)
+	wantCode(t, err, carphoto.EInvalidParams)
+	if list, _ := s.Assets(ctx, a.ID); len(list) != 0 {
+		t.Fatalf("after delete %d assets listed, want 0", len(list))
+	}
+}
+
+func TestAssetRefusals(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{MaxAssetBytes: 2000, MaxAssetPixels: 100 * 100})
+	a, _ := createAccount(t, s, 0)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		code string
+	}{
+		{"not an image", []byte("GIF89a not really"), carphoto.EInvalidParams},
+		{"empty", nil, carphoto.EInvalidParams},
+		{"over the byte cap", append(pngOf(t, 10, 10), make([]byte, 2000)...), carphoto.EPayloadTooLarge},
+		{"over the pixel cap", pngOf(t, 101, 100), carphoto.EInvalidParams},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.CreateAsset(ctx, a.ID, "x.png", tc.data)
+			wantCode(t, err, tc.code)
+		})
+	}
+	if list, _ := s.Assets(ctx, a.ID); len(list) != 0 {
+		t.Fatalf("%d assets saved, want 0", len(list))
+	}
+}
+
+// TestAssetCountCap races uploads against a full library: never more than
+// MaxAssets are kept.
+func TestAssetCountCap(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{MaxAssets: 3})
+	a, _ := createAccount(t, s, 0)
+	data := pngOf(t, 4, 4)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, errs[i] = s.CreateAsset(ctx, a.ID, "d.png", data) }()
+	}
+	wg.Wait()
+	full := 0
+	for _, err := range errs {
+		if err != nil {
+			wantCode(t, err, carphoto.EAssetLimitReached)
+			full++
+		}
+	}
+	if list, _ := s.Assets(ctx, a.ID); len(list) != 3 || full != 5 {
+		t.Fatalf("%d assets kept and %d refused, want 3 and 5", len(list), full)
+	}
+}
