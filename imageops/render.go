@@ -60,10 +60,13 @@ const (
 	// a smooth smudge whatever the plate's size in the photo.
 	blurSigma      = 0.3
 	minBlurSigmaPx = 2.0
-	// pixelCell is the side of a pixelate cell in units of h, at least
-	// minPixelCellPx. A character (about 0.5·h wide, 0.7·h tall) falls
-	// into one or two cells, whose mean ink says nothing of its shape;
-	// 0.4·h cells kept half again as much of what tells characters apart.
+	// pixelCell is the side of a pixelate cell in units of the plate's
+	// character scale min(h, w/3), at least minPixelCellPx. On a one-row
+	// plate a character (about 0.5·h wide, 0.7·h tall) falls into one or two
+	// cells, whose mean ink says nothing of its shape; 0.4·h cells kept half
+	// again as much of what tells characters apart. The w/3 bound keeps the
+	// same ratio for the smaller characters of square two-row plates, which
+	// 0.6·h would turn into four big blocks.
 	pixelCell      = 0.6
 	minPixelCellPx = 3.0
 )
@@ -139,13 +142,15 @@ func (s *plateShape) coverage(x, y float64) float64 {
 }
 
 // HidePlates returns a copy of img (same bounds, starting at 0,0) with every
-// quad hidden in the given style. Each plate is covered together with a
-// margin that grows with its size (see marginX, marginY), with rounded
-// corners and a soft edge. blur uses a Gaussian of σ = 0.3 × plate height
-// and pixelate cells of 0.6 × plate height, laid out in the plate's
-// perspective, so characters are illegible at any plate size; white and
-// black are solid fills. Only the pixels around the plates are read and
-// written.
+// quad hidden in the given style. Quads are in img's coordinates. Each plate
+// is covered together with a margin that grows with its size (see marginX,
+// marginY), with rounded corners and a soft edge.
+//
+// The strength follows the plate's size so characters are illegible at any
+// size: blur is a Gaussian of σ = 0.3 × plate height (at least 2 px);
+// pixelate averages cells of 0.6 × min(plate height, plate width / 3) (at
+// least 3 px) laid out in the plate's perspective; white and black are solid
+// fills. Only the pixels around the plates are read and written.
 func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style Style) (*image.RGBA, error) {
 	switch style {
 	case StyleBlur, StylePixelate, StyleWhite, StyleBlack:
@@ -219,7 +224,7 @@ func hidePixelate(dst *image.RGBA, s *plateShape) {
 	if area.Empty() {
 		return
 	}
-	cell := max(minPixelCellPx, pixelCell*s.h)
+	cell := max(minPixelCellPx, pixelCell*min(s.h, s.w/3))
 	// The cell of every pixel of the area, as (column, row) on the plate.
 	n := area.Dx() * area.Dy()
 	cols, rows := make([]int32, n), make([]int32, n)
