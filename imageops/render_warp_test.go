@@ -1,0 +1,77 @@
+package imageops
+
+import (
+	"image"
+	"math"
+	"testing"
+
+	"carphoto/imageops/plates"
+)
+
+func TestSquareToQuadMapsCornersBothWays(t *testing.T) {
+	for _, sh := range renderShapes {
+		m := squareToQuad(sh.quad)
+		inv := m.inverse()
+		for i, c := range [4][2]float64{{0, 0}, {1, 0}, {1, 1}, {0, 1}} {
+			x, y, ok := m.apply(c[0], c[1])
+			if !ok || math.Hypot(x-sh.quad[i].X, y-sh.quad[i].Y) > 1e-6 {
+				t.Errorf("%s: corner %d maps to %.3f,%.3f; want %v", sh.name, i, x, y, sh.quad[i])
+			}
+			u, v, ok := inv.apply(sh.quad[i].X, sh.quad[i].Y)
+			if !ok || math.Hypot(u-c[0], v-c[1]) > 1e-6 {
+				t.Errorf("%s: the inverse takes corner %d to %.4f,%.4f; want %v", sh.name, i, u, v, c)
+			}
+		}
+	}
+}
+
+func TestOutlineDistance(t *testing.T) {
+	p, _ := convexClockwise(renderRect(10, 10, 20, 10))
+	o := p.outline()
+	for _, tc := range []struct{ x, y, want float64 }{
+		{20, 15, -5}, // centre: 5 px from the long edges
+		{10, 12, 0},  // on the left edge
+		{5, 15, 5},   // left of it
+		{33, 24, 5},  // off the bottom-right corner (30,20): 3-4-5
+		{20, 4, 6},   // above
+		{31, 10, 1},  // right of the top-right corner
+	} {
+		if got := o.signedDistance(tc.x, tc.y); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("distance at %v,%v = %v, want %v", tc.x, tc.y, got, tc.want)
+		}
+	}
+	// Reversed corners give the same polygon.
+	if q, ok := convexClockwise(plates.Quad{p[0], p[3], p[2], p[1]}); !ok || q[1] != p[1] {
+		t.Errorf("a counter-clockwise quad is not turned clockwise: %v", q)
+	}
+	// Growing by 2 moves every edge out by 2.
+	if got := p.offset(2).outline(); math.Abs(got.signedDistance(20, 15)+7) > 1e-9 {
+		t.Errorf("after offset(2) the centre is %v from the edge, want -7", got.signedDistance(20, 15))
+	}
+}
+
+func TestBoxBlur3IsGaussianOfSigma(t *testing.T) {
+	// A step edge blurred by a Gaussian of σ rises from 15.9% to 84.1% over
+	// 2σ; three box passes of radius r promise σ = √(r(r+1)).
+	for _, r := range []int{3, 10, 30} {
+		img := image.NewRGBA(image.Rect(0, 0, 400, 1))
+		for x := 200; x < 400; x++ {
+			copy(img.Pix[x*4:], []uint8{255, 255, 255, 255})
+		}
+		boxBlur3(img, r)
+		cross := func(level float64) float64 {
+			for x := 1; x < 400; x++ {
+				a, b := float64(img.Pix[(x-1)*4]), float64(img.Pix[x*4])
+				if a < level && b >= level {
+					return float64(x-1) + (level-a)/(b-a)
+				}
+			}
+			return math.NaN()
+		}
+		rise := cross(0.841*255) - cross(0.159*255)
+		sigma := math.Sqrt(float64(r * (r + 1)))
+		if math.Abs(rise-2*sigma) > 0.05*2*sigma+1 {
+			t.Errorf("r=%d: the edge rises over %.1f px, want 2σ = %.1f", r, rise, 2*sigma)
+		}
+	}
+}
