@@ -150,9 +150,12 @@ func (s *plateShape) coverage(x, y float64) float64 {
 // size: blur is a Gaussian of σ = 0.3 × plate height (at least 2 px);
 // pixelate averages cells of 0.6 × min(plate height, plate width / 3) (at
 // least 3 px) laid out in the plate's perspective; white and black are solid
-// fills. Only the pixels around the plates are read and written.
+// fills; the empty style is blur, as for ParseStyle. Only the pixels around
+// the plates are read and written.
 func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style Style) (*image.RGBA, error) {
 	switch style {
+	case "":
+		style = StyleBlur
 	case StyleBlur, StylePixelate, StyleWhite, StyleBlack:
 	default:
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "style must be one of blur, pixelate, white, black")

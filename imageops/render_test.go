@@ -304,6 +304,14 @@ func TestHidePlatesEdgeCases(t *testing.T) {
 			t.Errorf("no quads: err %v, pixels changed %v; want the photo back unchanged", err, err == nil)
 		}
 	})
+	t.Run("empty style is blur", func(t *testing.T) {
+		q := []plates.Quad{renderRect(100, 150, 200, 45)}
+		blur, _ := HidePlates(ctx, img, q, StyleBlur)
+		out, err := HidePlates(ctx, img, q, "")
+		if err != nil || string(out.Pix) != string(blur.Pix) {
+			t.Errorf("empty style: err %v; want the same picture as blur", err)
+		}
+	})
 	t.Run("unknown style", func(t *testing.T) {
 		if _, err := HidePlates(ctx, img, nil, "sparkle"); carphoto.ErrorCode(err) != carphoto.EInvalidParams {
 			t.Errorf("got %v, want invalid_params", err)
