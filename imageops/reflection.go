@@ -75,36 +75,35 @@ func newReflection(car *image.NRGBA, gr *ground, lay *shadowLayout) *reflection 
 	return rf
 }
 
-// sample returns the premultiplied reflection at image column x, depth v
-// below the floor, faded with depth.
-func (rf *reflection) sample(x int, v float64) (r, g, b, a float32) {
-	if v >= rf.depth {
+// sampleColumn returns the premultiplied reflection at depth v below the
+// floor, faded with depth, in the column between grid columns i and i+1
+// (weight tx on i+1).
+func (rf *reflection) sampleColumn(i int, tx, v float32) (r, g, b, a float32) {
+	depth := float32(rf.depth)
+	if v >= depth {
 		return 0, 0, 0, 0
 	}
-	fx := (float64(x-rf.x0)+0.5)/rf.cell - 0.5
-	fy := v/rf.cell - 0.5
-	if fx <= -1 || fx >= float64(rf.w) {
-		return 0, 0, 0, 0
-	}
-	fy = math.Max(fy, 0)
-	ix, iy := int(math.Floor(fx)), int(math.Floor(fy))
-	tx, ty := float32(fx-float64(ix)), float32(fy-float64(iy))
+	fy := max(v/float32(rf.cell)-0.5, 0)
+	j := int(fy)
+	ty := fy - float32(j)
 	var acc [4]float32
-	add := func(i, j int, wt float32) {
-		if i < 0 || j < 0 || i >= rf.w || j >= rf.h || wt == 0 {
-			return
-		}
-		c := rf.rgba[4*(j*rf.w+i) : 4*(j*rf.w+i)+4]
-		acc[0] += c[0] * wt
-		acc[1] += c[1] * wt
-		acc[2] += c[2] * wt
-		acc[3] += c[3] * wt
-	}
-	add(ix, iy, (1-tx)*(1-ty))
-	add(ix+1, iy, tx*(1-ty))
-	add(ix, iy+1, (1-tx)*ty)
-	add(ix+1, iy+1, tx*ty)
-	t := 1 - float32(v/rf.depth)
+	rf.add(&acc, i, j, (1-tx)*(1-ty))
+	rf.add(&acc, i+1, j, tx*(1-ty))
+	rf.add(&acc, i, j+1, (1-tx)*ty)
+	rf.add(&acc, i+1, j+1, tx*ty)
+	t := 1 - v/depth
 	f := float32(reflectionStrength) * t * t
 	return acc[0] * f, acc[1] * f, acc[2] * f, acc[3] * f
+}
+
+// add accumulates cell (i, j) with weight wt; cells outside count as clear.
+func (rf *reflection) add(acc *[4]float32, i, j int, wt float32) {
+	if i < 0 || j >= rf.h || i >= rf.w || wt == 0 {
+		return
+	}
+	c := rf.rgba[4*(j*rf.w+i) : 4*(j*rf.w+i)+4 : 4*(j*rf.w+i)+4]
+	acc[0] += c[0] * wt
+	acc[1] += c[1] * wt
+	acc[2] += c[2] * wt
+	acc[3] += c[3] * wt
 }

@@ -148,25 +148,31 @@ func newShadowGrid(x0, x1, v0, v1, dx, dy float64) *shadowGrid {
 	return g
 }
 
-// sample returns the bilinear value at image column centre x and floor
-// offset v.
-func (g *shadowGrid) sample(x, v float64) float32 {
-	fx := (x-g.x0)/g.dx - 0.5
-	fy := (v-g.v0)/g.dy - 0.5
-	if fx <= -1 || fy <= -1 || fx >= float64(g.w) || fy >= float64(g.h) {
+// sampleColumn returns the bilinear value at floor offset v in the column
+// between grid columns i and i+1 (weight tx on i+1).
+func (g *shadowGrid) sampleColumn(i int, tx, v float32) float32 {
+	fy := (v-float32(g.v0))/float32(g.dy) - 0.5
+	if fy <= -1 || fy >= float32(g.h) {
 		return 0
 	}
-	ix, iy := int(math.Floor(fx)), int(math.Floor(fy))
-	tx, ty := float32(fx-float64(ix)), float32(fy-float64(iy))
-	at := func(i, j int) float32 {
-		if i < 0 || j < 0 || i >= g.w || j >= g.h {
-			return 0
-		}
-		return g.a[j*g.w+i]
+	j := int(fy+1) - 1 // floor for fy > -1
+	ty := fy - float32(j)
+	var top, bot float32
+	if j >= 0 {
+		top = g.at(i, j)*(1-tx) + g.at(i+1, j)*tx
 	}
-	top := at(ix, iy)*(1-tx) + at(ix+1, iy)*tx
-	bot := at(ix, iy+1)*(1-tx) + at(ix+1, iy+1)*tx
+	if j+1 < g.h {
+		bot = g.at(i, j+1)*(1-tx) + g.at(i+1, j+1)*tx
+	}
 	return top*(1-ty) + bot*ty
+}
+
+// at returns cell (i, j), zero for a column outside the grid.
+func (g *shadowGrid) at(i, j int) float32 {
+	if i < 0 || i >= g.w {
+		return 0
+	}
+	return g.a[j*g.w+i]
 }
 
 // shadowLayer is one of the three shadows: its darkness where the
@@ -330,28 +336,30 @@ func composeShadow(car *image.NRGBA, lay *shadowLayout, sh *shadowGrid, rf *refl
 		copy(out.Pix[(y+oy)*out.Stride+4*ox:], car.Pix[y*car.Stride:y*car.Stride+4*w])
 	}
 
+	cols := shadowColumns(lay, sh, rf)
 	top := cv.Max.Y
-	for x := cv.Min.X; x < cv.Max.X; x++ {
-		top = min(top, int(math.Floor(lay.floorAt(x)+sh.v0)))
+	for _, c := range cols {
+		if c.lo < c.hi {
+			top = min(top, int(math.Floor(float64(c.floor+c.lo))))
+		}
 	}
-	top = max(top, cv.Min.Y)
-	vBottom := sh.v0 + float64(sh.h)*sh.dy
-	for y := top; y < cv.Max.Y; y++ {
-		row := out.Pix[(y+oy)*out.Stride:]
-		cy := float64(y) + 0.5
-		for x := cv.Min.X; x < cv.Max.X; x++ {
-			px := row[4*(x+ox) : 4*(x+ox)+4 : 4*(x+ox)+4]
+	for y := max(top, cv.Min.Y); y < cv.Max.Y; y++ {
+		row := out.Pix[(y+oy)*out.Stride : (y+oy+1)*out.Stride]
+		cy := float32(y) + 0.5
+		for i := range cols {
+			c := &cols[i]
+			v := cy - c.floor
+			if v <= c.lo || v >= c.hi {
+				continue
+			}
+			px := row[4*i : 4*i+4 : 4*i+4]
 			if px[3] == 255 {
 				continue
 			}
-			v := cy - lay.floorAt(x)
-			var s float32
-			if v > sh.v0 && v < vBottom {
-				s = sh.sample(float64(x)+0.5, v)
-			}
+			s := sh.sampleColumn(c.sx, c.stx, v)
 			var rr, rg, rb, ra float32
 			if rf != nil && v > 0 {
-				rr, rg, rb, ra = rf.sample(x, v)
+				rr, rg, rb, ra = rf.sampleColumn(c.rx, c.rtx, v)
 			}
 			if s < 0.5/255 && ra < 0.5/255 {
 				continue
@@ -362,14 +370,64 @@ func composeShadow(car *image.NRGBA, lay *shadowLayout, sh *shadowGrid, rf *refl
 			ca := float32(px[3]) / 255
 			a := ca + ua*(1-ca)
 			k := (1 - ca) / a
-			kc := ca / a / 255
-			px[0] = shadowByte(float32(px[0])*kc + ur*k)
-			px[1] = shadowByte(float32(px[1])*kc + ug*k)
-			px[2] = shadowByte(float32(px[2])*kc + ub*k)
+			kc := ca / a
+			px[0] = shadowByte(float32(px[0])/255*kc + ur*k)
+			px[1] = shadowByte(float32(px[1])/255*kc + ug*k)
+			px[2] = shadowByte(float32(px[2])/255*kc + ub*k)
 			px[3] = shadowByte(a)
 		}
 	}
 	return out
+}
+
+// shadowColumn is what compositing needs of one canvas column: the floor,
+// the range of floor offsets where the shadow or the reflection is not
+// zero, and the bilinear column index and weight into each grid.
+type shadowColumn struct {
+	floor, lo, hi float32
+	sx, rx        int
+	stx, rtx      float32
+}
+
+func shadowColumns(lay *shadowLayout, sh *shadowGrid, rf *reflection) []shadowColumn {
+	// Rows of each shadow grid column that hold any shadow.
+	first, last := make([]int, sh.w), make([]int, sh.w)
+	for i := range first {
+		first[i], last[i] = sh.h, -1
+		for j := 0; j < sh.h; j++ {
+			if sh.a[j*sh.w+i] >= 0.25/255 {
+				first[i], last[i] = min(first[i], j), j
+			}
+		}
+	}
+	cols := make([]shadowColumn, lay.canvas.Dx())
+	for k := range cols {
+		x := lay.canvas.Min.X + k
+		c := &cols[k]
+		c.floor = float32(lay.floor[k])
+		c.lo, c.hi = float32(math.Inf(1)), float32(math.Inf(-1))
+		fx := (float64(x)+0.5-sh.x0)/sh.dx - 0.5
+		c.sx = int(math.Floor(fx))
+		c.stx = float32(fx - float64(c.sx))
+		jf, jl := sh.h, -1
+		for i := c.sx; i <= c.sx+1; i++ {
+			if i >= 0 && i < sh.w {
+				jf, jl = min(jf, first[i]), max(jl, last[i])
+			}
+		}
+		if jf <= jl {
+			c.lo = float32(sh.v0 + (float64(jf)-0.5)*sh.dy)
+			c.hi = float32(sh.v0 + (float64(jl)+1.5)*sh.dy)
+		}
+		if rf != nil && x >= rf.x0-1 && x < rf.x0+int(math.Ceil(float64(rf.w)*rf.cell))+1 {
+			rx := (float64(x-rf.x0)+0.5)/rf.cell - 0.5
+			c.rx = int(math.Floor(rx))
+			c.rtx = float32(rx - float64(c.rx))
+			c.lo = min(c.lo, 0)
+			c.hi = max(c.hi, float32(rf.depth))
+		}
+	}
+	return cols
 }
 
 // shadowByte maps [0, 1] to 0…255, rounding and clamping.
