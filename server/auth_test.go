@@ -236,4 +236,3 @@ func TestKeysNotLogged(t *testing.T) {
 		}
 	}
 }
-
