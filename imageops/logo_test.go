@@ -283,11 +283,11 @@ func BenchmarkPlaceLogo12MP(b *testing.B) {
 		design image.Image
 	}{{"design200x100", design}, {"design2000x440", big}} {
 		b.Run(d.name, func(b *testing.B) {
-			for b.Loop() {
+			renderReportCPU(b, func() {
 				if _, err := PlaceLogo(context.Background(), img, q, d.design); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 	}
 }

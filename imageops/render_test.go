@@ -400,18 +400,16 @@ func BenchmarkHidePlates12MP(b *testing.B) {
 	q := []plates.Quad{renderRotated(2000, 2000, 400, 88, 3)}
 	for _, style := range renderStyles {
 		b.Run(string(style), func(b *testing.B) {
-			for b.Loop() {
+			renderReportCPU(b, func() {
 				if _, err := HidePlates(context.Background(), img, q, style); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 	}
 }
 
 func BenchmarkCopyForRender12MP(b *testing.B) {
 	img := renderYCbCr()
-	for b.Loop() {
-		copyForRender(img)
-	}
+	renderReportCPU(b, func() { copyForRender(img) })
 }
