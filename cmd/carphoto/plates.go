@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"image"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"carphoto/imageops"
+	"carphoto/imageops/plates"
+)
+
+// platesLimits caps the photos the plates commands decode.
+var platesLimits = imageops.Limits{MaxPixels: 60_000_000}
+
+// platesLine is one line of `carphoto plates --json`.
+type platesLine struct {
+	File   string       `json:"file"`
+	Width  int          `json:"width"`
+	Height int          `json:"height"`
+	Plates []platesJSON `json:"plates"`
+	MS     float64      `json:"ms"`
+}
+
+type platesJSON struct {
+	Quad  [4][2]float64 `json:"quad"`
+	Score float64       `json:"score"`
+}
+
+// runPlates implements `carphoto plates [--json] FILE...`: it finds the
+// plates in each photo (EXIF orientation applied) and prints, per file,
+// either one JSON line or a readable summary.
+func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("plates", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	asJSON := fs.Bool("json", false, "one JSON line per file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return errors.New("plates: usage: carphoto plates [--json] FILE...")
+	}
+	enc := json.NewEncoder(stdout)
+	for _, file := range fs.Args() {
+		img, err := decodePlatesFile(ctx, file)
+		if err != nil {
+			return fmt.Errorf("plates: %s: %w", file, err)
+		}
+		start := time.Now()
+		found, err := plates.Detect(ctx, img)
+		took := time.Since(start)
+		if err != nil {
+			return fmt.Errorf("plates: %s: %w", file, err)
+		}
+		b := img.Bounds()
+		if !*asJSON {
+			fmt.Fprintf(stdout, "%s: %dx%d, %d plate(s) in %d ms\n", file, b.Dx(), b.Dy(), len(found), took.Milliseconds())
+			for _, p := range found {
+				q := p.Quad
+				fmt.Fprintf(stdout, "  score %.2f  corners (%.0f,%.0f) (%.0f,%.0f) (%.0f,%.0f) (%.0f,%.0f)\n",
+					p.Score, q[0].X, q[0].Y, q[1].X, q[1].Y, q[2].X, q[2].Y, q[3].X, q[3].Y)
+			}
+			continue
+		}
+		line := platesLine{File: file, Width: b.Dx(), Height: b.Dy(), Plates: []platesJSON{}, MS: ms(took)}
+		for _, p := range found {
+			var j platesJSON
+			for i, c := range p.Quad {
+				j.Quad[i] = [2]float64{round2(c.X), round2(c.Y)}
+			}
+			j.Score = round2(p.Score*100) / 100
+			line.Plates = append(line.Plates, j)
+		}
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
+
+func decodePlatesFile(ctx context.Context, path string) (image.Image, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := imageops.Decode(ctx, data, platesLimits)
+	if err != nil {
+		return nil, err
+	}
+	return p.Image, nil
+}
+
+// runBenchPlates implements `carphoto bench plates [--split heldout|val|all]
+// DIR` over DIR/labels.json: recall (a labelled plate is found when at least
+// 95% of its box lies inside the detected quads), false detections per
+// image (a detection overlapping no labelled plate), detection time p50/p95
+// on the set's photos, and p50 on a 12-megapixel photo (decode excluded).
+func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench plates", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	split := fs.String("split", "heldout", "photos to score: heldout, val (the tuning split) or all")
+	runs := fs.Int("n", 7, "timed runs on the 12 MP photo (0 skips it)")
+	verbose := fs.Bool("v", false, "print every missed plate and false detection")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|all] [-n N] [-v] DIR")
+	}
+	dir := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow DIR
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if err != nil {
+		return fmt.Errorf("bench plates: %w", err)
+	}
+	var labels []struct {
+		File   string       `json:"file"`
+		Plates []plates.Box `json:"plates"`
+	}
+	if err := json.Unmarshal(raw, &labels); err != nil {
+		return fmt.Errorf("bench plates: labels.json: %w", err)
+	}
+	var (
+		images, total, found, falses int
+		times                        []float64
+		first                        string
+	)
+	for _, l := range labels {
+		name := filepath.Base(l.File)
+		switch *split {
+		case "heldout":
+			if !plates.HeldOut(name) {
+				continue
+			}
+		case "val":
+			if !plates.Validation(name) {
+				continue
+			}
+		case "all":
+		default:
+			return fmt.Errorf("bench plates: --split %q: want heldout, val or all", *split)
+		}
+		path := filepath.Join(dir, l.File)
+		if first == "" {
+			first = path
+		}
+		img, err := decodePlatesFile(ctx, path)
+		if err != nil {
+			return fmt.Errorf("bench plates: %s: %w", name, err)
+		}
+		start := time.Now()
+		got, err := plates.Detect(ctx, img)
+		times = append(times, ms(time.Since(start)))
+		if err != nil {
+			return fmt.Errorf("bench plates: %s: %w", name, err)
+		}
+		images++
+		for _, b := range l.Plates {
+			total++
+			if c := b.CoveredBy(got); c >= 0.95 {
+				found++
+			} else if *verbose {
+				fmt.Fprintf(stdout, "missed %s: plate %.0fx%.0f at (%.0f,%.0f), %.0f%% covered\n", name, b.W, b.H, b.X, b.Y, 100*c)
+			}
+		}
+		for _, p := range got {
+			hit := false
+			for _, b := range l.Plates {
+				hit = hit || b.Overlaps(p.Quad)
+			}
+			if !hit {
+				falses++
+				if *verbose {
+					fmt.Fprintf(stdout, "false %s: %v\n", name, p)
+				}
+			}
+		}
+	}
+	if images == 0 {
+		return fmt.Errorf("bench plates: no %s photos in %s", *split, dir)
+	}
+	fmt.Fprintf(stdout, "%s, split %s: %d photos, %d plates\n", filepath.Base(filepath.Clean(dir)), *split, images, total)
+	fmt.Fprintf(stdout, "recall %.3f (%d of %d found, >= 95%% of the box inside the quads)\n", float64(found)/float64(max(total, 1)), found, total)
+	fmt.Fprintf(stdout, "false detections %.3f per photo (%d)\n", float64(falses)/float64(images), falses)
+	fmt.Fprintf(stdout, "detection p50 %.1f ms, p95 %.1f ms (decode excluded)\n", pct(times, 50), pct(times, 95))
+	if *runs == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(first)
+	if err != nil {
+		return fmt.Errorf("bench plates: %w", err)
+	}
+	big, err := upscaleJPEG(ctx, data, 12)
+	if err != nil {
+		return fmt.Errorf("bench plates: 12 MP photo: %w", err)
+	}
+	p, err := imageops.Decode(ctx, big, platesLimits)
+	if err != nil {
+		return fmt.Errorf("bench plates: 12 MP photo: %w", err)
+	}
+	var bigTimes []float64
+	for range *runs {
+		start := time.Now()
+		if _, err := plates.Detect(ctx, p.Image); err != nil {
+			return fmt.Errorf("bench plates: %w", err)
+		}
+		bigTimes = append(bigTimes, ms(time.Since(start)))
+	}
+	b := p.Image.Bounds()
+	fmt.Fprintf(stdout, "12 MP photo (%dx%d %T, %s enlarged): detection p50 %.1f ms over %d runs\n",
+		b.Dx(), b.Dy(), p.Image, filepath.Base(first), pct(bigTimes, 50), len(bigTimes))
+	return nil
+}

@@ -1,0 +1,61 @@
+package plates
+
+// Box is an axis-aligned labelled plate, as in the data sets' labels.json:
+// top-left corner and size in pixels.
+type Box struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+	W float64 `json:"w"`
+	H float64 `json:"h"`
+}
+
+// coverageGrid is the number of sample points per side of a box: the
+// coverage is exact to about 1/coverageGrid² of the box's area.
+const coverageGrid = 40
+
+// CoveredBy returns the fraction of b's area inside the union of the found
+// plates' quads. The benchmark counts a plate as found when it is at least
+// 0.95: a blur must hide the whole plate, not most of it.
+func (b Box) CoveredBy(found []Plate) float64 {
+	if b.W <= 0 || b.H <= 0 {
+		return 1
+	}
+	in := 0
+	for i := range coverageGrid {
+		y := b.Y + (float64(i)+0.5)*b.H/coverageGrid
+		for j := range coverageGrid {
+			x := b.X + (float64(j)+0.5)*b.W/coverageGrid
+			for _, p := range found {
+				if p.Quad.Contains(Point{x, y}) {
+					in++
+					break
+				}
+			}
+		}
+	}
+	return float64(in) / (coverageGrid * coverageGrid)
+}
+
+// Overlaps reports whether q's bounding rectangle shares any area with b.
+// A detection that overlaps no labelled plate is a false detection.
+func (b Box) Overlaps(q Quad) bool {
+	minX, minY, maxX, maxY := q[0].X, q[0].Y, q[0].X, q[0].Y
+	for _, p := range q[1:] {
+		minX, maxX = min(minX, p.X), max(maxX, p.X)
+		minY, maxY = min(minY, p.Y), max(maxY, p.Y)
+	}
+	return minX < b.X+b.W && b.X < maxX && minY < b.Y+b.H && b.Y < maxY
+}
+
+// Contains reports whether p lies inside the quad (or on its edge). The
+// quad must be convex, as every quad Detect returns is.
+func (q Quad) Contains(p Point) bool {
+	var pos, neg bool
+	for i := range q {
+		a, b := q[i], q[(i+1)%4]
+		c := (b.X-a.X)*(p.Y-a.Y) - (b.Y-a.Y)*(p.X-a.X)
+		pos = pos || c > 0
+		neg = neg || c < 0
+	}
+	return !(pos && neg)
+}

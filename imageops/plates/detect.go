@@ -1,0 +1,247 @@
+package plates
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"math"
+	"slices"
+)
+
+// workSide is the long side, in pixels, of the image the network sees. A
+// 12-megapixel photo is shrunk to 640×480, a 400-pixel web photo enlarged:
+// the network was trained at this scale (train/plates/train.py, WORK).
+const workSide = 640
+
+// stride is the network's output cell size in working pixels.
+const stride = 4
+
+// Tuned on the validation split (train/plates/README.md), never on held-out photos.
+const (
+	scoreThreshold = 0.3  // a cell's plate probability to propose a box
+	nmsIoU         = 0.3  // boxes overlapping a stronger one this much are dropped
+	marginH        = 0.25 // added above and below, as a fraction of the box height
+	marginW        = 0.10 // added left and right, as a fraction of the box width (plus half the vertical margin)
+)
+
+// Detect finds every licence plate in img (displayed orientation) and
+// returns each as a perspective quad, clockwise from top-left, with a score
+// in [0,1]. The quad includes a margin around the plate so that a loose
+// crop of the plate still lies inside it. An image with no plate gives an
+// empty slice.
+func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
+	found := []Plate{}
+	b := img.Bounds()
+	if b.Empty() {
+		return found, nil
+	}
+	n, err := embeddedNet()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	x, s := prepare(img)
+	out, err := n.forward(ctx, x)
+	if err != nil {
+		return nil, err
+	}
+	validW := int(math.Ceil(float64(b.Dx())*s/stride)) + 1
+	validH := int(math.Ceil(float64(b.Dy())*s/stride)) + 1
+	for _, d := range decode(out, min(validW, out.w), min(validH, out.h)) {
+		found = append(found, d.plate(b, s))
+	}
+	return found, nil
+}
+
+// box is a candidate in working pixels.
+type box struct {
+	score          float64
+	x0, y0, x1, y1 float64
+}
+
+func (a box) iou(b box) float64 {
+	ix := max(0, min(a.x1, b.x1)-max(a.x0, b.x0))
+	iy := max(0, min(a.y1, b.y1)-max(a.y0, b.y0))
+	i := ix * iy
+	u := (a.x1-a.x0)*(a.y1-a.y0) + (b.x1-b.x0)*(b.y1-b.y0) - i
+	if u <= 0 {
+		return 0
+	}
+	return i / u
+}
+
+// decode turns the head's cells above the threshold into boxes and keeps
+// the strongest of each overlapping group.
+func decode(out *tensor, validW, validH int) []box {
+	logit := float32(math.Log(scoreThreshold / (1 - scoreThreshold)))
+	var cand []box
+	n := out.h * out.w
+	for y := range validH {
+		for x := range validW {
+			i := y*out.w + x
+			v := out.data[i]
+			if v < logit {
+				continue
+			}
+			cx := float64(x*stride) + stride/2 - 0.5
+			cy := float64(y*stride) + stride/2 - 0.5
+			d := func(c int) float64 { return math.Exp(float64(out.data[c*n+i])) * stride }
+			cand = append(cand, box{
+				score: 1 / (1 + math.Exp(-float64(v))),
+				x0:    cx - d(1), y0: cy - d(2), x1: cx + d(3), y1: cy + d(4),
+			})
+		}
+	}
+	slices.SortFunc(cand, func(a, b box) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	var keep []box
+next:
+	for _, c := range cand {
+		for _, k := range keep {
+			if c.iou(k) >= nmsIoU {
+				continue next
+			}
+		}
+		keep = append(keep, c)
+	}
+	return keep
+}
+
+// plate maps a working-pixel box to the photo, adds the margin, and clamps
+// it to the photo's bounds.
+func (d box) plate(b image.Rectangle, s float64) Plate {
+	w, h := d.x1-d.x0, d.y1-d.y0
+	my := marginH * h
+	mx := marginW*w + 0.5*my
+	x0 := clamp((d.x0-mx)/s, 0, float64(b.Dx())) + float64(b.Min.X)
+	x1 := clamp((d.x1+mx)/s, 0, float64(b.Dx())) + float64(b.Min.X)
+	y0 := clamp((d.y0-my)/s, 0, float64(b.Dy())) + float64(b.Min.Y)
+	y1 := clamp((d.y1+my)/s, 0, float64(b.Dy())) + float64(b.Min.Y)
+	return Plate{
+		Quad:  Quad{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}},
+		Score: d.score,
+	}
+}
+
+func clamp(v, lo, hi float64) float64 { return max(lo, min(v, hi)) }
+
+// prepare resizes img so its long side is workSide (box filter when
+// shrinking, bilinear when enlarging), pads it to a multiple of 32 with
+// mid-grey, and normalises it as the training program does. It returns the
+// tensor and the scale from photo to working pixels.
+func prepare(img image.Image) (*tensor, float64) {
+	b := img.Bounds()
+	s := workSide / float64(max(b.Dx(), b.Dy()))
+	nw := max(1, int(math.Round(float64(b.Dx())*s)))
+	nh := max(1, int(math.Round(float64(b.Dy())*s)))
+	t := newTensor(3, (nh+31)/32*32, (nw+31)/32*32)
+	xs := axisSamples(b.Dx(), nw, b.Min.X)
+	ys := axisSamples(b.Dy(), nh, b.Min.Y)
+	px := pixelReader(img)
+	r, g, bl := t.plane(0), t.plane(1), t.plane(2)
+	for oy := range nh {
+		for ox := range nw {
+			var sr, sg, sb, sw float32
+			for _, sy := range ys[oy] {
+				for _, sx := range xs[ox] {
+					cr, cg, cb := px(sx.at, sy.at)
+					wt := sx.weight * sy.weight
+					sr += wt * cr
+					sg += wt * cg
+					sb += wt * cb
+					sw += wt
+				}
+			}
+			i := oy*t.w + ox
+			r[i], g[i], bl[i] = norm(sr/sw), norm(sg/sw), norm(sb/sw)
+		}
+	}
+	return t, s
+}
+
+// norm maps 0..255 to the network's input range; mid-grey is 0.
+func norm(v float32) float32 { return (v/255 - 0.5) / 0.25 }
+
+type sample struct {
+	at     int
+	weight float32
+}
+
+// axisSamples lists, for each of n output positions along an axis of src
+// pixels, the source positions to average: up to three evenly spread points
+// inside the output pixel's footprint when shrinking (a sparse box filter:
+// exact enough for detection, and a 12-megapixel photo is read at about a
+// tenth of its pixels), or the two bilinear neighbours when enlarging.
+func axisSamples(src, n, origin int) [][]sample {
+	out := make([][]sample, n)
+	scale := float64(src) / float64(n)
+	for o := range out {
+		if scale <= 1 {
+			f := (float64(o)+0.5)*scale - 0.5
+			f = clamp(f, 0, float64(src-1))
+			i := int(f)
+			fr := float32(f - float64(i))
+			j := min(i+1, src-1)
+			out[o] = []sample{{origin + i, 1 - fr}, {origin + j, fr}}
+			continue
+		}
+		k := min(3, int(math.Ceil(scale-1e-9)))
+		for s := range k {
+			f := (float64(o) + (float64(s)+0.5)/float64(k)) * scale
+			i := min(src-1, int(f))
+			out[o] = append(out[o], sample{origin + i, 1})
+		}
+	}
+	return out
+}
+
+// pixelReader returns a fast reader of a pixel's 8-bit RGB for the common
+// decoded image types, falling back to image.Image.At.
+func pixelReader(img image.Image) func(x, y int) (r, g, b float32) {
+	switch m := img.(type) {
+	case *image.YCbCr:
+		return func(x, y int) (float32, float32, float32) {
+			yy := m.Y[m.YOffset(x, y)]
+			ci := m.COffset(x, y)
+			r, g, b := color.YCbCrToRGB(yy, m.Cb[ci], m.Cr[ci])
+			return float32(r), float32(g), float32(b)
+		}
+	case *image.RGBA:
+		return func(x, y int) (float32, float32, float32) {
+			i := m.PixOffset(x, y)
+			return float32(m.Pix[i]), float32(m.Pix[i+1]), float32(m.Pix[i+2])
+		}
+	case *image.NRGBA:
+		return func(x, y int) (float32, float32, float32) {
+			i := m.PixOffset(x, y)
+			a := float32(m.Pix[i+3]) / 255
+			// Transparent areas read as mid-grey, as padding does.
+			return float32(m.Pix[i])*a + 128*(1-a), float32(m.Pix[i+1])*a + 128*(1-a), float32(m.Pix[i+2])*a + 128*(1-a)
+		}
+	case *image.Gray:
+		return func(x, y int) (float32, float32, float32) {
+			v := float32(m.Pix[m.PixOffset(x, y)])
+			return v, v, v
+		}
+	}
+	return func(x, y int) (float32, float32, float32) {
+		r, g, b, _ := img.At(x, y).RGBA()
+		return float32(r >> 8), float32(g >> 8), float32(b >> 8)
+	}
+}
+
+// String describes a plate for logs and the CLI's summary.
+func (p Plate) String() string {
+	r := p.Quad.Bounds()
+	return fmt.Sprintf("plate %dx%d at (%d,%d) score %.2f", r.Dx(), r.Dy(), r.Min.X, r.Min.Y, p.Score)
+}

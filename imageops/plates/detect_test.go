@@ -1,0 +1,245 @@
+package plates_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"hash/fnv"
+	"image"
+	"image/color"
+	"image/draw"
+	_ "image/jpeg"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"carphoto/imageops/plates"
+)
+
+// datasets is where the shared labelled photos live, relative to this
+// package (the repository root's ../shared/datasets).
+const datasets = "../../../shared/datasets"
+
+type entry struct {
+	File   string       `json:"file"`
+	Width  int          `json:"width"`
+	Height int          `json:"height"`
+	Plates []plates.Box `json:"plates"`
+	img    image.Image
+}
+
+// heldOut is the fixed held-out split shared with the renderer's tests.
+func heldOut(file string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(filepath.Base(file)))
+	return h.Sum32()%5 == 0
+}
+
+// loadHeldOut returns up to n held-out photos of a data set, skipping the
+// test when the shared data sets are not on this machine.
+func loadHeldOut(tb testing.TB, set string, n int) []entry {
+	tb.Helper()
+	dir := filepath.Join(datasets, set)
+	data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		tb.Skipf("shared data sets not found at %s", datasets)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var all []entry
+	if err := json.Unmarshal(data, &all); err != nil {
+		tb.Fatal(err)
+	}
+	var out []entry
+	for _, e := range all {
+		if !heldOut(e.File) {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, e.File))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		e.img, _, err = image.Decode(f)
+		f.Close()
+		if err != nil {
+			tb.Fatalf("%s: %v", e.File, err)
+		}
+		out = append(out, e)
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+// TestDetectHeldOutRecall guards the detector's quality on photos that
+// training and tuning never saw: a fall in recall is a privacy leak.
+// The floors are the measured held-out figures (docs/BENCHMARKS.md) less a
+// small margin.
+func TestDetectHeldOutRecall(t *testing.T) {
+	for _, tc := range []struct {
+		set       string
+		minRecall float64
+		maxFalse  float64
+	}{
+		{"plates-web-cc0", 0.90, 0.15},
+		{"plates-dashcam-ro", 0.90, 0.15},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			photos := loadHeldOut(t, tc.set, 30)
+			found, total, false_ := 0, 0, 0
+			for _, e := range photos {
+				got, err := plates.Detect(context.Background(), e.img)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, b := range e.Plates {
+					total++
+					if b.CoveredBy(got) >= 0.95 {
+						found++
+					} else {
+						t.Logf("%s: plate %+v covered %.2f", e.File, b, b.CoveredBy(got))
+					}
+				}
+				for _, p := range got {
+					if !overlapsAny(e.Plates, p.Quad) {
+						false_++
+						t.Logf("%s: false detection %v", e.File, p)
+					}
+				}
+			}
+			recall := float64(found) / float64(total)
+			falsePerImage := float64(false_) / float64(len(photos))
+			if recall < tc.minRecall {
+				t.Errorf("recall %.3f (%d of %d plates on %d photos), want >= %.2f", recall, found, total, len(photos), tc.minRecall)
+			}
+			if falsePerImage > tc.maxFalse {
+				t.Errorf("false detections %.3f per image, want <= %.2f", falsePerImage, tc.maxFalse)
+			}
+		})
+	}
+}
+
+func overlapsAny(boxes []plates.Box, q plates.Quad) bool {
+	for _, b := range boxes {
+		if b.Overlaps(q) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDetectContract checks what the renderer relies on, on real photos:
+// corners clockwise from top-left, inside the photo, scores in [0,1].
+func TestDetectContract(t *testing.T) {
+	photos := loadHeldOut(t, "plates-dashcam-ro", 5)
+	photos = append(photos, loadHeldOut(t, "plates-web-cc0", 5)...)
+	for _, e := range photos {
+		// An offset origin must not move the quads off the photo.
+		off := image.NewRGBA(e.img.Bounds().Add(image.Pt(37, 11)))
+		draw.Draw(off, off.Bounds(), e.img, e.img.Bounds().Min, draw.Src)
+		for _, img := range []image.Image{e.img, off} {
+			got, err := plates.Detect(context.Background(), img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := img.Bounds()
+			for _, p := range got {
+				q := p.Quad
+				if p.Score < 0 || p.Score > 1 {
+					t.Errorf("%s: score %v outside [0,1]", e.File, p.Score)
+				}
+				for _, c := range q {
+					if c.X < float64(b.Min.X) || c.X > float64(b.Max.X) || c.Y < float64(b.Min.Y) || c.Y > float64(b.Max.Y) {
+						t.Errorf("%s: corner %v outside the photo %v", e.File, c, b)
+					}
+				}
+				if area := signedArea(q); area <= 0 {
+					t.Errorf("%s: quad %v is not clockwise on screen (signed area %.1f)", e.File, q, area)
+				}
+				// The first corner is the top-left: smallest x+y.
+				for i := 1; i < 4; i++ {
+					if q[i].X+q[i].Y < q[0].X+q[0].Y {
+						t.Errorf("%s: quad %v does not start at the top-left corner", e.File, q)
+					}
+				}
+			}
+		}
+	}
+}
+
+// signedArea is positive for corners clockwise on screen (y pointing down).
+func signedArea(q plates.Quad) float64 {
+	a := 0.0
+	for i := range q {
+		p, n := q[i], q[(i+1)%4]
+		a += p.X*n.Y - n.X*p.Y
+	}
+	return a / 2
+}
+
+func TestDetectNoPlate(t *testing.T) {
+	for name, img := range map[string]image.Image{
+		"empty":      image.NewRGBA(image.Rect(0, 0, 0, 0)),
+		"one pixel":  image.NewRGBA(image.Rect(0, 0, 1, 1)),
+		"flat grey":  uniform(color.Gray{128}, 800, 600),
+		"black":      uniform(color.Black, 1200, 900),
+		"thin strip": uniform(color.White, 3000, 2),
+	} {
+		got, err := plates.Detect(context.Background(), img)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got == nil || len(got) != 0 {
+			t.Errorf("%s: got %v, want an empty slice", name, got)
+		}
+	}
+}
+
+func uniform(c color.Color, w, h int) image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(img, img.Bounds(), image.NewUniform(c), image.Point{}, draw.Src)
+	return img
+}
+
+func TestDetectCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := plates.Detect(ctx, uniform(color.White, 640, 480))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("got error %v, want context.Canceled", err)
+	}
+}
+
+// BenchmarkDetect12MP times detection on a 12-megapixel photo (4000×3000,
+// a held-out dash-cam frame enlarged), decode excluded.
+func BenchmarkDetect12MP(b *testing.B) {
+	img := twelveMP(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := plates.Detect(ctx, img); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// twelveMP enlarges a held-out photo to 4000×3000 as a decoded JPEG
+// (*image.YCbCr, 4:2:0) would be.
+func twelveMP(tb testing.TB) image.Image {
+	tb.Helper()
+	src := loadHeldOut(tb, "plates-dashcam-ro", 1)[0].img
+	sb := src.Bounds()
+	dst := image.NewYCbCr(image.Rect(0, 0, 4000, 3000), image.YCbCrSubsampleRatio420)
+	for y := range 3000 {
+		for x := range 4000 {
+			r, g, b, _ := src.At(sb.Min.X+x*sb.Dx()/4000, sb.Min.Y+y*sb.Dy()/3000).RGBA()
+			yy, cb, cr := color.RGBToYCbCr(uint8(r>>8), uint8(g>>8), uint8(b>>8))
+			dst.Y[dst.YOffset(x, y)] = yy
+			ci := dst.COffset(x, y)
+			dst.Cb[ci], dst.Cr[ci] = cb, cr
+		}
+	}
+	return dst
+}
