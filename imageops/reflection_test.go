@@ -51,6 +51,24 @@ func TestCarShadowReflectionMirrorsTheCar(t *testing.T) {
 	}
 }
 
+// shadowNoColourBeside fails if a pixel of out more than 2 px left of
+// column x0 or right of x1-1 (input coordinates) shows colour: beside the car
+// there is black shadow only, nothing mirrored. Near-transparent pixels,
+// whose colour means nothing, are let through.
+func shadowNoColourBeside(tb testing.TB, out *image.NRGBA, off image.Point, x0, x1 int) {
+	tb.Helper()
+	for y := 0; y < out.Rect.Dy(); y++ {
+		for x := 0; x < out.Rect.Dx(); x++ {
+			if ix := x - off.X; ix >= x0-2 && ix < x1+2 {
+				continue
+			}
+			if c := out.NRGBAAt(x, y); c.A >= 4 && max(c.R, c.G, c.B) >= 12 {
+				tb.Fatalf("pixel %v beside the car is %v, want nothing mirrored there", image.Pt(x-off.X, y-off.Y), c)
+			}
+		}
+	}
+}
+
 func shadowGreenShare(c color.NRGBA) float64 {
 	return float64(c.G) / (float64(c.R) + float64(c.G) + float64(c.B) + 1)
 }

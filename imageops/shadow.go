@@ -419,6 +419,7 @@ func shadowColumns(lay *shadowLayout, sh *shadowGrid, rf *reflection) []shadowCo
 			c.lo = float32(sh.v0 + (float64(jf)-0.5)*sh.dy)
 			c.hi = float32(sh.v0 + (float64(jl)+1.5)*sh.dy)
 		}
+		c.rx = -2 // no reflection unless within the car's columns
 		if rf != nil && x >= rf.x0-1 && x < rf.x0+int(math.Ceil(float64(rf.w)*rf.cell))+1 {
 			rx := (float64(x-rf.x0)+0.5)/rf.cell - 0.5
 			c.rx = int(math.Floor(rx))

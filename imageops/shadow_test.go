@@ -455,15 +455,20 @@ func TestCarShadowOnRealCutouts(t *testing.T) {
 			car := shadowDatasetCutout(t, name)
 			out := shadowRun(t, car, imageops.ShadowOptions{Reflection: true})
 			off := shadowCarOffset(t, car, out)
-			// The lowest solid pixel of the car.
+			// The lowest solid pixel of the car, and the car's columns.
 			lx, ly := 0, -1
+			x0, x1 := car.Rect.Dx(), 0
 			for y := 0; y < car.Rect.Dy(); y++ {
 				for x := 0; x < car.Rect.Dx(); x++ {
-					if car.NRGBAAt(x, y).A >= 128 {
+					if a := car.NRGBAAt(x, y).A; a >= 128 {
 						lx, ly = x, y
+					}
+					if car.NRGBAAt(x, y).A > 0 {
+						x0, x1 = min(x0, x), max(x1, x+1)
 					}
 				}
 			}
+			shadowNoColourBeside(t, out, off, x0, x1)
 			if a := shadowAlphaAt(out, off, lx, ly+1); a < 150 {
 				t.Errorf("alpha %d right under the car's lowest point %v, want ≥ 150", a, image.Pt(lx, ly))
 			}
