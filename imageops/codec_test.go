@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
@@ -493,6 +494,13 @@ func patchSOF(tb testing.TB, jpg []byte, w, h int) []byte {
 	return out
 }
 
+// sofType returns a copy of a JPEG with its SOF0 marker changed to m.
+func sofType(jpg []byte, m byte) []byte {
+	out := append([]byte{}, jpg...)
+	out[bytes.Index(out, []byte{0xFF, 0xC0})+1] = m
+	return out
+}
+
 func TestDecodeRejectsBadInput(t *testing.T) {
 	photo := encodeJPEG(t, quadImage(64, 64), 90)
 	noisy := image.NewRGBA(image.Rect(0, 0, 64, 64))
@@ -524,6 +532,7 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 		{"JPEG claiming 10000×10000", patchSOF(t, photo, 10000, 10000), "10000×10000 = 100 MP; the limit is 60 MP", true},
 		{"JPEG claiming 6000×6000 with 2 KB of data", patchSOF(t, photo, 6000, 6000), "header says 6000×6000", true},
 		{"JPEG claiming 0 wide", patchSOF(t, photo, 0, 64), "", true},
+		{"arithmetic-coded JPEG", sofType(photo, 0xC9), "cannot read", true},
 		{"PNG claiming 40000×40000", pngHeader(40000, 40000, 100), "40000×40000 = 1600 MP; the limit is 60 MP", true},
 		{"PNG claiming 5000×5000 with 100 bytes", pngHeader(5000, 5000, 100), "header says 5000×5000", true},
 		{"PNG 0×0", pngHeader(0, 0, 10), "no pixels", true},
@@ -631,6 +640,82 @@ func TestEncodePNGKeepsTransparency(t *testing.T) {
 		got := color.NRGBAModel.Convert(p.Image.At(c.x, c.y)).(color.NRGBA)
 		if got != c.want && !(c.want.A == 0 && got.A == 0) {
 			t.Errorf("pixel (%d,%d) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+}
+
+func TestEncodePNGPixels(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	noise := func(b []byte) {
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+	}
+	rect := image.Rect(0, 0, 37, 23) // odd sizes: no row or block is a round number
+	nrgba := image.NewNRGBA(rect)
+	noise(nrgba.Pix)
+	rgba := image.NewRGBA(rect)
+	for i := 0; i < len(rgba.Pix); i += 4 { // valid premultiplied: colour ≤ alpha
+		a := byte(r.Uint32())
+		if i%12 == 0 {
+			a = 255
+		}
+		rgba.Pix[i+3] = a
+		for c := i; c < i+3; c++ {
+			rgba.Pix[c] = byte(r.Uint32() % (uint32(a) + 1))
+		}
+	}
+	gray := image.NewGray(rect)
+	noise(gray.Pix)
+	ycc := image.NewYCbCr(rect, image.YCbCrSubsampleRatio420)
+	noise(ycc.Y)
+	noise(ycc.Cb)
+	noise(ycc.Cr)
+	big := image.NewRGBA(image.Rect(0, 0, 60, 50))
+	noise(big.Pix)
+	for i := 3; i < len(big.Pix); i += 4 {
+		big.Pix[i] = 255
+	}
+	tests := []struct {
+		name        string
+		img         image.Image
+		wantOpaque  bool
+		tolerance   int
+		wantDecoded string // the standard decoder's type: the colour type written
+	}{
+		{"opaque RGBA photo", quadImage(37, 23), true, 0, "*image.RGBA"},
+		{"NRGBA with alpha", nrgba, false, 0, "*image.NRGBA"},
+		{"premultiplied RGBA with alpha", rgba, false, 0, "*image.NRGBA"},
+		{"Gray", gray, true, 0, "*image.Gray"},
+		{"YCbCr", ycc, true, 1, "*image.RGBA"},
+		{"RGBA sub-image off origin", big.SubImage(image.Rect(11, 7, 48, 30)), true, 0, "*image.RGBA"},
+	}
+	for _, tc := range tests {
+		var b bytes.Buffer
+		if err := imageops.EncodePNG(&b, tc.img, nil); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, err := png.Decode(bytes.NewReader(b.Bytes()))
+		if err != nil {
+			t.Fatalf("%s: the standard decoder rejects the output: %v", tc.name, err)
+		}
+		if typ := fmt.Sprintf("%T", got); typ != tc.wantDecoded {
+			t.Errorf("%s: decodes as %s, want %s", tc.name, typ, tc.wantDecoded)
+		}
+		ob, gb := tc.img.Bounds(), got.Bounds()
+		if gb != image.Rect(0, 0, ob.Dx(), ob.Dy()) {
+			t.Fatalf("%s: bounds %v, want %dx%d from (0,0)", tc.name, gb, ob.Dx(), ob.Dy())
+		}
+	pixels:
+		for y := 0; y < ob.Dy(); y++ {
+			for x := 0; x < ob.Dx(); x++ {
+				want := color.NRGBAModel.Convert(tc.img.At(ob.Min.X+x, ob.Min.Y+y)).(color.NRGBA)
+				g := color.NRGBAModel.Convert(got.At(x, y)).(color.NRGBA)
+				if !near(color.RGBA(g), color.RGBA(want), tc.tolerance) {
+					t.Errorf("%s: pixel (%d,%d) = %v, want %v", tc.name, x, y, g, want)
+					break pixels
+				}
+			}
 		}
 	}
 }

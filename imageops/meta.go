@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"sync"
-
-	"image/png"
 
 	"carphoto"
 )
@@ -480,16 +477,3 @@ func readWebPMeta(data []byte, h *header) error {
 	}
 	return nil
 }
-
-// pngBufferPool keeps the PNG encoder's zlib writer and row buffers
-// between calls; allocating them costs more than encoding a small image.
-type pngBufferPool struct{ p sync.Pool }
-
-func (b *pngBufferPool) Get() *png.EncoderBuffer {
-	v, _ := b.p.Get().(*png.EncoderBuffer)
-	return v
-}
-
-func (b *pngBufferPool) Put(x *png.EncoderBuffer) { b.p.Put(x) }
-
-var pngBuffers = &pngBufferPool{}
