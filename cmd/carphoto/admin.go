@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"carphoto/billing"
+)
+
+// adminUsage is shown with every usage error of the admin commands.
+const adminUsage = `admin commands (against the Redis at REDIS_URL), each printing one JSON object:
+  carphoto accounts create [--credits N] [--name S]
+  carphoto keys rotate ACCOUNT_ID
+  carphoto keys revoke ACCOUNT_ID
+  carphoto credits add ACCOUNT_ID N      (N may be negative; the balance never goes below 0)
+  carphoto credits show ACCOUNT_ID`
+
+// adminRequestID marks the CLI's balance changes in the ledger.
+const adminRequestID = "admin-cli"
+
+// runAdmin runs one admin command; args[0] is "accounts", "keys" or
+// "credits". It works on the service's Redis directly, so it needs no
+// running web process.
+func runAdmin(ctx context.Context, getenv func(string) string, args []string, stdout io.Writer) error {
+	if len(args) < 2 {
+		return usageErr("missing subcommand")
+	}
+	cmd := args[0] + " " + args[1]
+	rest := args[2:]
+	switch cmd {
+	case "accounts create", "keys rotate", "keys revoke", "credits add", "credits show":
+	default:
+		return usageErr(fmt.Sprintf("unknown command %q", cmd))
+	}
+
+	url := getenv("REDIS_URL")
+	if url == "" {
+		return errors.New("REDIS_URL is not set: the admin commands work on the service's Redis, e.g. REDIS_URL=redis://localhost:6379/0 carphoto " + cmd)
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis at %s: %w", opt.Addr, err)
+	}
+	b := billing.New(rdb, billing.Config{})
+	out := json.NewEncoder(stdout)
+
+	switch cmd {
+	case "accounts create":
+		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		credits := fs.Int64("credits", 0, "starting balance")
+		name := fs.String("name", "", "account name")
+		if err := fs.Parse(rest); err != nil {
+			return usageErr(err.Error())
+		}
+		if fs.NArg() > 0 {
+			return usageErr(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+		}
+		a, key, err := b.CreateAccount(ctx, *name, *credits)
+		if err != nil {
+			return err
+		}
+		return out.Encode(map[string]any{"account_id": a.ID, "api_key": key, "credits": a.Credits})
+
+	case "keys rotate", "keys revoke":
+		id, err := oneID(cmd, rest)
+		if err != nil {
+			return err
+		}
+		if args[1] == "revoke" {
+			if err := b.RevokeKey(ctx, id); err != nil {
+				return err
+			}
+			return out.Encode(map[string]any{"account_id": id, "revoked": true})
+		}
+		key, err := b.RotateKey(ctx, id)
+		if err != nil {
+			return err
+		}
+		return out.Encode(map[string]any{"account_id": id, "api_key": key})
+
+	case "credits add":
+		if len(rest) != 2 {
+			return usageErr("credits add takes ACCOUNT_ID and N")
+		}
+		n, err := strconv.ParseInt(rest[1], 10, 64)
+		if err != nil || n == 0 {
+			return usageErr(fmt.Sprintf("N must be a non-zero integer, not %q", rest[1]))
+		}
+		bal, err := b.AddCredits(ctx, rest[0], n, adminRequestID)
+		if err != nil {
+			return err
+		}
+		return out.Encode(map[string]any{"account_id": rest[0], "credits": bal})
+
+	default: // credits show
+		id, err := oneID(cmd, rest)
+		if err != nil {
+			return err
+		}
+		a, err := b.Account(ctx, id)
+		if err != nil {
+			return err
+		}
+		return out.Encode(map[string]any{"account_id": a.ID, "credits": a.Credits})
+	}
+}
+
+func oneID(cmd string, rest []string) (string, error) {
+	if len(rest) != 1 {
+		return "", usageErr(cmd + " takes exactly one ACCOUNT_ID")
+	}
+	return rest[0], nil
+}
+
+func usageErr(msg string) error {
+	return fmt.Errorf("%s\n\n%s", msg, adminUsage)
+}
