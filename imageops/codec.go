@@ -39,7 +39,7 @@ type Photo struct {
 	Image   image.Image // EXIF orientation already applied; bounds start at (0,0)
 	Format  string      // "jpeg", "png" or "webp"
 	ICC     []byte      // embedded ICC profile, nil if none
-	Quality int         // estimated JPEG quality (1..100) of a JPEG input, see estimateJPEGQuality; 0 otherwise
+	Quality int         // JPEG input: the IJG quality (1..100) whose luminance table is nearest the file's; 0 otherwise
 }
 
 // header is what the container walk learns before any pixel is decoded.
@@ -184,8 +184,11 @@ func readHeader(data []byte, lim Limits) (*header, error) {
 	return h, nil
 }
 
-// megapixels formats n pixels for a message: "1600 MP", "0.3 MP".
+// megapixels formats n pixels for a message: "1600 MP", "0.3 MP", "4096 pixels".
 func megapixels(n int) string {
+	if n < 100_000 {
+		return fmt.Sprintf("%d pixels", n)
+	}
 	if n >= 10_000_000 || n%1_000_000 == 0 {
 		return fmt.Sprintf("%d MP", (n+500_000)/1_000_000)
 	}

@@ -31,8 +31,8 @@ const (
 
 	// maxJPEGScans bounds the scans of a progressive JPEG. Each scan costs a
 	// pass over the image, so a small file with thousands of scans would
-	// hold a worker for minutes; encoders write about ten.
-	maxJPEGScans = 256
+	// hold a worker for minutes; libjpeg and mozjpeg write about ten.
+	maxJPEGScans = 100
 )
 
 var jpegICCHeader = []byte("ICC_PROFILE\x00")
