@@ -383,8 +383,11 @@ func TestRunSweeps(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- sweeper.Run(runCtx) }()
-	for balance(t, s, a.ID) != 1 {
-		time.Sleep(5 * time.Millisecond) // until the first sweep lands
+	// The first sweep runs at once; the deadline only bounds a broken Run.
+	for deadline := time.Now().Add(10 * time.Second); balance(t, s, a.ID) != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not return the expired hold")
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {
