@@ -40,9 +40,11 @@ func TestOutlineDistance(t *testing.T) {
 			t.Errorf("distance at %v,%v = %v, want %v", tc.x, tc.y, got, tc.want)
 		}
 	}
-	// Reversed corners give the same polygon.
-	if q, ok := convexClockwise(plates.Quad{p[0], p[3], p[2], p[1]}); !ok || q[1] != p[1] {
-		t.Errorf("a counter-clockwise quad is not turned clockwise: %v", q)
+	// Reversed or rotated corners give the same polygon, from the top left.
+	for _, q := range []plates.Quad{{p[0], p[3], p[2], p[1]}, {p[1], p[2], p[3], p[0]}, {p[3], p[2], p[1], p[0]}} {
+		if got, ok := convexClockwise(q); !ok || [4]plates.Point(got) != [4]plates.Point(p) {
+			t.Errorf("convexClockwise(%v) = %v, want %v", q, got, p)
+		}
 	}
 	// Growing by 2 moves every edge out by 2.
 	if got := p.offset(2).outline(); math.Abs(got.signedDistance(20, 15)+7) > 1e-9 {

@@ -65,9 +65,13 @@ func (m homography) inverse() homography {
 // (y down).
 type polygon []plates.Point
 
-// convexClockwise returns q as a convex clockwise polygon, reversing a
-// counter-clockwise quad. ok is false for a quad that is not convex (a
-// self-intersecting or dented detector output) or has no area.
+// convexClockwise returns q as a convex clockwise polygon starting at the
+// plate's top-left corner: a counter-clockwise quad is reversed, and the
+// corners are rotated so that the first edge is the one pointing most to
+// the right (the top edge of a plate turned less than 45°), so a quad that
+// starts at another corner does not turn the design sideways. ok is false
+// for a quad that is not convex (a self-intersecting or dented detector
+// output) or has no area.
 func convexClockwise(q plates.Quad) (polygon, bool) {
 	sign := 0
 	for i := range 4 {
@@ -86,9 +90,16 @@ func convexClockwise(q plates.Quad) (polygon, bool) {
 		sign = s
 	}
 	if sign < 0 {
-		return polygon{q[0], q[3], q[2], q[1]}, true
+		q = plates.Quad{q[0], q[3], q[2], q[1]}
 	}
-	return polygon{q[0], q[1], q[2], q[3]}, true
+	first, best := 0, math.Inf(-1)
+	for i := range 4 {
+		a, b := q[i], q[(i+1)%4]
+		if right := (b.X - a.X) / math.Hypot(b.X-a.X, b.Y-a.Y); right > best+1e-9 {
+			first, best = i, right
+		}
+	}
+	return polygon{q[first], q[(first+1)%4], q[(first+2)%4], q[(first+3)%4]}, true
 }
 
 // edgeNormal returns the unit outward normal of edge i (from corner i to i+1).
