@@ -94,6 +94,11 @@ func newPlateShape(q plates.Quad) (s plateShape, ok bool, err error) {
 		if math.IsNaN(p.X) || math.IsNaN(p.Y) || math.IsInf(p.X, 0) || math.IsInf(p.Y, 0) {
 			return s, false, fmt.Errorf("plate quad %v has a non-finite corner", q)
 		}
+		// Far beyond any photo the service accepts: nothing there to hide,
+		// and pixel arithmetic would overflow.
+		if math.Abs(p.X) > 1e7 || math.Abs(p.Y) > 1e7 {
+			return s, false, nil
+		}
 	}
 	poly, convex := convexClockwise(q)
 	if !convex {

@@ -337,6 +337,12 @@ func TestHidePlatesEdgeCases(t *testing.T) {
 			t.Errorf("err %v; want the self-crossing quad's whole box white", err)
 		}
 	})
+	t.Run("quad far outside the photo", func(t *testing.T) {
+		out, err := HidePlates(ctx, img, []plates.Quad{renderRect(1e15, -1e15, 1e14, 1e13), renderRect(700, 10, 50, 10)}, StyleBlur)
+		if err != nil || string(out.Pix) != string(img.Pix) {
+			t.Errorf("err %v; want the photo back unchanged", err)
+		}
+	})
 	t.Run("not-a-number corner", func(t *testing.T) {
 		if _, err := HidePlates(ctx, img, []plates.Quad{{{X: math.NaN()}}}, StyleBlur); err == nil {
 			t.Error("got no error for a NaN corner")
