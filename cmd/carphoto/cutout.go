@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	xdraw "golang.org/x/image/draw"
@@ -41,7 +42,7 @@ func runCutout(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	for _, file := range fs.Args() {
 		start := time.Now()
-		photo, err := decodeFile(ctx, file)
+		photo, err := cutoutDecode(ctx, file)
 		if err != nil {
 			return fmt.Errorf("cutout: %s: %w", file, err)
 		}
@@ -51,7 +52,7 @@ func runCutout(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)) + ".png"
 		out := filepath.Join(*dir, name)
-		if err := writePNG(out, cut, photo.ICC); err != nil {
+		if err := cutoutWritePNG(out, cut, photo.ICC); err != nil {
 			return fmt.Errorf("cutout: %w", err)
 		}
 		b := cut.Bounds()
@@ -93,17 +94,17 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 	var first string
 	for _, l := range labels {
 		name := filepath.Base(l.File)
-		if !inSplit(*split, name) {
+		if !cutoutInSplit(*split, name) {
 			continue
 		}
 		if first == "" {
 			first = filepath.Join(dir, l.File)
 		}
-		img, err := decodeFile(ctx, filepath.Join(dir, l.File))
+		img, err := cutoutDecode(ctx, filepath.Join(dir, l.File))
 		if err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
-		mask, err := decodeFile(ctx, filepath.Join(dir, l.Mask))
+		mask, err := cutoutDecode(ctx, filepath.Join(dir, l.Mask))
 		if err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
@@ -121,20 +122,20 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 		return fmt.Errorf("bench cutout: no %s images in %s", *split, dir)
 	}
 	fmt.Fprintf(stdout, "split %s: %d images\nmean IoU %.4f (min %.4f)\nmean boundary F-score (2 px) %.4f\n",
-		*split, len(ious), mean(ious), slices.Min(ious), mean(bfs))
+		*split, len(ious), cutoutMean(ious), slices.Min(ious), cutoutMean(bfs))
 	if *runs == 0 {
 		return nil
 	}
 
 	var big image.Image
 	if *photo != "" {
-		p, err := decodeFile(ctx, *photo)
+		p, err := cutoutDecode(ctx, *photo)
 		if err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
 		big = p.Image
 	} else {
-		p, err := decodeFile(ctx, first)
+		p, err := cutoutDecode(ctx, first)
 		if err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
@@ -142,26 +143,38 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 		xdraw.CatmullRom.Scale(dst, dst.Rect, p.Image, p.Image.Bounds(), xdraw.Src, nil)
 		big = dst
 	}
-	var times []time.Duration
+	// Wall time, and the process's CPU time (user + system, GC included), which says
+	// what the work costs when other processes share the cores.
+	var wall, cpu []time.Duration
 	for range *runs {
-		start := time.Now()
+		start, startCPU := time.Now(), cutoutCPUTime()
 		if _, err := cutout.Cut(ctx, big); err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
-		times = append(times, time.Since(start))
+		wall, cpu = append(wall, time.Since(start)), append(cpu, cutoutCPUTime()-startCPU)
 	}
-	slices.Sort(times)
+	slices.Sort(wall)
+	slices.Sort(cpu)
 	b := big.Bounds()
-	fmt.Fprintf(stdout, "Cut on %dx%d (%.1f MP): p50 %d ms over %d runs (min %d, max %d)\n",
-		b.Dx(), b.Dy(), float64(b.Dx()*b.Dy())/1e6, times[len(times)/2].Milliseconds(), len(times),
-		times[0].Milliseconds(), times[len(times)-1].Milliseconds())
+	fmt.Fprintf(stdout, "Cut on %dx%d (%.1f MP), %d runs: wall p50 %d ms (min %d, max %d), CPU p50 %d ms\n",
+		b.Dx(), b.Dy(), float64(b.Dx()*b.Dy())/1e6, len(wall), wall[len(wall)/2].Milliseconds(),
+		wall[0].Milliseconds(), wall[len(wall)-1].Milliseconds(), cpu[len(cpu)/2].Milliseconds())
 	return nil
 }
 
-// inSplit says whether a cars-seg image belongs to the named split. "val" is the
+// cutoutCPUTime returns the CPU time (user + system) this process has used so far.
+func cutoutCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cutoutInSplit says whether a cars-seg image belongs to the named split. "val" is the
 // validation split the cut-out was tuned on (train/cutout/train.py), inside the
 // non-held-out images.
-func inSplit(split, name string) bool {
+func cutoutInSplit(split, name string) bool {
 	switch split {
 	case "heldout":
 		return cutout.HeldOut(name)
@@ -173,7 +186,8 @@ func inSplit(split, name string) bool {
 	return true
 }
 
-func mean(xs []float64) float64 {
+// cutoutMean is the arithmetic mean of xs.
+func cutoutMean(xs []float64) float64 {
 	var s float64
 	for _, x := range xs {
 		s += x
@@ -181,7 +195,8 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-func decodeFile(ctx context.Context, path string) (*imageops.Photo, error) {
+// cutoutDecode reads and decodes a photo file, in displayed orientation.
+func cutoutDecode(ctx context.Context, path string) (*imageops.Photo, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -189,7 +204,8 @@ func decodeFile(ctx context.Context, path string) (*imageops.Photo, error) {
 	return imageops.Decode(ctx, data, cutoutLimits)
 }
 
-func writePNG(path string, img image.Image, icc []byte) error {
+// cutoutWritePNG writes img to path as a PNG with the ICC profile icc (nil for none).
+func cutoutWritePNG(path string, img image.Image, icc []byte) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

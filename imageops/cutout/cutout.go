@@ -23,9 +23,6 @@ const (
 	midLong   = 1024 // long side of the grid the guided filter is fitted on
 	bandLo    = 0.02 // the coarse matte's values strictly between bandLo and
 	bandHi    = 0.98 // bandHi (after upsampling) form the refined band
-	gfRadius  = 1.5  // guided filter radius, in network output pixels
-	gfEps     = 1e-3 // guided filter regulariser (colours in 0..1)
-	sharpen   = 1.6  // contrast applied to the refined alpha around 0.5
 	keepBlobs = 0.15 // keep separate car blobs at least this fraction of the largest
 )
 
@@ -36,8 +33,8 @@ func Matte(ctx context.Context, img image.Image) (*image.Alpha, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.alpha.Rect = m.alpha.Rect.Add(img.Bounds().Min)
-	return m.alpha, nil
+	m.Rect = m.Rect.Add(img.Bounds().Min)
+	return m, nil
 }
 
 // Cut returns the car on a transparent background: img's pixels with alpha set to the
@@ -52,10 +49,9 @@ func Cut(ctx context.Context, img image.Image) (*image.NRGBA, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	a := m.alpha.Pix
 	for y := 0; y < pix.Rect.Dy(); y++ {
 		row := pix.Pix[y*pix.Stride : y*pix.Stride+4*pix.Rect.Dx()]
-		arow := a[y*m.alpha.Stride : y*m.alpha.Stride+pix.Rect.Dx()]
+		arow := m.Pix[y*m.Stride : y*m.Stride+pix.Rect.Dx()]
 		for x, v := range arow {
 			if v == 0 {
 				row[4*x], row[4*x+1], row[4*x+2] = 0, 0, 0
@@ -66,18 +62,41 @@ func Cut(ctx context.Context, img image.Image) (*image.NRGBA, error) {
 	return pix, nil
 }
 
-type matteResult struct {
-	alpha *image.Alpha
+// params are the refinement's settings; tune_test.go sweeps them on the validation split.
+type params struct {
+	gfRadius float64 // guided filter radius, in network output pixels
+	gfEps    float32 // guided filter regulariser (colours in 0..1)
+	sharpen  float32 // contrast applied to the guided filter's alpha around 0.5
+	project  float32 // weight of the colour projection's alpha where it is reliable
+}
+
+var defaults = params{gfRadius: 3, gfEps: 1e-3, sharpen: 3, project: 1}
+
+// coarseMatte is the network's cleaned car probability on a small grid, with the
+// photo shrunk to the refinement grid.
+type coarseMatte struct {
+	mid    *plane    // the photo on the refinement grid (colours 0..1)
+	prob   []float32 // car probability, lw×lh
+	lw, lh int
 }
 
 // matte computes the full-resolution alpha of pix. With decontaminate it also rewrites
 // the colours of pix's partly transparent pixels.
-func matte(ctx context.Context, pix *image.NRGBA, decontaminate bool) (*matteResult, error) {
+func matte(ctx context.Context, pix *image.NRGBA, decontaminate bool) (*image.Alpha, error) {
 	W, H := pix.Rect.Dx(), pix.Rect.Dy()
-	out := &matteResult{alpha: image.NewAlpha(image.Rect(0, 0, W, H))}
 	if W == 0 || H == 0 {
-		return out, ctx.Err()
+		return image.NewAlpha(image.Rect(0, 0, W, H)), ctx.Err()
 	}
+	c, err := coarse(ctx, pix)
+	if err != nil {
+		return nil, err
+	}
+	return refine(ctx, pix, c, defaults, decontaminate)
+}
+
+// coarse runs the network on a shrunk copy of pix and cleans its output.
+func coarse(ctx context.Context, pix *image.NRGBA) (*coarseMatte, error) {
+	W, H := pix.Rect.Dx(), pix.Rect.Dy()
 	net, err := model()
 	if err != nil {
 		return nil, err
@@ -85,7 +104,6 @@ func matte(ctx context.Context, pix *image.NRGBA, decontaminate bool) (*matteRes
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-
 	// The refinement grid: at most midLong on the long side.
 	mw, mh := fitLong(W, H, midLong)
 	mid := shrink(pix, mw, mh)
@@ -111,42 +129,48 @@ func matte(ctx context.Context, pix *image.NRGBA, decontaminate bool) (*matteRes
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	lw, lh := logits.w, logits.h
 	prob := logits.d
 	for i, v := range prob {
 		prob[i] = float32(1 / (1 + math.Exp(-float64(v))))
 	}
-	clean(prob, lw, lh)
+	clean(prob, logits.w, logits.h)
+	return &coarseMatte{mid: mid, prob: prob, lw: logits.w, lh: logits.h}, nil
+}
 
-	// Guided filter on the refinement grid.
-	pMid := bilinear(prob, lw, lh, mw, mh)
-	r := max(1, int(math.Round(gfRadius*float64(mw)/float64(lw))))
-	g := fitGuided(mid, pMid, r, gfEps)
+// refine turns the coarse matte into pix's full-resolution alpha: a guided filter
+// fitted on the refinement grid, evaluated at full resolution in the band around the
+// car's outline. With decontaminate it also cleans the colours of pix's edge pixels.
+func refine(ctx context.Context, pix *image.NRGBA, c *coarseMatte, par params, decontaminate bool) (*image.Alpha, error) {
+	W, H := pix.Rect.Dx(), pix.Rect.Dy()
+	out := image.NewAlpha(image.Rect(0, 0, W, H))
+	mid, mw, mh := c.mid, c.mid.w, c.mid.h
+	pMid := bilinear(c.prob, c.lw, c.lh, mw, mh)
+	r := max(1, int(math.Round(par.gfRadius*float64(mw)/float64(c.lw))))
+	g := fitGuided(mid, pMid, r, par.gfEps)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	band := bandOf(pMid, mw, mh)
 
-	var fg, bg *plane
-	if decontaminate {
-		q := g.at(mid)
-		wF, wB := make([]float32, len(q)), make([]float32, len(q))
-		for i, v := range q {
-			if v >= 0.95 {
-				wF[i] = 1
-			} else if v <= 0.05 {
-				wB[i] = 1
-			}
+	// The car's and the background's colours near each pixel, filled outwards from the
+	// pixels the coarse matte is sure about.
+	wF, wB := make([]float32, len(pMid)), make([]float32, len(pMid))
+	for i, v := range pMid {
+		if v >= 0.9 {
+			wF[i] = 1
+		} else if v <= 0.1 {
+			wB[i] = 1
 		}
-		fg, _ = weightedMean(mid, wF, 3*r)
-		bg, _ = weightedMean(mid, wB, 3*r)
 	}
+	fg, bg := fillFrom(mid, wF), fillFrom(mid, wB)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 
-	// Full resolution: outside the band the coarse matte decides, inside it the guided
-	// filter's coefficients (bilinear from the grid) applied to the pixel's own colour.
+	// Full resolution: outside the band the coarse matte decides. Inside it, where the
+	// car's and the background's colours differ, alpha is where the pixel's colour lies
+	// between them; where they do not, the guided filter's coefficients (bilinear from
+	// the grid) applied to the pixel's own colour.
 	mx := make([]int, W)
 	for x := range mx {
 		mx[x] = x * mw / W
@@ -161,7 +185,7 @@ func matte(ctx context.Context, pix *image.NRGBA, decontaminate bool) (*matteRes
 		}
 		my := y * mh / H
 		y0, y1, fy := axisWeight(mh, H, y)
-		arow := out.alpha.Pix[y*out.alpha.Stride : y*out.alpha.Stride+W]
+		arow := out.Pix[y*out.Stride : y*out.Stride+W]
 		prow := pix.Pix[y*pix.Stride : y*pix.Stride+4*W]
 		for x := range arow {
 			m := my*mw + mx[x]
@@ -181,7 +205,24 @@ func matte(ctx context.Context, pix *image.NRGBA, decontaminate bool) (*matteRes
 			G := float32(prow[4*x+1]) * inv255
 			B := float32(prow[4*x+2]) * inv255
 			q := lerp(g.a[0])*R + lerp(g.a[1])*G + lerp(g.a[2])*B + lerp(g.b)
-			q = (q-0.5)*sharpen + 0.5
+			q = (q-0.5)*par.sharpen + 0.5
+
+			// Projection on the line from the background's colour to the car's.
+			fr, fgG, fb := lerp(fg.ch(0)), lerp(fg.ch(1)), lerp(fg.ch(2))
+			dr, dg, db := lerp(bg.ch(0))-fr, lerp(bg.ch(1))-fgG, lerp(bg.ch(2))-fb
+			n := dr*dr + dg*dg + db*db
+			s := float32(0) // the background's share of the pixel
+			if n > 1e-4 {
+				s = min(max(((R-fr)*dr+(G-fgG)*dg+(B-fb)*db)/n, 0), 1)
+			}
+			if par.project > 0 && n > 1e-4 {
+				// Trust the projection where the two colours are far apart and the
+				// pixel lies close to the line between them.
+				er, eg, eb := R-fr-s*dr, G-fgG-s*dg, B-fb-s*db
+				off := er*er + eg*eg + eb*eb
+				w := min(max((n-0.01)/0.04, 0), 1) * min(max(1-off/0.01, 0), 1) * par.project
+				q = w*(1-s) + (1-w)*q
+			}
 			a := uint8(0)
 			switch {
 			case q >= 1:
@@ -191,12 +232,11 @@ func matte(ctx context.Context, pix *image.NRGBA, decontaminate bool) (*matteRes
 			}
 			arow[x] = a
 			if decontaminate && a > 0 && a < 255 {
-				// I = αF + (1-α)B  ⇒  F = I + (1-α)(F - B), with F and B the local
-				// colours of the car and of the background.
-				t := 1 - float32(a)*inv255
-				prow[4*x] = unit8(R + t*(lerp(fg.ch(0))-lerp(bg.ch(0))))
-				prow[4*x+1] = unit8(G + t*(lerp(fg.ch(1))-lerp(bg.ch(1))))
-				prow[4*x+2] = unit8(B + t*(lerp(fg.ch(2))-lerp(bg.ch(2))))
+				// Remove the pixel's share of the background's colour: a mix
+				// αF + (1-α)B comes back as F whatever α was estimated.
+				prow[4*x] = unit8(R - s*dr)
+				prow[4*x+1] = unit8(G - s*dg)
+				prow[4*x+2] = unit8(B - s*db)
 			}
 		}
 	}

@@ -118,28 +118,80 @@ func (g *guided) at(I *plane) []float32 {
 	return out
 }
 
-// weightedMean returns, for each pixel, the mean colour of the pixels within r whose
-// weight is set, and false where there is none; used to estimate the car's and the
-// background's local colours near the edge.
-func weightedMean(I *plane, wt []float32, r int) (*plane, []float32) {
-	w, h := I.w, I.h
-	out := newPlane(3, h, w)
-	den := boxMean(wt, w, h, r)
-	tmp := make([]float32, w*h)
-	for c := 0; c < 3; c++ {
+// fillFrom returns, for every pixel, the colour of the nearby pixels whose weight wt is
+// set, filling the rest of the image outwards from them (push-pull: a pyramid of
+// weighted means, read back from coarse to fine). Used to know the car's and the
+// background's colours where they mix along the outline.
+func fillFrom(I *plane, wt []float32) *plane {
+	type level struct {
+		w, h int
+		c    [3][]float32 // weighted colour sums
+		n    []float32    // weight sums
+	}
+	l0 := level{w: I.w, h: I.h, n: wt}
+	for c := range 3 {
 		src := I.ch(c)
-		for i := range tmp {
-			tmp[i] = src[i] * wt[i]
-		}
-		num := boxMean(tmp, w, h, r)
-		dst := out.ch(c)
-		for i := range dst {
-			if den[i] > 1e-4 {
-				dst[i] = num[i] / den[i]
-			} else {
-				dst[i] = src[i]
-			}
+		l0.c[c] = make([]float32, len(src))
+		for i, v := range src {
+			l0.c[c][i] = v * wt[i]
 		}
 	}
-	return out, den
+	levels := []level{l0}
+	for l := l0; l.w > 1 || l.h > 1; {
+		nw, nh := (l.w+1)/2, (l.h+1)/2
+		next := level{w: nw, h: nh, n: make([]float32, nw*nh)}
+		for c := range next.c {
+			next.c[c] = make([]float32, nw*nh)
+		}
+		for y := 0; y < l.h; y++ {
+			for x := 0; x < l.w; x++ {
+				i, j := y*l.w+x, (y/2)*nw+x/2
+				next.n[j] += l.n[i]
+				for c := range 3 {
+					next.c[c][j] += l.c[c][i]
+				}
+			}
+		}
+		levels = append(levels, next)
+		l = next
+	}
+	// Pull: each level's colour is its own weighted mean where it has enough weight,
+	// its parent's elsewhere, blended by the weight.
+	top := levels[len(levels)-1]
+	parent := make([][3]float32, 1)
+	for c := range 3 {
+		if top.n[0] > 0 {
+			parent[0][c] = top.c[c][0] / top.n[0]
+		} else {
+			parent[0][c] = 0.5
+		}
+	}
+	pw := 1
+	for k := len(levels) - 2; k >= 0; k-- {
+		l := levels[k]
+		cur := make([][3]float32, l.w*l.h)
+		for y := 0; y < l.h; y++ {
+			for x := 0; x < l.w; x++ {
+				i := y*l.w + x
+				p := parent[(y/2)*pw+x/2]
+				a := min(l.n[i], 1)
+				for c := range 3 {
+					own := float32(0)
+					if l.n[i] > 0 {
+						own = l.c[c][i] / l.n[i]
+					}
+					cur[i][c] = a*own + (1-a)*p[c]
+				}
+			}
+		}
+		parent, pw = cur, l.w
+	}
+	out := newPlane(3, I.h, I.w)
+	for c := range 3 {
+		dst := out.ch(c)
+		for i := range dst {
+			dst[i] = parent[i][c]
+		}
+	}
+	return out
 }

@@ -235,6 +235,38 @@ def export(net, path):
             f.write(t.numpy().astype("<f4").tobytes())
 
 
+def load_exported(net, path):
+    """Load an exported (BatchNorm-folded) file into net, BatchNorm set to identity."""
+    raw = open(path, "rb").read()
+    assert raw[:4] == b"CUT1", "bad magic"
+    off = 4
+    (n,) = struct.unpack_from("<I", raw, off)
+    off += 4 + 4 * n
+    (count,) = struct.unpack_from("<I", raw, off)
+    off += 4
+    loaded = []
+    for _ in range(count):
+        (rank,) = struct.unpack_from("<I", raw, off)
+        off += 4
+        shape = struct.unpack_from("<%dI" % rank, raw, off)
+        off += 4 * rank
+        size = int(np.prod(shape))
+        loaded.append(torch.from_numpy(np.frombuffer(raw, "<f4", size, off).copy()).view(*shape))
+        off += 4 * size
+    pairs = [(net.stem.conv, net.stem.bn)]
+    for b in [net.e1, *net.e2, *net.e3, *net.e4, *net.e5, net.d4, net.d3, net.d2, net.d1]:
+        pairs += [(b.dw, b.bn1), (b.pw, b.bn2)]
+    with torch.no_grad():
+        for k, (conv, bn) in enumerate(pairs):
+            conv.weight.copy_(loaded[2 * k])
+            bn.weight.fill_(1)
+            bn.bias.copy_(loaded[2 * k + 1])
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1 - bn.eps)
+        net.head.weight.copy_(loaded[-2])
+        net.head.bias.copy_(loaded[-1])
+
+
 def synthetic_input(h, w):
     """A deterministic test pattern, computed the same way by the Go test (net_test.go)."""
     ys = torch.arange(h, dtype=torch.float64).view(h, 1)
@@ -260,6 +292,16 @@ def export_golden(net, path, h=64, w=96):
 
 # ---------------------------------------------------------------- main
 
+def save(net, args):
+    """Export the weights and the golden output that goes with them (and the checkpoint)."""
+    export(net, args.out)
+    os.makedirs(os.path.dirname(args.golden) or ".", exist_ok=True)
+    export_golden(net, args.golden)
+    net.train()
+    if args.ckpt:
+        torch.save(net.state_dict(), args.ckpt)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/datasets/cars-seg")
@@ -271,11 +313,22 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--final", action="store_true", help="train on all non-held-out images")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ckpt", default="", help="also save the PyTorch state here at each export")
+    ap.add_argument("--init", default="", help="start from this PyTorch state (from --ckpt)")
+    ap.add_argument("--golden-only", action="store_true",
+                    help="only write --golden for the exported --out (no training)")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     random.seed(args.seed)
+
+    if args.golden_only:
+        net = Net()
+        load_exported(net, args.out)
+        export_golden(net, args.golden)
+        print(f"wrote {args.golden} for {args.out}")
+        return
 
     items = load(args.data)
     held = [it for it in items if held_out(it[0])]
@@ -285,6 +338,8 @@ def main():
     print(f"train {len(train)} val {len(val)} held-out {len(held)} (held-out not used)", flush=True)
 
     net = Net()
+    if args.init:
+        net.load_state_dict(torch.load(args.init))
     print("parameters", sum(p.numel() for p in net.parameters()), flush=True)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
     steps = args.epochs * math.ceil(len(train) / args.batch)
@@ -296,7 +351,7 @@ def main():
         for i in range(0, len(train), args.batch):
             batch = train[i:i + args.batch]
             # One working size a batch: 4:3 mostly, sometimes other aspects.
-            oh, ow = random.choice([(192, 256), (224, 288), (256, 320), (256, 256), (192, 320), (288, 224)])
+            oh, ow = random.choice([(192, 256), (160, 224), (224, 288), (192, 192), (160, 256), (256, 192)])
             xs, ms = zip(*[augment(img, m, oh, ow) for _, img, m in batch])
             x = normalise(torch.stack(xs))
             m = F.avg_pool2d(torch.stack(ms), 2)  # targets at the output's half resolution
@@ -313,11 +368,9 @@ def main():
         msg = f"epoch {epoch + 1} loss {total / len(train):.4f} {time.time() - start:.0f}s"
         if (epoch + 1) % 10 == 0 or epoch + 1 == args.epochs:
             msg += f" val IoU {evaluate(net, val):.4f}"
-            export(net, args.out)
+            save(net, args)
         print(msg, flush=True)
-    export(net, args.out)
-    os.makedirs(os.path.dirname(args.golden), exist_ok=True)
-    export_golden(net, args.golden)
+    save(net, args)
     print(f"done in {time.time() - start:.0f}s; wrote {args.out} and {args.golden}", flush=True)
 
 
