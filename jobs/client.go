@@ -88,7 +88,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	case err != nil:
 		return nil, fmt.Errorf("wait for result: %w", err)
 	}
-	return decodeResult([]byte(vals[1]))
+	return DecodeResult([]byte(vals[1]))
 }
 
 // Close releases the Asynq client; the Redis client belongs to the caller.

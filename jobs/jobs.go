@@ -86,7 +86,8 @@ func (r *Result) encode() ([]byte, error) {
 	return append(buf, r.Body...), nil
 }
 
-func decodeResult(b []byte) (*Result, error) {
+// DecodeResult reads a frame written by Deliver.
+func DecodeResult(b []byte) (*Result, error) {
 	if len(b) < 4 {
 		return nil, errors.New("result frame too short")
 	}

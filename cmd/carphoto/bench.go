@@ -255,12 +255,12 @@ func runBenchIdle(ctx context.Context, args []string, getenv func(string) string
 		done := make(chan error, 1)
 		go func() { done <- worker.New(wc, newLogger("warn", io.Discard), rdb).Run(wctx) }()
 		time.Sleep(2 * time.Second) // start-up work is not idle work
-		c0, t0 := cpuTime(), time.Now()
+		c0, t0 := processCPUTime(), time.Now()
 		select {
 		case <-time.After(time.Duration(*seconds) * time.Second):
 		case <-ctx.Done():
 		}
-		c1, t1 := cpuTime(), time.Now()
+		c1, t1 := processCPUTime(), time.Now()
 		cancel()
 		<-done
 		fmt.Fprintf(stdout, "  interval %-6v  idle CPU %5.1f%% of a core  (expected pickup delay p50 %v)\n",
@@ -269,7 +269,8 @@ func runBenchIdle(ctx context.Context, args []string, getenv func(string) string
 	return nil
 }
 
-func cpuTime() time.Duration {
+// processCPUTime is the CPU time this process has used, user plus system.
+func processCPUTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

@@ -80,7 +80,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RequestTimeout:        dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
 		MaxUploadBytes:        num("MAX_UPLOAD_BYTES", 25<<20, 1024),
 		MaxPixels:             int(num("MAX_PIXELS", 60_000_000, 1)),
-		TaskCheckInterval:     dur("TASK_CHECK_INTERVAL", 40*time.Millisecond, time.Millisecond),
+		TaskCheckInterval:     dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
 		RedisPoolSize:         int(num("REDIS_POOL_SIZE", 256, 4)),
 		WorkerConcurrency:     int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
 		WorkerShutdownTimeout: dur("WORKER_SHUTDOWN_TIMEOUT", 20*time.Second, 0),

@@ -57,6 +57,7 @@ type service struct {
 	rs  *redistest.Server
 	b   *billing.Service
 	out *syncBuffer
+	log *syncBuffer // the service's JSON log lines
 }
 
 // startService runs `carphoto all` in-process on port 0 with env on top of
@@ -82,10 +83,10 @@ func startService(t *testing.T, env map[string]string) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out, logs := &syncBuffer{}, &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"all"}, getenv, out, io.Discard) }()
+	go func() { done <- run(ctx, []string{"all"}, getenv, out, logs) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -94,7 +95,7 @@ func startService(t *testing.T, env map[string]string) *service {
 	})
 	url := waitFor(t, out, regexp.MustCompile(`carphoto listening on (http://\S+)`))
 	waitReady(t, url)
-	return &service{url: url, rs: rs, b: billing.New(rs.Client, cfg.billingConfig()), out: out}
+	return &service{url: url, rs: rs, b: billing.New(rs.Client, cfg.billingConfig()), out: out, log: logs}
 }
 
 // account creates an account with the given credits and returns its key.

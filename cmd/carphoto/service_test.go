@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"image"
 	_ "image/jpeg"
 	"image/png"
@@ -63,7 +64,7 @@ func TestDevModePrintsWorkingCurlExample(t *testing.T) {
 
 // Every endpoint answers with the spec's status and content type.
 func TestEndpointsSucceed(t *testing.T) {
-	s := startService(t, nil)
+	s := startService(t, map[string]string{"LOG_LEVEL": "info"})
 	id, key := s.account(t, 10)
 	photo := carPhoto(t)
 	tests := []struct {
@@ -97,8 +98,22 @@ func TestEndpointsSucceed(t *testing.T) {
 			if got, want := h.Get("X-Credits-Remaining"), strconv.Itoa(10-i-1); got != want {
 				t.Errorf("X-Credits-Remaining %q, want %q", got, want)
 			}
-			if h.Get("X-Request-Id") == "" {
-				t.Errorf("no X-Request-Id")
+			rid := h.Get("X-Request-Id")
+			if rid == "" {
+				t.Fatalf("no X-Request-Id")
+			}
+			line := waitFor(t, s.log, regexp.MustCompile(`(\{[^\n]*"request_id":"`+rid+`"[^\n]*"message":"request"[^\n]*\})`))
+			var entry struct {
+				Account, Op, Path string
+				Status            int
+				QueueWait         *float64 `json:"queue_wait_ms"`
+				Processing        *float64 `json:"processing_ms"`
+			}
+			if err := json.Unmarshal([]byte(line), &entry); err != nil {
+				t.Fatalf("log line is not JSON: %v: %s", err, line)
+			}
+			if entry.Account != id || entry.Status != 200 || entry.Op == "" || entry.QueueWait == nil || entry.Processing == nil {
+				t.Errorf("request log line lacks account/op/status/timings: %s", line)
 			}
 		})
 	}
@@ -278,6 +293,12 @@ func TestWorkerStops(t *testing.T) {
 	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "REQUEST_TIMEOUT=6s", "WORKER_CONCURRENCY=1"}
 	web := startProc(t, "serve", env...)
 	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
+	if status, _, body := do(t, http.MethodGet, url+"/readyz", "", "", nil); status != 503 {
+		t.Errorf("/readyz with no worker: %d %s, want 503", status, body)
+	}
+	if status, _, _ := do(t, http.MethodGet, url+"/healthz", "", "", nil); status != 200 {
+		t.Errorf("/healthz: %d, want 200", status)
+	}
 	cfg, _ := loadConfig(func(k string) string {
 		if k == "REDIS_URL" {
 			return rs.URL
@@ -344,6 +365,22 @@ func TestWorkerStops(t *testing.T) {
 		status, _, body := post(t, url+"/v1/blur-plates", key, file("image", carPhoto(t)))
 		if status != 200 {
 			t.Errorf("service did not keep serving: %d %.300s", status, body)
+		}
+	})
+
+	t.Run("SIGTERM to serve finishes in-flight requests", func(t *testing.T) {
+		before := s.credits(t, id)
+		w := startProc(t, "worker", env...)
+		res := start(w)
+		web.cmd.Process.Signal(syscall.SIGTERM)
+		if status := <-res; status != 200 {
+			t.Errorf("in-flight request got %d after SIGTERM to serve, want 200", status)
+		}
+		if err := web.cmd.Wait(); err != nil {
+			t.Errorf("serve exit after SIGTERM: %v", err)
+		}
+		if got := s.credits(t, id); got != before-1 {
+			t.Errorf("balance %d, want %d: the finished request is charged once", got, before-1)
 		}
 	})
 }
