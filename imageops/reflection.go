@@ -7,8 +7,8 @@ import (
 
 // Reflection shape, as fractions of the car's size unit.
 const (
-	reflectionStrength = 0.38  // opacity right at the floor line
-	reflectionDepth    = 0.45  // gone entirely this far below the floor
+	reflectionStrength = 0.40  // opacity right at the floor line
+	reflectionDepth    = 0.32  // gone entirely this far below the floor
 	reflectionCell     = 0.004 // cell size of the blurred copy
 )
 
@@ -84,26 +84,29 @@ func (rf *reflection) sampleColumn(i int, tx, v float32) (r, g, b, a float32) {
 		return 0, 0, 0, 0
 	}
 	fy := max(v/float32(rf.cell)-0.5, 0)
-	j := int(fy)
+	j := int(fy) // j+1 < rf.h since v < depth
 	ty := fy - float32(j)
-	var acc [4]float32
-	rf.add(&acc, i, j, (1-tx)*(1-ty))
-	rf.add(&acc, i+1, j, tx*(1-ty))
-	rf.add(&acc, i, j+1, (1-tx)*ty)
-	rf.add(&acc, i+1, j+1, tx*ty)
 	t := 1 - v/depth
 	f := float32(reflectionStrength) * t * t
-	return acc[0] * f, acc[1] * f, acc[2] * f, acc[3] * f
-}
-
-// add accumulates cell (i, j) with weight wt; cells outside count as clear.
-func (rf *reflection) add(acc *[4]float32, i, j int, wt float32) {
-	if i < 0 || j >= rf.h || i >= rf.w || wt == 0 {
-		return
+	if i >= 0 && i < rf.w {
+		k := 4 * (j*rf.w + i)
+		c0 := rf.rgba[k : k+4 : k+4]
+		c1 := rf.rgba[k+4*rf.w : k+4*rf.w+4 : k+4*rf.w+4]
+		w0, w1 := (1-tx)*(1-ty)*f, (1-tx)*ty*f
+		r += c0[0]*w0 + c1[0]*w1
+		g += c0[1]*w0 + c1[1]*w1
+		b += c0[2]*w0 + c1[2]*w1
+		a += c0[3]*w0 + c1[3]*w1
 	}
-	c := rf.rgba[4*(j*rf.w+i) : 4*(j*rf.w+i)+4 : 4*(j*rf.w+i)+4]
-	acc[0] += c[0] * wt
-	acc[1] += c[1] * wt
-	acc[2] += c[2] * wt
-	acc[3] += c[3] * wt
+	if i+1 >= 0 && i+1 < rf.w {
+		k := 4 * (j*rf.w + i + 1)
+		c0 := rf.rgba[k : k+4 : k+4]
+		c1 := rf.rgba[k+4*rf.w : k+4*rf.w+4 : k+4*rf.w+4]
+		w0, w1 := tx*(1-ty)*f, tx*ty*f
+		r += c0[0]*w0 + c1[0]*w1
+		g += c0[1]*w0 + c1[1]*w1
+		b += c0[2]*w0 + c1[2]*w1
+		a += c0[3]*w0 + c1[3]*w1
+	}
+	return r, g, b, a
 }

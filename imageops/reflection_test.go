@@ -29,19 +29,19 @@ func TestCarShadowReflectionMirrorsTheCar(t *testing.T) {
 	if c := shadowReflected(t, out, off, int(wheels[0].cx), floor+4); c.R <= c.G || c.R <= c.B {
 		t.Errorf("4 px under the tyre the reflection is %v, want the tyre's red", c)
 	}
-	// Under the body, between the wheels: the body's green, mirrored row
-	// by row (the body's green grows downwards, so the reflection's grows
-	// upwards).
-	near := shadowReflected(t, out, off, 210, floor+35) // mirrors row 145
-	far := shadowReflected(t, out, off, 210, floor+55)  // mirrors row 125
+	// Under the body, between the wheels: the body's colours mirrored row
+	// by row (the body turns from blue to green downwards, so the
+	// reflection turns from green to blue).
+	near := shadowReflected(t, out, off, 210, floor+20) // mirrors row 160
+	far := shadowReflected(t, out, off, 210, floor+28)  // mirrors row 152
 	if near.G <= near.R || near.G <= near.B {
-		t.Errorf("35 px under the body the reflection is %v, want the body's green", near)
+		t.Errorf("20 px under the body the reflection is %v, want the body's green", near)
 	}
 	if gn, gf := shadowGreenShare(near), shadowGreenShare(far); gn <= gf {
-		t.Errorf("green share %.3f at 35 px and %.3f at 55 px under the body; want the mirror of the body's gradient (more green nearer)", gn, gf)
+		t.Errorf("green share %.3f at 20 px and %.3f at 28 px under the body; want the mirror of the body's gradient (more green nearer)", gn, gf)
 	}
 	if near.A <= far.A {
-		t.Errorf("reflection alpha %d at 35 px and %d at 55 px, want it fading with distance", near.A, far.A)
+		t.Errorf("reflection alpha %d at 20 px and %d at 28 px, want it fading with distance", near.A, far.A)
 	}
 	// It fades out before the canvas ends.
 	for x := 0; x < out.Rect.Dx(); x++ {

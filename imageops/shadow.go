@@ -34,13 +34,16 @@ const (
 	// The wide, faint penumbra that lets the floor fade out around the car.
 	penumbraStrength = 0.28
 	penumbraGap      = 0.6
-	penumbraSigmaX   = 0.13
+	penumbraSigmaX   = 0.10
 	penumbraSigmaY   = 0.05
 
 	// The shadow grid spans this far above the floor line (the gap under
-	// the body, hidden by the car where it is solid) and below it.
-	shadowAbove = 0.45
-	shadowBelow = 0.30
+	// the body, hidden by the car where it is solid), below it, and beside
+	// the car; the outer half of the margins below and beside is a taper to
+	// zero, which bounds the canvas growth.
+	shadowAbove  = 0.45
+	shadowBelow  = 0.30
+	shadowBeside = 0.28
 )
 
 // CarShadow returns the car on a transparent canvas, grown as needed so
@@ -79,7 +82,7 @@ func CarShadow(ctx context.Context, car *image.NRGBA, opt ShadowOptions) (*image
 			return nil, err
 		}
 	}
-	return composeShadow(car, lay, sh, rf), nil
+	return composeShadow(car, &gr, lay, sh, rf), nil
 }
 
 // shadowFullyTransparent reports whether every pixel of m has alpha 0.
@@ -187,7 +190,7 @@ type shadowLayer struct {
 // floor-relative grid and grows the layout's canvas to hold them.
 func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 	u := lay.unit
-	padX := 3.2 * penumbraSigmaX * u
+	padX := shadowBeside * u
 	x0 := float64(gr.box.Min.X) - padX
 	x1 := float64(gr.box.Max.X) + padX
 	dx := math.Max(1, (x1-x0)/640)
@@ -239,6 +242,7 @@ func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 			sg.a[k] *= 1 - v
 		}
 	}
+	shadowTaper(sg, gr, padX)
 	// Extent of visible shadow, then turn the product into alpha.
 	minI, maxI, maxJ := sg.w, -1, -1
 	for j := 0; j < sg.h; j++ {
@@ -264,6 +268,38 @@ func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 	}
 	lay.grow(gr, image.Rect(xa, 0, xb, int(math.Ceil(low))))
 	return sg
+}
+
+// shadowTaper fades the painted product (1 = no shadow) to no shadow
+// over the outer half of the grid's margins beside the car and below the
+// floor, so that the blur tails end inside the grid.
+func shadowTaper(sg *shadowGrid, gr *ground, padX float64) {
+	ramp := func(d, width float64) float32 { // 1 at d <= 0, 0 at d >= width
+		if d <= 0 {
+			return 1
+		}
+		if d >= width {
+			return 0
+		}
+		t := d / width
+		return float32(1 - t*t*(3-2*t))
+	}
+	half := padX / 2
+	wx := make([]float32, sg.w)
+	for i := range wx {
+		x := sg.x0 + (float64(i)+0.5)*sg.dx
+		d := math.Max(float64(gr.box.Min.X)-half-x, x-float64(gr.box.Max.X)-half)
+		wx[i] = ramp(d, half)
+	}
+	vEnd := sg.v0 + float64(sg.h)*sg.dy
+	for j := 0; j < sg.h; j++ {
+		v := sg.v0 + (float64(j)+0.5)*sg.dy
+		wy := ramp(v-vEnd/2, vEnd/2)
+		for i := 0; i < sg.w; i++ {
+			k := j*sg.w + i
+			sg.a[k] = 1 - (1-sg.a[k])*wx[i]*wy
+		}
+	}
 }
 
 // shadowBlur blurs a w×h buffer with three box passes per axis, close to a
@@ -327,7 +363,7 @@ func shadowBoxLine(src, dst []float32, r int) {
 
 // composeShadow copies the car onto the layout's canvas and puts the
 // shadow, and the reflection when given, under it.
-func composeShadow(car *image.NRGBA, lay *shadowLayout, sh *shadowGrid, rf *reflection) *image.NRGBA {
+func composeShadow(car *image.NRGBA, gr *ground, lay *shadowLayout, sh *shadowGrid, rf *reflection) *image.NRGBA {
 	cv := lay.canvas
 	out := image.NewNRGBA(image.Rect(0, 0, cv.Dx(), cv.Dy()))
 	ox, oy := -cv.Min.X, -cv.Min.Y
@@ -336,11 +372,11 @@ func composeShadow(car *image.NRGBA, lay *shadowLayout, sh *shadowGrid, rf *refl
 		copy(out.Pix[(y+oy)*out.Stride+4*ox:], car.Pix[y*car.Stride:y*car.Stride+4*w])
 	}
 
-	cols := shadowColumns(lay, sh, rf)
+	cols := shadowColumns(gr, lay, sh, rf)
 	top := cv.Max.Y
 	for _, c := range cols {
-		if c.lo < c.hi {
-			top = min(top, int(math.Floor(float64(c.floor+c.lo))))
+		if c.y0 < c.y1 {
+			top = min(top, c.y0)
 		}
 	}
 	for y := max(top, cv.Min.Y); y < cv.Max.Y; y++ {
@@ -348,14 +384,14 @@ func composeShadow(car *image.NRGBA, lay *shadowLayout, sh *shadowGrid, rf *refl
 		cy := float32(y) + 0.5
 		for i := range cols {
 			c := &cols[i]
-			v := cy - c.floor
-			if v <= c.lo || v >= c.hi {
+			if y < c.y0 || y >= c.y1 {
 				continue
 			}
 			px := row[4*i : 4*i+4 : 4*i+4]
 			if px[3] == 255 {
 				continue
 			}
+			v := cy - c.floor
 			s := sh.sampleColumn(c.sx, c.stx, v)
 			var rr, rg, rb, ra float32
 			if rf != nil && v > 0 {
@@ -381,15 +417,16 @@ func composeShadow(car *image.NRGBA, lay *shadowLayout, sh *shadowGrid, rf *refl
 }
 
 // shadowColumn is what compositing needs of one canvas column: the floor,
-// the range of floor offsets where the shadow or the reflection is not
-// zero, and the bilinear column index and weight into each grid.
+// the rows where the shadow or the reflection is not zero, and the bilinear
+// column index and weight into each grid.
 type shadowColumn struct {
-	floor, lo, hi float32
-	sx, rx        int
-	stx, rtx      float32
+	floor    float32
+	y0, y1   int
+	sx, rx   int
+	stx, rtx float32
 }
 
-func shadowColumns(lay *shadowLayout, sh *shadowGrid, rf *reflection) []shadowColumn {
+func shadowColumns(gr *ground, lay *shadowLayout, sh *shadowGrid, rf *reflection) []shadowColumn {
 	// Rows of each shadow grid column that hold any shadow.
 	first, last := make([]int, sh.w), make([]int, sh.w)
 	for i := range first {
@@ -404,8 +441,9 @@ func shadowColumns(lay *shadowLayout, sh *shadowGrid, rf *reflection) []shadowCo
 	for k := range cols {
 		x := lay.canvas.Min.X + k
 		c := &cols[k]
-		c.floor = float32(lay.floor[k])
-		c.lo, c.hi = float32(math.Inf(1)), float32(math.Inf(-1))
+		floor := lay.floor[k]
+		c.floor = float32(floor)
+		lo, hi := math.Inf(1), math.Inf(-1)
 		fx := (float64(x)+0.5-sh.x0)/sh.dx - 0.5
 		c.sx = int(math.Floor(fx))
 		c.stx = float32(fx - float64(c.sx))
@@ -416,16 +454,27 @@ func shadowColumns(lay *shadowLayout, sh *shadowGrid, rf *reflection) []shadowCo
 			}
 		}
 		if jf <= jl {
-			c.lo = float32(sh.v0 + (float64(jf)-0.5)*sh.dy)
-			c.hi = float32(sh.v0 + (float64(jl)+1.5)*sh.dy)
+			lo = sh.v0 + (float64(jf)-0.5)*sh.dy
+			hi = sh.v0 + (float64(jl)+1.5)*sh.dy
+			// Under the car the floor shows only below its underside:
+			// no shadow behind a window or between the spokes.
+			if gap := gr.gap(x, floor); gap >= 0 {
+				lo = math.Max(lo, -gap-2)
+			}
 		}
 		c.rx = -2 // no reflection unless within the car's columns
 		if rf != nil && x >= rf.x0-1 && x < rf.x0+int(math.Ceil(float64(rf.w)*rf.cell))+1 {
 			rx := (float64(x-rf.x0)+0.5)/rf.cell - 0.5
 			c.rx = int(math.Floor(rx))
 			c.rtx = float32(rx - float64(c.rx))
-			c.lo = min(c.lo, 0)
-			c.hi = max(c.hi, float32(rf.depth))
+			lo = math.Min(lo, 0)
+			hi = math.Max(hi, rf.depth)
+		}
+		// Rows whose centre y+0.5 lies strictly between floor+lo and
+		// floor+hi.
+		if lo < hi {
+			c.y0 = max(int(math.Floor(floor+lo-0.5))+1, lay.canvas.Min.Y)
+			c.y1 = min(int(math.Ceil(floor+hi-0.5)), lay.canvas.Max.Y)
 		}
 	}
 	return cols

@@ -23,8 +23,8 @@ type shadowWheel struct{ cx, cy, r float64 }
 
 func (w shadowWheel) bottom() float64 { return w.cy + w.r }
 
-// shadowCar draws a car cut-out: a body polygon (green, shaded by row so
-// that mirrored rows can be told apart) and wheels (red), with an
+// shadowCar draws a car cut-out: a body polygon (green turning from blue
+// row by row, so that mirrored rows can be told apart) and wheels (red), with an
 // anti-aliased matte.
 func shadowCar(tb testing.TB, w, h int, body [][2]float64, wheels []shadowWheel) *image.NRGBA {
 	tb.Helper()
@@ -53,7 +53,7 @@ func shadowCar(tb testing.TB, w, h int, body [][2]float64, wheels []shadowWheel)
 			if inWheel >= inBody {
 				c.R, c.G, c.B = 200, 20, 30
 			} else {
-				c.R, c.G, c.B = 20, uint8(120+y%100), 60
+				c.R, c.G, c.B = 20, uint8(min(40+y, 255)), uint8(max(230-y, 0))
 			}
 			img.SetNRGBA(x, y, c)
 		}
@@ -82,10 +82,10 @@ func shadowInPolygon(p [][2]float64, x, y float64) bool {
 }
 
 // shadowSideCar is a car seen from the side: two wheels on one floor line at
-// y = 180, the sills 30 px above it.
+// y = 180, the sills 15 px above it.
 func shadowSideCar(tb testing.TB) (*image.NRGBA, []shadowWheel) {
 	wheels := []shadowWheel{{110, 150, 30}, {310, 150, 30}}
-	body := [][2]float64{{40, 90}, {120, 40}, {290, 40}, {370, 90}, {370, 150}, {40, 150}}
+	body := [][2]float64{{40, 90}, {120, 40}, {290, 40}, {370, 90}, {370, 165}, {40, 165}}
 	return shadowCar(tb, 420, 260, body, wheels), wheels
 }
 
@@ -403,7 +403,7 @@ func shadowFastCar(w, h int, body [][2]float64, wheels []shadowWheel) *image.NRG
 			case shadowInWheel(wheels, px, py):
 				img.SetNRGBA(x, y, color.NRGBA{200, 20, 30, 255})
 			case shadowInPolygon(body, px, py):
-				img.SetNRGBA(x, y, color.NRGBA{20, uint8(120 + y%100), 60, 255})
+				img.SetNRGBA(x, y, color.NRGBA{20, uint8(min(40+y, 255)), uint8(max(230-y, 0)), 255})
 			}
 		}
 	}
