@@ -71,11 +71,13 @@ var cutout12MP = sync.OnceValue(func() *image.NRGBA {
 func BenchmarkDecodeConfig12MP(b *testing.B) {
 	_, data := bench12MP()
 	b.SetBytes(int64(len(data)))
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if _, _, _, err := imageops.DecodeConfig(data, imageops.Limits{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
 
 func BenchmarkDecodeJPEG12MP(b *testing.B) {
@@ -85,11 +87,13 @@ func BenchmarkDecodeJPEG12MP(b *testing.B) {
 		name := map[int]string{1: "upright", 6: "turned"}[o]
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
+			cpu0 := cpuTime()
 			for b.Loop() {
 				if _, err := imageops.Decode(context.Background(), data, imageops.Limits{}); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu0)
 		})
 	}
 }
@@ -106,11 +110,13 @@ func BenchmarkEncodeJPEG12MP(b *testing.B) {
 		img  image.Image
 	}{{"YCbCr", p.Image}, {"RGBA", rgba}} {
 		b.Run(in.name, func(b *testing.B) {
+			cpu0 := cpuTime()
 			for b.Loop() {
 				if err := imageops.EncodeJPEG(io.Discard, in.img, 90, p.ICC); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu0)
 		})
 	}
 }
@@ -123,6 +129,7 @@ func BenchmarkEncodePNG12MP(b *testing.B) {
 	}{{"opaque RGBA photo", rgba}, {"NRGBA cut-out", cutout12MP()}} {
 		b.Run(in.name, func(b *testing.B) {
 			var size int
+			cpu0 := cpuTime()
 			for b.Loop() {
 				var out bytes.Buffer
 				if err := imageops.EncodePNG(&out, in.img, randomICC(3144)); err != nil {
@@ -130,12 +137,14 @@ func BenchmarkEncodePNG12MP(b *testing.B) {
 				}
 				size = out.Len()
 			}
+			reportCPU(b, cpu0)
 			b.ReportMetric(float64(size)/1e6, "MB/file")
 		})
 		// The standard library at its fastest, for comparison.
 		b.Run(in.name+"/image-png-BestSpeed", func(b *testing.B) {
 			enc := png.Encoder{CompressionLevel: png.BestSpeed}
 			var size int
+			cpu0 := cpuTime()
 			for b.Loop() {
 				var out bytes.Buffer
 				if err := enc.Encode(&out, in.img); err != nil {
@@ -143,6 +152,7 @@ func BenchmarkEncodePNG12MP(b *testing.B) {
 				}
 				size = out.Len()
 			}
+			reportCPU(b, cpu0)
 			b.ReportMetric(float64(size)/1e6, "MB/file")
 		})
 	}
@@ -150,9 +160,11 @@ func BenchmarkEncodePNG12MP(b *testing.B) {
 
 func BenchmarkHasTransparency12MP(b *testing.B) {
 	rgba, _ := bench12MP()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if imageops.HasTransparency(rgba) {
 			b.Fatal("opaque photo reported transparent")
 		}
 	}
+	reportCPU(b, cpu0)
 }
