@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"image"
+	"image/color"
+	"image/jpeg"
 	_ "image/jpeg"
 	"image/png"
 	"io"
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"carphoto/billing"
 	"carphoto/internal/redistest"
 )
 
@@ -210,6 +213,8 @@ func TestErrors(t *testing.T) {
 		{"40000x40000 png header", "/v1/car-shadow", key, []part{file("image", hugePNGHeader())}, 400, "invalid_params"},
 		{"bad params beat no credits", "/v1/blur-plates", emptyKey, []part{file("image", photo), field("style", "sparkle")}, 400, "invalid_params"},
 		{"no credits", "/v1/blur-plates", emptyKey, []part{file("image", photo)}, 402, "insufficient_credits"},
+		{"requirePlate with no plate", "/v1/blur-plates", key, []part{file("image", plainJPEG(t)), field("requirePlate", "true")}, 422, "plate_not_found"},
+		{"bad requirePlate", "/v1/plate-logo", key, []part{file("image", photo), file("logo", twoColourLogo(t)), field("requirePlate", "sure")}, 400, "invalid_params"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -368,6 +373,51 @@ func TestWorkerStops(t *testing.T) {
 		}
 	})
 
+	t.Run("16 concurrent calls on 5 credits with a worker killed", func(t *testing.T) {
+		acct, k := s.account(t, 5)
+		a := startProc(t, "worker", env...)
+		startProc(t, "worker", env...)
+		waitReady(t, url)
+		mid := carPhotoScaled(t, 2)
+		var mu sync.Mutex
+		counts := map[int]int{}
+		var wg sync.WaitGroup
+		before := strings.Count(a.stderr.String(), "task started")
+		for range 16 {
+			wg.Go(func() {
+				status, _, _ := post(t, url+"/v1/blur-plates", k, file("image", mid))
+				mu.Lock()
+				counts[status]++
+				mu.Unlock()
+			})
+		}
+		for strings.Count(a.stderr.String(), "task started") == before {
+			time.Sleep(2 * time.Millisecond)
+		}
+		a.cmd.Process.Kill()
+		wg.Wait()
+		t.Logf("statuses %v", counts)
+		if counts[200]+counts[402]+counts[500] != 16 || counts[200] > 5 || counts[200] == 0 {
+			t.Errorf("statuses %v: want only 200, 402 and 500, at most 5 successes", counts)
+		}
+		if got, want := s.credits(t, acct), int64(5-counts[200]); got != want {
+			t.Errorf("balance %d after %d successes from 5, want %d: a credit was lost or charged twice", got, counts[200], want)
+		}
+		entries, err := s.b.Ledger(context.Background(), acct, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		captures := 0
+		for _, e := range entries {
+			if e.Kind == billing.KindCapture {
+				captures++
+			}
+		}
+		if captures != counts[200] {
+			t.Errorf("ledger has %d captures for %d successful calls", captures, counts[200])
+		}
+	})
+
 	t.Run("SIGTERM to serve finishes in-flight requests", func(t *testing.T) {
 		before := s.credits(t, id)
 		w := startProc(t, "worker", env...)
@@ -385,6 +435,16 @@ func TestWorkerStops(t *testing.T) {
 	})
 }
 
+// carPhotoScaled is the car photo upscaled to about mp megapixels.
+func carPhotoScaled(t *testing.T, mp float64) []byte {
+	t.Helper()
+	b, err := upscaleJPEG(context.Background(), carPhoto(t), mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // bigPhoto is a 12-megapixel JPEG, slow enough to signal a worker mid-task.
 func bigPhoto(t *testing.T) []byte {
 	t.Helper()
@@ -393,4 +453,20 @@ func bigPhoto(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// plainJPEG is a smooth sky-to-ground gradient: a photo with no plate.
+func plainJPEG(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 480, 320))
+	for y := range 320 {
+		for x := range 480 {
+			img.Set(x, y, color.RGBA{uint8(100 + y/4), uint8(140 + y/5), uint8(200 - y/3), 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
