@@ -52,7 +52,8 @@ type header struct {
 
 	pngRawBytes, pngIDATBytes uint64 // PNG: unfiltered pixel bytes claimed, compressed bytes present
 
-	jpegMinScanBytes, jpegScanBytes uint64 // baseline JPEG: least entropy-coded bytes the size needs, bytes present
+	jpegScanBytes                         uint64 // JPEG: entropy-coded bytes present
+	jpegLeastScanBytes, jpegMostScanBytes uint64 // baseline JPEG: the bounds its size allows, see baselineScanBytes
 }
 
 // displaySize is the width and height once the orientation is applied.
@@ -175,11 +176,18 @@ func readHeader(data []byte, lim Limits) (*header, error) {
 	// a file cut short and patched): refuse it before allocating the claimed
 	// image only to run out of data. Deflate cannot compress better than
 	// 1032:1 (a 258-byte match coded in two bits); for JPEG see
-	// baselineMinBytes.
-	if h.pngRawBytes/1032 > h.pngIDATBytes+64 || h.jpegMinScanBytes > h.jpegScanBytes {
+	// baselineScanBytes.
+	if h.pngRawBytes/1032 > h.pngIDATBytes+64 || h.jpegLeastScanBytes > h.jpegScanBytes {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams,
 			"image data is truncated or corrupt: header says %d×%d but the file holds only %d bytes of pixel data",
 			h.width, h.height, h.pngIDATBytes+h.jpegScanBytes)
+	}
+	// The other way round (the stdlib JPEG decoder would silently decode
+	// the claimed corner and skip the rest).
+	if h.jpegMostScanBytes > 0 && h.jpegScanBytes > h.jpegMostScanBytes {
+		return nil, carphoto.Errorf(carphoto.EInvalidParams,
+			"image data is corrupt: header says %d×%d but the file holds %d bytes of pixel data, more than that size can",
+			h.width, h.height, h.jpegScanBytes)
 	}
 	return h, nil
 }

@@ -518,6 +518,9 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 		noisy.Pix[i] = byte(i * 7919 >> 3)
 	}
 	pngFile := encodePNG(t, noisy)
+	random := image.NewRGBA(image.Rect(0, 0, 128, 128))
+	rand.NewChaCha8([32]byte{5}).Read(random.Pix)
+	noisyJPEG := encodeJPEG(t, random, 100)
 	bigPNG := encodePNG(t, image.NewNRGBA(image.Rect(0, 0, 400, 400)))
 	small := pngHeader(4, 4, 0)
 	lossless, err := os.ReadFile("testdata/codec/quad.lossless.webp")
@@ -541,6 +544,7 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 		{"JPEG without its EOI", photo[:len(photo)-2], "truncated", true},
 		{"JPEG claiming 10000×10000", patchSOF(t, photo, 10000, 10000), "10000×10000 = 100 MP; the limit is 60 MP", true},
 		{"JPEG claiming 6000×6000 with 2 KB of data", patchSOF(t, photo, 6000, 6000), "header says 6000×6000", true},
+		{"JPEG claiming 8×8 with 70 KB of data", patchSOF(t, noisyJPEG, 8, 8), "more than that size can", true},
 		{"JPEG claiming 0 wide", patchSOF(t, photo, 0, 64), "", true},
 		{"JPEG with 101 scans", manyScans(photo, 101), "more than 100 progressive scans", true},
 		{"arithmetic-coded JPEG", sofType(photo, 0xC9), "cannot read", true},

@@ -87,7 +87,7 @@ func readJPEGMeta(data []byte, h *header) error {
 				h.quality = estimateJPEGQuality(t)
 			}
 			h.icc = joinICC(iccChunks[:], iccCount)
-			h.jpegMinScanBytes = baselineMinBytes(sof)
+			h.jpegLeastScanBytes, h.jpegMostScanBytes = baselineScanBytes(sof)
 			return nil
 		}
 		if p+2 > len(data) {
@@ -137,35 +137,40 @@ func readJPEGMeta(data []byte, h *header) error {
 	}
 }
 
-// baselineMinBytes is the least entropy-coded data a baseline JPEG with
-// frame header sof can hold: every 8×8 block of every component codes at
-// least a DC symbol and an AC symbol (EOB), one bit each at best, so a
-// quarter byte a block. It is 0 when sof is nil (progressive files can
-// cover many blocks with one end-of-band run) or unreadable.
-func baselineMinBytes(sof []byte) uint64 {
+// baselineScanBytes bounds the entropy-coded data of a baseline JPEG with
+// frame header sof. Every 8×8 block of every component codes at least a
+// DC symbol and an AC symbol (EOB), one bit each at best: a quarter byte a
+// block. At most it codes a DC symbol and 63 coefficients of at most 16
+// bits of code and 15 of value, plus EOB, every byte stuffed with a zero:
+// under 512 bytes a block, plus a restart marker and padding an MCU. Both
+// are 0 when sof is nil (progressive files can cover thousands of blocks
+// with one end-of-band run, and refine them over many scans) or unreadable.
+func baselineScanBytes(sof []byte) (least, most uint64) {
 	if len(sof) < 6 {
-		return 0
+		return 0, 0
 	}
 	y, x := uint64(binary.BigEndian.Uint16(sof[1:])), uint64(binary.BigEndian.Uint16(sof[3:]))
 	nf := int(sof[5])
-	if len(sof) < 6+3*nf {
-		return 0
+	if len(sof) < 6+3*nf || x == 0 || y == 0 {
+		return 0, 0
 	}
-	var hmax, vmax uint64
+	var hmax, vmax, perMCU uint64
 	for i := range nf {
-		hmax = max(hmax, uint64(sof[7+3*i]>>4))
-		vmax = max(vmax, uint64(sof[7+3*i]&0x0F))
+		hi, vi := uint64(sof[7+3*i]>>4), uint64(sof[7+3*i]&0x0F)
+		hmax, vmax = max(hmax, hi), max(vmax, vi)
+		perMCU += hi * vi
 	}
 	if hmax == 0 || vmax == 0 {
-		return 0
+		return 0, 0
 	}
-	var blocks uint64
+	var blocks uint64 // without the padding to whole MCUs
 	for i := range nf {
 		hi, vi := uint64(sof[7+3*i]>>4), uint64(sof[7+3*i]&0x0F)
 		cw, ch := (x*hi+hmax-1)/hmax, (y*vi+vmax-1)/vmax
 		blocks += (cw + 7) / 8 * ((ch + 7) / 8)
 	}
-	return blocks / 4
+	mcus := (x + 8*hmax - 1) / (8 * hmax) * ((y + 8*vmax - 1) / (8 * vmax))
+	return blocks / 4, mcus*perMCU*512 + mcus*4 + 4096
 }
 
 // quantTable is a JPEG quantisation table in zigzag order, as stored.
