@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/color"
 	"math"
 	"slices"
 )
@@ -147,8 +146,58 @@ func prepare(img image.Image) (*tensor, float64) {
 	t := newTensor(3, (nh+31)/32*32, (nw+31)/32*32)
 	xs := axisSamples(b.Dx(), nw, b.Min.X)
 	ys := axisSamples(b.Dy(), nh, b.Min.Y)
-	px := pixelReader(img)
 	r, g, bl := t.plane(0), t.plane(1), t.plane(2)
+	if m, ok := img.(*image.YCbCr); ok {
+		// Average luma and chroma, then convert once per working pixel.
+		// Offsets are separable in x and y for every subsampling ratio.
+		o := m.Rect.Min
+		yx, cx := make([][2]int, 0, 3*nw), make([]int, nw+1)
+		for ox := range nw {
+			cx[ox] = len(yx)
+			for _, p := range xs[ox] {
+				yx = append(yx, [2]int{m.YOffset(p.at, o.Y) - m.YOffset(o.X, o.Y), m.COffset(p.at, o.Y) - m.COffset(o.X, o.Y)})
+			}
+		}
+		cx[nw] = len(yx)
+		for oy := range nh {
+			for ox := range nw {
+				var sy, scb, scr, sw float32
+				if s < 1 {
+					// Shrinking: every sample weighs 1; sum in integers.
+					var iy, icb, icr int
+					for _, py := range ys[oy] {
+						yrow, crow := m.YOffset(o.X, py.at), m.COffset(o.X, py.at)
+						for _, off := range yx[cx[ox]:cx[ox+1]] {
+							ci := crow + off[1]
+							iy += int(m.Y[yrow+off[0]])
+							icb += int(m.Cb[ci])
+							icr += int(m.Cr[ci])
+						}
+					}
+					sy, scb, scr, sw = float32(iy), float32(icb), float32(icr), float32(len(ys[oy])*(cx[ox+1]-cx[ox]))
+				} else {
+					for _, py := range ys[oy] {
+						yrow, crow := m.YOffset(o.X, py.at), m.COffset(o.X, py.at)
+						for k, off := range yx[cx[ox]:cx[ox+1]] {
+							wt := xs[ox][k].weight * py.weight
+							ci := crow + off[1]
+							sy += wt * float32(m.Y[yrow+off[0]])
+							scb += wt * float32(m.Cb[ci])
+							scr += wt * float32(m.Cr[ci])
+							sw += wt
+						}
+					}
+				}
+				yy, cb, cr := sy/sw, scb/sw-128, scr/sw-128
+				i := oy*t.w + ox
+				r[i] = norm(yy + 1.402*cr)
+				g[i] = norm(yy - 0.344136*cb - 0.714136*cr)
+				bl[i] = norm(yy + 1.772*cb)
+			}
+		}
+		return t, s
+	}
+	px := pixelReader(img)
 	for oy := range nh {
 		for ox := range nw {
 			var sr, sg, sb, sw float32
@@ -209,13 +258,6 @@ func axisSamples(src, n, origin int) [][]sample {
 // decoded image types, falling back to image.Image.At.
 func pixelReader(img image.Image) func(x, y int) (r, g, b float32) {
 	switch m := img.(type) {
-	case *image.YCbCr:
-		return func(x, y int) (float32, float32, float32) {
-			yy := m.Y[m.YOffset(x, y)]
-			ci := m.COffset(x, y)
-			r, g, b := color.YCbCrToRGB(yy, m.Cb[ci], m.Cr[ci])
-			return float32(r), float32(g), float32(b)
-		}
 	case *image.RGBA:
 		return func(x, y int) (float32, float32, float32) {
 			i := m.PixOffset(x, y)

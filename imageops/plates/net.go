@@ -324,9 +324,10 @@ func b2f(b bool) float32 {
 }
 
 // pointwise sets y = W·x over channels (a 1x1 convolution without bias),
-// in column chunks that stay in cache, four output channels at a time.
+// in column chunks that stay in cache, four output by four input channels
+// at a time so that each loaded value feeds four multiply-adds.
 func pointwise(y, x *tensor, w []float32) {
-	const chunk = 512
+	const chunk = 256
 	n := x.h * x.w
 	cin, cout := x.c, y.c
 	for p0 := 0; p0 < n; p0 += chunk {
@@ -337,13 +338,36 @@ func pointwise(y, x *tensor, w []float32) {
 			o1 := y.data[(co+1)*n+p0 : (co+1)*n+p1]
 			o2 := y.data[(co+2)*n+p0 : (co+2)*n+p1]
 			o3 := y.data[(co+3)*n+p0 : (co+3)*n+p1]
-			for ci := range cin {
+			ci := 0
+			for ; ci+4 <= cin; ci += 4 {
+				a := x.data[ci*n+p0 : ci*n+p1]
+				b := x.data[(ci+1)*n+p0 : (ci+1)*n+p1]
+				c := x.data[(ci+2)*n+p0 : (ci+2)*n+p1]
+				d := x.data[(ci+3)*n+p0 : (ci+3)*n+p1]
+				w0 := w[co*cin+ci : co*cin+ci+4]
+				w1 := w[(co+1)*cin+ci : (co+1)*cin+ci+4]
+				w2 := w[(co+2)*cin+ci : (co+2)*cin+ci+4]
+				w3 := w[(co+3)*cin+ci : (co+3)*cin+ci+4]
+				w00, w01, w02, w03 := w0[0], w0[1], w0[2], w0[3]
+				w10, w11, w12, w13 := w1[0], w1[1], w1[2], w1[3]
+				w20, w21, w22, w23 := w2[0], w2[1], w2[2], w2[3]
+				w30, w31, w32, w33 := w3[0], w3[1], w3[2], w3[3]
+				m := len(a)
+				b, c, d = b[:m], c[:m], d[:m]
+				o0, o1, o2, o3 := o0[:m], o1[:m], o2[:m], o3[:m]
+				for i := range m {
+					va, vb, vc, vd := a[i], b[i], c[i], d[i]
+					o0[i] += w00*va + w01*vb + w02*vc + w03*vd
+					o1[i] += w10*va + w11*vb + w12*vc + w13*vd
+					o2[i] += w20*va + w21*vb + w22*vc + w23*vd
+					o3[i] += w30*va + w31*vb + w32*vc + w33*vd
+				}
+			}
+			for ; ci < cin; ci++ {
 				in := x.data[ci*n+p0 : ci*n+p1]
 				w0, w1, w2, w3 := w[co*cin+ci], w[(co+1)*cin+ci], w[(co+2)*cin+ci], w[(co+3)*cin+ci]
-				_ = o0[len(in)-1]
-				_ = o1[len(in)-1]
-				_ = o2[len(in)-1]
-				_ = o3[len(in)-1]
+				m := len(in)
+				o0, o1, o2, o3 := o0[:m], o1[:m], o2[:m], o3[:m]
 				for i, v := range in {
 					o0[i] += w0 * v
 					o1[i] += w1 * v
@@ -357,7 +381,7 @@ func pointwise(y, x *tensor, w []float32) {
 			for ci := range cin {
 				in := x.data[ci*n+p0 : ci*n+p1]
 				wv := w[co*cin+ci]
-				_ = o[len(in)-1]
+				o := o[:len(in)]
 				for i, v := range in {
 					o[i] += wv * v
 				}
