@@ -22,7 +22,7 @@ func TestGetAccount(t *testing.T) {
 			ResetSeconds int64 `json:"reset_seconds"`
 		} `json:"rate_limit"`
 	}
-	decode(t, e.do(t, "GET", "/v1/account", key, "", nil), http.StatusOK, &got)
+	decodeJSON(t, e.do(t, "GET", "/v1/account", key, "", nil), http.StatusOK, &got)
 	if got.AccountID != id || got.Name != "Test Motors" || got.Credits != 42 {
 		t.Fatalf("account %+v, want %s with 42 credits", got, id)
 	}

@@ -16,7 +16,7 @@ func TestAdminDisabledWithoutToken(t *testing.T) {
 	e := newAcctEnv(t, server.Config{}, billing.Config{})
 	for _, token := range []string{"", adminToken} {
 		rec := e.do(t, "POST", "/admin/v1/accounts", token, "application/json", []byte(`{}`))
-		wantError(t, rec, http.StatusNotFound, carphoto.ENotFound)
+		wantErrorJSON(t, rec, http.StatusNotFound, carphoto.ENotFound)
 	}
 }
 
@@ -30,9 +30,9 @@ func TestAdminNeedsToken(t *testing.T) {
 		"a client key": key,
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantError(t, e.do(t, "POST", "/admin/v1/accounts", token, "application/json", []byte(`{}`)),
+			wantErrorJSON(t, e.do(t, "POST", "/admin/v1/accounts", token, "application/json", []byte(`{}`)),
 				http.StatusUnauthorized, carphoto.EInvalidAPIKey)
-			wantError(t, e.do(t, "GET", "/admin/v1/accounts/"+id, token, "", nil),
+			wantErrorJSON(t, e.do(t, "GET", "/admin/v1/accounts/"+id, token, "", nil),
 				http.StatusUnauthorized, carphoto.EInvalidAPIKey)
 		})
 	}
@@ -56,7 +56,7 @@ func TestAdminAccountLifecycle(t *testing.T) {
 		Credits   int64  `json:"credits"`
 	}
 	rec := admin("POST", "/admin/v1/accounts", `{"name":"Dealer A","credits":25}`)
-	decode(t, rec, http.StatusCreated, &created)
+	decodeJSON(t, rec, http.StatusCreated, &created)
 	if created.AccountID == "" || created.Credits != 25 || len(created.APIKey) != len(billing.KeyPrefix)+43 {
 		t.Fatalf("created %+v, want an id, 25 credits and a key", created)
 	}
@@ -71,13 +71,13 @@ func TestAdminAccountLifecycle(t *testing.T) {
 		AccountID string `json:"account_id"`
 		Credits   int64  `json:"credits"`
 	}
-	decode(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/credits", `{"amount":5}`), http.StatusOK, &bal)
+	decodeJSON(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/credits", `{"amount":5}`), http.StatusOK, &bal)
 	if bal.Credits != 30 {
 		t.Fatalf("after adding 5: %+v, want 30", bal)
 	}
-	wantError(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/credits", `{"amount":-31}`), http.StatusBadRequest, carphoto.EInvalidParams)
-	wantError(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/credits", `{}`), http.StatusBadRequest, carphoto.EInvalidParams)
-	wantError(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/credits", `{"amount":"5"}`), http.StatusBadRequest, carphoto.EInvalidParams)
+	wantErrorJSON(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/credits", `{"amount":-31}`), http.StatusBadRequest, carphoto.EInvalidParams)
+	wantErrorJSON(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/credits", `{}`), http.StatusBadRequest, carphoto.EInvalidParams)
+	wantErrorJSON(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/credits", `{"amount":"5"}`), http.StatusBadRequest, carphoto.EInvalidParams)
 
 	var shown struct {
 		AccountID string `json:"account_id"`
@@ -85,7 +85,7 @@ func TestAdminAccountLifecycle(t *testing.T) {
 		Credits   int64  `json:"credits"`
 		HasKey    bool   `json:"has_key"`
 	}
-	decode(t, admin("GET", "/admin/v1/accounts/"+created.AccountID, ""), http.StatusOK, &shown)
+	decodeJSON(t, admin("GET", "/admin/v1/accounts/"+created.AccountID, ""), http.StatusOK, &shown)
 	if shown.Name != "Dealer A" || shown.Credits != 30 || !shown.HasKey {
 		t.Fatalf("shown %+v, want Dealer A with 30 credits and a key", shown)
 	}
@@ -97,7 +97,7 @@ func TestAdminAccountLifecycle(t *testing.T) {
 			Balance int64  `json:"balance"`
 		} `json:"entries"`
 	}
-	decode(t, admin("GET", "/admin/v1/accounts/"+created.AccountID+"/ledger", ""), http.StatusOK, &ledger)
+	decodeJSON(t, admin("GET", "/admin/v1/accounts/"+created.AccountID+"/ledger", ""), http.StatusOK, &ledger)
 	if len(ledger.Entries) != 2 || ledger.Entries[0].Amount != 5 || ledger.Entries[0].Balance != 30 {
 		t.Fatalf("ledger %+v, want the +5 then the opening 25, newest first", ledger.Entries)
 	}
@@ -106,11 +106,11 @@ func TestAdminAccountLifecycle(t *testing.T) {
 		AccountID string `json:"account_id"`
 		APIKey    string `json:"api_key"`
 	}
-	decode(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/keys/rotate", ""), http.StatusOK, &rotated)
+	decodeJSON(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/keys/rotate", ""), http.StatusOK, &rotated)
 	if rotated.APIKey == "" || rotated.APIKey == created.APIKey {
 		t.Fatalf("rotate gave %q, want a new key", rotated.APIKey)
 	}
-	wantError(t, e.do(t, "GET", "/v1/account", created.APIKey, "", nil), http.StatusUnauthorized, carphoto.EInvalidAPIKey)
+	wantErrorJSON(t, e.do(t, "GET", "/v1/account", created.APIKey, "", nil), http.StatusUnauthorized, carphoto.EInvalidAPIKey)
 	if rec := e.do(t, "GET", "/v1/account", rotated.APIKey, "", nil); rec.Code != http.StatusOK {
 		t.Fatalf("the rotated-in key: status %d, want 200", rec.Code)
 	}
@@ -119,18 +119,18 @@ func TestAdminAccountLifecycle(t *testing.T) {
 		AccountID string `json:"account_id"`
 		Revoked   bool   `json:"revoked"`
 	}
-	decode(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/keys/revoke", ""), http.StatusOK, &revoked)
+	decodeJSON(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/keys/revoke", ""), http.StatusOK, &revoked)
 	if !revoked.Revoked || revoked.AccountID != created.AccountID {
 		t.Fatalf("revoke answered %+v", revoked)
 	}
-	wantError(t, e.do(t, "GET", "/v1/account", rotated.APIKey, "", nil), http.StatusUnauthorized, carphoto.EInvalidAPIKey)
+	wantErrorJSON(t, e.do(t, "GET", "/v1/account", rotated.APIKey, "", nil), http.StatusUnauthorized, carphoto.EInvalidAPIKey)
 
 	for _, p := range []string{"", "/keys/rotate", "/keys/revoke", "/credits"} {
 		method, body := "POST", `{"amount":1}`
 		if p == "" {
 			method, body = "GET", ""
 		}
-		wantError(t, admin(method, "/admin/v1/accounts/acct_nosuchaccount"+p, body), http.StatusNotFound, carphoto.ENotFound)
+		wantErrorJSON(t, admin(method, "/admin/v1/accounts/acct_nosuchaccount"+p, body), http.StatusNotFound, carphoto.ENotFound)
 	}
-	wantError(t, admin("POST", "/admin/v1/accounts", `{"credits":-1}`), http.StatusBadRequest, carphoto.EInvalidParams)
+	wantErrorJSON(t, admin("POST", "/admin/v1/accounts", `{"credits":-1}`), http.StatusBadRequest, carphoto.EInvalidParams)
 }

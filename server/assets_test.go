@@ -37,8 +37,8 @@ func designPNG(tb testing.TB, w, h int) []byte {
 	return buf.Bytes()
 }
 
-// form returns a multipart body with one file field and its content type.
-func form(tb testing.TB, field, filename string, data []byte) ([]byte, string) {
+// multipartFile returns a multipart body with one file field and its content type.
+func multipartFile(tb testing.TB, field, filename string, data []byte) ([]byte, string) {
 	tb.Helper()
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
@@ -53,7 +53,7 @@ func form(tb testing.TB, field, filename string, data []byte) ([]byte, string) {
 
 func (e *acctEnv) upload(tb testing.TB, key, filename string, data []byte) *httptest.ResponseRecorder {
 	tb.Helper()
-	body, ct := form(tb, "file", filename, data)
+	body, ct := multipartFile(tb, "file", filename, data)
 	return e.do(tb, "POST", "/v1/assets", key, ct, body)
 }
 
@@ -64,7 +64,7 @@ func TestAssetsLifecycle(t *testing.T) {
 
 	var a assetBody
 	rec := e.upload(t, key, "dealer-plate.png", data)
-	decode(t, rec, http.StatusCreated, &a)
+	decodeJSON(t, rec, http.StatusCreated, &a)
 	if a.ID == "" || a.Name != "dealer-plate.png" || a.ContentType != "image/png" || a.Bytes != int64(len(data)) ||
 		a.Width != 120 || a.Height != 30 || a.CreatedAt.IsZero() {
 		t.Fatalf("created %+v, want a 120×30 image/png named dealer-plate.png", a)
@@ -74,12 +74,12 @@ func TestAssetsLifecycle(t *testing.T) {
 	}
 
 	var list struct{ Assets []assetBody }
-	decode(t, e.do(t, "GET", "/v1/assets", key, "", nil), http.StatusOK, &list)
+	decodeJSON(t, e.do(t, "GET", "/v1/assets", key, "", nil), http.StatusOK, &list)
 	if len(list.Assets) != 1 || list.Assets[0] != a {
 		t.Fatalf("list %+v, want [%+v]", list.Assets, a)
 	}
 	var one assetBody
-	decode(t, e.do(t, "GET", "/v1/assets/"+a.ID, key, "", nil), http.StatusOK, &one)
+	decodeJSON(t, e.do(t, "GET", "/v1/assets/"+a.ID, key, "", nil), http.StatusOK, &one)
 	if one != a {
 		t.Fatalf("get %+v, want %+v", one, a)
 	}
@@ -91,9 +91,9 @@ func TestAssetsLifecycle(t *testing.T) {
 	if rec := e.do(t, "DELETE", "/v1/assets/"+a.ID, key, "", nil); rec.Code != http.StatusNoContent {
 		t.Fatalf("delete: status %d, want 204", rec.Code)
 	}
-	wantError(t, e.do(t, "GET", "/v1/assets/"+a.ID, key, "", nil), http.StatusNotFound, carphoto.ENotFound)
-	wantError(t, e.do(t, "DELETE", "/v1/assets/"+a.ID, key, "", nil), http.StatusNotFound, carphoto.ENotFound)
-	decode(t, e.do(t, "GET", "/v1/assets", key, "", nil), http.StatusOK, &list)
+	wantErrorJSON(t, e.do(t, "GET", "/v1/assets/"+a.ID, key, "", nil), http.StatusNotFound, carphoto.ENotFound)
+	wantErrorJSON(t, e.do(t, "DELETE", "/v1/assets/"+a.ID, key, "", nil), http.StatusNotFound, carphoto.ENotFound)
+	decodeJSON(t, e.do(t, "GET", "/v1/assets", key, "", nil), http.StatusOK, &list)
 	if len(list.Assets) != 0 {
 		t.Fatalf("after delete the list has %d assets, want 0", len(list.Assets))
 	}
@@ -111,7 +111,7 @@ func TestAssetsOfOtherAccounts(t *testing.T) {
 	_, mine := e.account(t, 0)
 	_, theirs := e.account(t, 0)
 	var a assetBody
-	decode(t, e.upload(t, theirs, "theirs.png", designPNG(t, 10, 10)), http.StatusCreated, &a)
+	decodeJSON(t, e.upload(t, theirs, "theirs.png", designPNG(t, 10, 10)), http.StatusCreated, &a)
 
 	for _, tc := range []struct{ method, path string }{
 		{"GET", "/v1/assets/" + a.ID},
@@ -119,10 +119,10 @@ func TestAssetsOfOtherAccounts(t *testing.T) {
 		{"GET", "/v1/assets/asset_aaaaaaaaaaaaaaaa"},
 		{"GET", "/v1/assets/not-an-id!"},
 	} {
-		wantError(t, e.do(t, tc.method, tc.path, mine, "", nil), http.StatusNotFound, carphoto.ENotFound)
+		wantErrorJSON(t, e.do(t, tc.method, tc.path, mine, "", nil), http.StatusNotFound, carphoto.ENotFound)
 	}
 	var list struct{ Assets []assetBody }
-	decode(t, e.do(t, "GET", "/v1/assets", mine, "", nil), http.StatusOK, &list)
+	decodeJSON(t, e.do(t, "GET", "/v1/assets", mine, "", nil), http.StatusOK, &list)
 	if list.Assets == nil || len(list.Assets) != 0 {
 		t.Fatalf("my list %+v, want an empty array", list.Assets)
 	}
@@ -137,14 +137,14 @@ func TestAssetUploadRefusals(t *testing.T) {
 	_, key := e.account(t, 0)
 
 	big := append(designPNG(t, 8, 8), make([]byte, 5000)...)
-	wantError(t, e.upload(t, key, "big.png", big), http.StatusRequestEntityTooLarge, carphoto.EPayloadTooLarge)
-	wantError(t, e.upload(t, key, "notes.txt", []byte("not an image")), http.StatusBadRequest, carphoto.EInvalidParams)
-	wantError(t, e.do(t, "POST", "/v1/assets", key, "application/json", []byte(`{}`)), http.StatusBadRequest, carphoto.EInvalidParams)
-	body, ct := form(t, "image", "x.png", designPNG(t, 8, 8))
-	wantError(t, e.do(t, "POST", "/v1/assets", key, ct, body), http.StatusBadRequest, carphoto.EInvalidParams)
+	wantErrorJSON(t, e.upload(t, key, "big.png", big), http.StatusRequestEntityTooLarge, carphoto.EPayloadTooLarge)
+	wantErrorJSON(t, e.upload(t, key, "notes.txt", []byte("not an image")), http.StatusBadRequest, carphoto.EInvalidParams)
+	wantErrorJSON(t, e.do(t, "POST", "/v1/assets", key, "application/json", []byte(`{}`)), http.StatusBadRequest, carphoto.EInvalidParams)
+	body, ct := multipartFile(t, "image", "x.png", designPNG(t, 8, 8))
+	wantErrorJSON(t, e.do(t, "POST", "/v1/assets", key, ct, body), http.StatusBadRequest, carphoto.EInvalidParams)
 
 	if rec := e.upload(t, key, "one.png", designPNG(t, 8, 8)); rec.Code != http.StatusCreated {
 		t.Fatalf("first asset: status %d, want 201", rec.Code)
 	}
-	wantError(t, e.upload(t, key, "two.png", designPNG(t, 8, 8)), http.StatusConflict, carphoto.EAssetLimitReached)
+	wantErrorJSON(t, e.upload(t, key, "two.png", designPNG(t, 8, 8)), http.StatusConflict, carphoto.EAssetLimitReached)
 }

@@ -26,7 +26,7 @@ type acctEnv struct {
 	h       http.Handler
 	billing *billing.Service
 	rdb     *redistest.Server
-	logs    *syncBuffer
+	logs    *logBuffer
 }
 
 func newAcctEnv(tb testing.TB, cfg server.Config, bcfg billing.Config) *acctEnv {
@@ -35,7 +35,7 @@ func newAcctEnv(tb testing.TB, cfg server.Config, bcfg billing.Config) *acctEnv 
 	b := billing.New(r.Client, bcfg)
 	j := jobs.NewClient(r.Client)
 	tb.Cleanup(func() { j.Close() })
-	logs := &syncBuffer{}
+	logs := &logBuffer{}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel)
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 5e9
@@ -74,8 +74,8 @@ func (e *acctEnv) do(tb testing.TB, method, path, token, contentType string, bod
 	return rec
 }
 
-// wantError fails unless rec is a JSON error with the given status and code.
-func wantError(tb testing.TB, rec *httptest.ResponseRecorder, status int, code string) {
+// wantErrorJSON fails unless rec is a JSON error with the given status and code.
+func wantErrorJSON(tb testing.TB, rec *httptest.ResponseRecorder, status int, code string) {
 	tb.Helper()
 	var body struct{ Error, Code string }
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
@@ -86,8 +86,8 @@ func wantError(tb testing.TB, rec *httptest.ResponseRecorder, status int, code s
 	}
 }
 
-// decode fails unless rec has the status, then decodes its JSON body into v.
-func decode(tb testing.TB, rec *httptest.ResponseRecorder, status int, v any) {
+// decodeJSON fails unless rec has the status, then decodes its JSON body into v.
+func decodeJSON(tb testing.TB, rec *httptest.ResponseRecorder, status int, v any) {
 	tb.Helper()
 	if rec.Code != status {
 		tb.Fatalf("status %d, want %d; body %s", rec.Code, status, rec.Body)
@@ -97,18 +97,19 @@ func decode(tb testing.TB, rec *httptest.ResponseRecorder, status int, v any) {
 	}
 }
 
-type syncBuffer struct {
+// logBuffer collects the server's log lines; requests may log from several goroutines.
+type logBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *logBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
@@ -135,7 +136,7 @@ func TestAuthenticationRefusals(t *testing.T) {
 			}
 			rec := httptest.NewRecorder()
 			e.h.ServeHTTP(rec, req)
-			wantError(t, rec, http.StatusUnauthorized, carphoto.EInvalidAPIKey)
+			wantErrorJSON(t, rec, http.StatusUnauthorized, carphoto.EInvalidAPIKey)
 			if strings.Contains(rec.Body.String(), key[len(billing.KeyPrefix):]) {
 				t.Fatal("the error repeats the API key")
 			}
@@ -154,14 +155,14 @@ func TestRotatedAndRevokedKeysRefusedAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, e.do(t, "GET", "/v1/account", old, "", nil), http.StatusUnauthorized, carphoto.EInvalidAPIKey)
+	wantErrorJSON(t, e.do(t, "GET", "/v1/account", old, "", nil), http.StatusUnauthorized, carphoto.EInvalidAPIKey)
 	if rec := e.do(t, "GET", "/v1/account", fresh, "", nil); rec.Code != http.StatusOK {
 		t.Fatalf("rotated-in key: status %d, want 200", rec.Code)
 	}
 	if err := e.billing.RevokeKey(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, e.do(t, "GET", "/v1/account", fresh, "", nil), http.StatusUnauthorized, carphoto.EInvalidAPIKey)
+	wantErrorJSON(t, e.do(t, "GET", "/v1/account", fresh, "", nil), http.StatusUnauthorized, carphoto.EInvalidAPIKey)
 }
 
 // TestRateLimit is the acceptance case: 64 quick requests on one key.
@@ -181,14 +182,14 @@ func TestRateLimit(t *testing.T) {
 			}
 			continue
 		}
-		wantError(t, rec, http.StatusTooManyRequests, carphoto.ERateLimited)
+		wantErrorJSON(t, rec, http.StatusTooManyRequests, carphoto.ERateLimited)
 		if n, err := strconv.Atoi(h.Get("Retry-After")); err != nil || n < 1 {
 			t.Fatalf("request %d: Retry-After %q, want whole seconds ≥ 1", i, h.Get("Retry-After"))
 		}
 	}
 	// Refused before anything else is looked at: 429 wins over 400.
-	wantError(t, e.do(t, "POST", "/v1/no-such-tool", key, "", nil), http.StatusTooManyRequests, carphoto.ERateLimited)
-	wantError(t, e.do(t, "POST", "/v1/blur-plates", key, "", nil), http.StatusTooManyRequests, carphoto.ERateLimited)
+	wantErrorJSON(t, e.do(t, "POST", "/v1/no-such-tool", key, "", nil), http.StatusTooManyRequests, carphoto.ERateLimited)
+	wantErrorJSON(t, e.do(t, "POST", "/v1/blur-plates", key, "", nil), http.StatusTooManyRequests, carphoto.ERateLimited)
 
 	rec := e.do(t, "GET", "/v1/account", other, "", nil)
 	if rec.Code != http.StatusOK || rec.Header().Get("X-RateLimit-Remaining") != "59" {
@@ -202,7 +203,7 @@ func TestRateLimitHeadersOnErrors(t *testing.T) {
 	e := newAcctEnv(t, server.Config{}, billing.Config{})
 	_, key := e.account(t, 0)
 	rec := e.do(t, "POST", "/v1/no-such-tool", key, "", nil)
-	wantError(t, rec, http.StatusBadRequest, carphoto.EUnknownTool)
+	wantErrorJSON(t, rec, http.StatusBadRequest, carphoto.EUnknownTool)
 	if rec.Header().Get("X-RateLimit-Limit") != "60" || rec.Header().Get("X-RateLimit-Remaining") != "59" {
 		t.Fatalf("headers %v, want X-RateLimit-Limit 60 and Remaining 59", rec.Header())
 	}
@@ -225,7 +226,7 @@ func TestKeysNotLogged(t *testing.T) {
 	var out struct {
 		APIKey string `json:"api_key"`
 	}
-	decode(t, created, http.StatusCreated, &out)
+	decodeJSON(t, created, http.StatusCreated, &out)
 	logs := e.logs.String()
 	if !strings.Contains(logs, "key_id") {
 		t.Fatalf("the log names no key_id; the test would prove nothing:\n%s", logs)
