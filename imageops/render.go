@@ -102,15 +102,17 @@ func newPlateShape(q plates.Quad) (s plateShape, ok bool, err error) {
 	}
 	poly, convex := convexClockwise(q)
 	if !convex {
-		minX, minY := math.Min(math.Min(q[0].X, q[1].X), math.Min(q[2].X, q[3].X)), math.Min(math.Min(q[0].Y, q[1].Y), math.Min(q[2].Y, q[3].Y))
-		maxX, maxY := math.Max(math.Max(q[0].X, q[1].X), math.Max(q[2].X, q[3].X)), math.Max(math.Max(q[0].Y, q[1].Y), math.Max(q[2].Y, q[3].Y))
-		if poly, convex = convexClockwise(plates.Quad{{X: minX, Y: minY}, {X: maxX, Y: minY}, {X: maxX, Y: maxY}, {X: minX, Y: maxY}}); !convex {
+		lo, hi := q[0], q[0]
+		for _, p := range q[1:] {
+			lo = plates.Point{X: min(lo.X, p.X), Y: min(lo.Y, p.Y)}
+			hi = plates.Point{X: max(hi.X, p.X), Y: max(hi.Y, p.Y)}
+		}
+		if poly, convex = convexClockwise(plates.Quad{lo, {X: hi.X, Y: lo.Y}, hi, {X: lo.X, Y: hi.Y}}); !convex {
 			return s, false, nil
 		}
 	}
 	s.quad = poly
-	pq := plates.Quad{poly[0], poly[1], poly[2], poly[3]}
-	s.toPhoto = squareToQuad(pq)
+	s.toPhoto = squareToQuad(plates.Quad(poly))
 	s.toPlate = s.toPhoto.inverse()
 	dist := func(a, b plates.Point) float64 { return math.Hypot(b.X-a.X, b.Y-a.Y) }
 	s.w = (dist(poly[0], poly[1]) + dist(poly[3], poly[2])) / 2
