@@ -85,7 +85,8 @@ func DecodeConfig(data []byte, lim Limits) (format string, width, height int, er
 // profile. Empty, truncated, non-image and inconsistent data are rejected
 // with a *carphoto.Error of code carphoto.EInvalidParams whose message says
 // what is wrong; a panic inside a decoder is turned into the same error.
-// Decode does not keep data.
+// When ctx is done before or after the pixel decode, ctx.Err() is returned
+// as it is. Decode does not keep data.
 func Decode(ctx context.Context, data []byte, lim Limits) (p *Photo, err error) {
 	defer recoverInvalid(&err)
 	return decode(ctx, data, lim)
@@ -248,14 +249,14 @@ func recoverInvalid(err *error) {
 	}
 }
 
-// EncodeJPEG writes img as a baseline JPEG at quality (clamped to 1..100),
-// with icc embedded as APP2 ICC_PROFILE segments. A profile whose colour
-// space is not the one written (RGB, or gray for an *image.Gray) is left
-// out: a CMYK input's profile on RGB pixels would make viewers misread
-// every colour, which is worse than none. It
-// writes no EXIF, so location and camera data from the input are dropped;
-// the pixels are already in displayed orientation. Alpha is ignored
-// (transparent pixels come out black); flatten first if that matters.
+// EncodeJPEG writes img as a baseline 4:2:0 JPEG at quality (clamped to
+// 1..100) with icc embedded as APP2 ICC_PROFILE segments of at most 65519
+// bytes each. A profile whose colour space is not the one written (RGB, or
+// gray for an *image.Gray) is left out: a CMYK input's profile on RGB
+// pixels would make viewers misread every colour, which is worse than none.
+// It writes no EXIF, so location and camera data from the input are
+// dropped; the pixels are already in displayed orientation. Alpha is
+// ignored (transparent pixels come out black); flatten first if it matters.
 func EncodeJPEG(w io.Writer, img image.Image, quality int, icc []byte) error {
 	quality = min(max(quality, 1), 100)
 	_, gray := img.(*image.Gray)
