@@ -242,13 +242,16 @@ func hidePixelate(dst *image.RGBA, s *plateShape) {
 	for y := area.Min.Y; y < area.Max.Y; y++ {
 		for x := area.Min.X; x < area.Max.X; x++ {
 			i := (y-area.Min.Y)*area.Dx() + x - area.Min.X
+			// Pixels far off the plate's plane (only where the shape does
+			// not reach under strong perspective) take the area's mean,
+			// so the cell grid stays the plate's size.
 			u, v, ok := s.toPlate.apply(float64(x)+0.5, float64(y)+0.5)
-			if !ok {
+			if !ok || u < -3 || u > 4 || v < -3 || v > 4 {
 				cols[i], rows[i] = math.MinInt32, 0
 				continue
 			}
-			c := int32(math.Floor(max(-1e6, min(1e6, u*s.w/cell))))
-			r := int32(math.Floor(max(-1e6, min(1e6, v*s.h/cell))))
+			c := int32(math.Floor(u * s.w / cell))
+			r := int32(math.Floor(v * s.h / cell))
 			cols[i], rows[i] = c, r
 			minC, maxC, minR, maxR = min(minC, c), max(maxC, c), min(minR, r), max(maxR, r)
 		}
