@@ -21,8 +21,8 @@ import (
 // (letterboxed when the shapes differ) and mapped onto the quad's corners
 // by a homography: it is scaled once with a Catmull-Rom kernel to about the
 // plate's size in the photo, so minifying it does not alias, then sampled
-// bilinearly. It is dimmed as the measured plate colour is darker than a
-// white plate in daylight, so it does not glow in a dark photo.
+// bilinearly. In a dark scene (plate and surroundings darker than a white
+// plate in daylight) it is dimmed to match, so it does not glow.
 func PlaceLogo(ctx context.Context, img image.Image, quads []plates.Quad, logo image.Image) (*image.RGBA, error) {
 	if logo == nil || logo.Bounds().Empty() {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "logo is an empty image")
