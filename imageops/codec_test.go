@@ -301,6 +301,33 @@ func TestDecodeKeepsJPEGTypeWhenUpright(t *testing.T) {
 	}
 }
 
+func TestDecodeAcceptsCameraExtras(t *testing.T) {
+	photo := encodeJPEG(t, quadImage(32, 16), 90)
+	thumb := encodeJPEG(t, quadImage(8, 4), 50)
+	exifWithThumb := append(append([]byte("Exif\x00\x00"), exifTIFF(6, true)...), thumb...)
+	xmp := []byte("http://ns.adobe.com/xap/1.0/\x00<x:xmpmeta/>")
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{"EXIF with an embedded thumbnail JPEG", withSegments(photo, jpegSegment(0xE1, exifWithThumb))},
+		{"XMP before EXIF", withSegments(photo, jpegSegment(0xE1, xmp), jpegSegment(0xE1, exifWithThumb))},
+		{"fill bytes before a marker", append([]byte{0xFF, 0xD8, 0xFF, 0xFF, 0xFF}, append(jpegSegment(0xE1, exifWithThumb), photo[2:]...)...)},
+		{"data after EOI (a phone's trailer)", append(withSegments(photo, jpegSegment(0xE1, exifWithThumb)), append([]byte("SEFH"), thumb...)...)},
+	}
+	for _, tc := range tests {
+		p, err := imageops.Decode(context.Background(), tc.data, imageops.Limits{})
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if b := p.Image.Bounds(); b.Dx() != 16 || b.Dy() != 32 {
+			t.Errorf("%s: decoded %v, want the 32×16 photo turned to 16×32 (not the thumbnail)", tc.name, b)
+		}
+		checkCorners(t, p.Image, orientations[5].corners)
+	}
+}
+
 // randomICC returns n bytes (n ≥ 128) standing in for an RGB profile: an
 // ICC header naming the "RGB " colour space, then noise that the codec must
 // carry byte for byte.
