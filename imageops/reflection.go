@@ -35,25 +35,32 @@ func newReflection(car *image.NRGBA, gr *ground, lay *shadowLayout) *reflection 
 	rf.h = int(math.Ceil(rf.depth/rf.cell)) + 1
 	rf.rgba = make([]float32, 4*rf.w*rf.h)
 	count := make([]float32, rf.w*rf.h)
+	// The cells average several pixels each, so every step-th pixel of
+	// every step-th row is enough; rows are read in order, for the cache.
 	inv := 1 / rf.cell
+	step := max(1, int(rf.cell/3))
+	top, low := math.Inf(1), math.Inf(-1)
 	for x := gr.box.Min.X; x < gr.box.Max.X; x++ {
-		fl := lay.floorAt(x)
-		i := int(float64(x-rf.x0) * inv)
-		y0 := max(int(math.Floor(fl-rf.depth)), 0)
-		y1 := min(int(math.Ceil(fl)), car.Rect.Dy())
-		for y := y0; y < y1; y++ {
-			j := int((fl - float64(y) - 0.5) * inv)
-			if j < 0 || j >= rf.h {
+		top, low = math.Min(top, lay.floorAt(x)), math.Max(low, lay.floorAt(x))
+	}
+	y0 := max(int(math.Floor(top-rf.depth)), 0)
+	y1 := min(int(math.Ceil(low)), car.Rect.Dy())
+	for y := y0; y < y1; y += step {
+		row := car.Pix[y*car.Stride:]
+		cy := float64(y) + 0.5
+		for x := gr.box.Min.X; x < gr.box.Max.X; x += step {
+			h := lay.floorAt(x) - cy // height above the floor
+			if h < 0 || h >= rf.depth {
 				continue
 			}
-			k := j*rf.w + i
+			k := int(h*inv)*rf.w + int(float64(x-rf.x0)*inv)
 			count[k]++
-			p := car.Pix[y*car.Stride+4*x : y*car.Stride+4*x+4]
+			p := row[4*x : 4*x+4 : 4*x+4]
 			if p[3] == 0 {
 				continue
 			}
 			a := float32(p[3]) / (255 * 255)
-			c := rf.rgba[4*k : 4*k+4]
+			c := rf.rgba[4*k : 4*k+4 : 4*k+4]
 			c[0] += float32(p[0]) * a
 			c[1] += float32(p[1]) * a
 			c[2] += float32(p[2]) * a

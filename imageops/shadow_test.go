@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	xdraw "golang.org/x/image/draw"
+
 	"carphoto"
 	"carphoto/imageops"
 )
@@ -355,31 +357,48 @@ func TestCarShadowStopsWhenCancelled(t *testing.T) {
 	}
 }
 
-// BenchmarkCarShadow12MP runs on a synthetic 4000×3000 side-view cut-out,
-// the size of a phone photo.
+// BenchmarkCarShadow12MP runs on 12-megapixel cut-outs, the size of a
+// phone photo: a synthetic 4000×3000 side view and, when the dataset is
+// present, cars-seg-0010 (a real matte) scaled 8× to 3840×2880.
 func BenchmarkCarShadow12MP(b *testing.B) {
 	s := 4000.0 / 420
 	wheels := []shadowWheel{{110 * s, 150 * s, 30 * s}, {310 * s, 150 * s, 30 * s}}
 	var body [][2]float64
-	for _, p := range [][2]float64{{40, 90}, {120, 40}, {290, 40}, {370, 90}, {370, 150}, {40, 150}} {
+	for _, p := range [][2]float64{{40, 90}, {120, 40}, {290, 40}, {370, 90}, {370, 165}, {40, 165}} {
 		body = append(body, [2]float64{p[0] * s, p[1] * s})
 	}
-	car := shadowFastCar(4000, 3000, body, wheels)
-	for _, refl := range []bool{false, true} {
-		name := "shadow"
-		if refl {
-			name = "reflection"
-		}
-		b.Run(name, func(b *testing.B) {
-			cpu := shadowCPUTime()
-			for b.Loop() {
-				if _, err := imageops.CarShadow(context.Background(), car, imageops.ShadowOptions{Reflection: refl}); err != nil {
-					b.Fatal(err)
+	cars := []struct {
+		name string
+		car  func(testing.TB) *image.NRGBA
+	}{
+		{"synthetic", func(testing.TB) *image.NRGBA { return shadowFastCar(4000, 3000, body, wheels) }},
+		{"cars-seg-0010x8", func(tb testing.TB) *image.NRGBA {
+			small := shadowDatasetCutout(tb, "cars-seg-0010")
+			big := image.NewNRGBA(image.Rect(0, 0, 8*small.Rect.Dx(), 8*small.Rect.Dy()))
+			xdraw.BiLinear.Scale(big, big.Rect, small, small.Rect, xdraw.Src, nil)
+			return big
+		}},
+	}
+	for _, c := range cars {
+		b.Run(c.name, func(b *testing.B) {
+			car := c.car(b)
+			for _, refl := range []bool{false, true} {
+				name := "shadow"
+				if refl {
+					name = "reflection"
 				}
+				b.Run(name, func(b *testing.B) {
+					cpu := shadowCPUTime()
+					for b.Loop() {
+						if _, err := imageops.CarShadow(context.Background(), car, imageops.ShadowOptions{Reflection: refl}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					// The machine is shared: CPU time per call says more
+					// than wall time when other work competes for the cores.
+					b.ReportMetric(float64(shadowCPUTime()-cpu)/float64(b.N), "cpu-ns/op")
+				})
 			}
-			// The machine is shared: CPU time per call says more than
-			// wall time when other work competes for the cores.
-			b.ReportMetric(float64(shadowCPUTime()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
