@@ -104,7 +104,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		}
 		captured = true
 		h := c.Response().Header()
-		h.Set("X-Credits-Charged", strconv.FormatInt(s.billing.Cost(op), 10))
+		h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
 		h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
 		if op != jobs.OpCarShadow {
 			h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))

@@ -24,6 +24,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 	xdraw "golang.org/x/image/draw"
 
 	"carphoto/billing"
@@ -194,7 +195,7 @@ func startBenchService(ctx context.Context, getenv func(string) string) (url, ke
 		return "", "", nil, err
 	}
 	rdb := redis.NewClient(opt)
-	_, key, err = billing.New(rdb, cfg.billingConfig()).CreateAccount(ctx, "bench", 1_000_000)
+	_, key, err = billing.New(rdb, cfg.billingConfig(zerolog.Nop())).CreateAccount(ctx, "bench", 1_000_000)
 	rdb.Close()
 	if err != nil {
 		return "", "", nil, err

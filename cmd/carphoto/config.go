@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 
 	"carphoto/billing"
 	"carphoto/server"
@@ -85,7 +86,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		WorkerConcurrency:     int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
 		WorkerShutdownTimeout: dur("WORKER_SHUTDOWN_TIMEOUT", 20*time.Second, 0),
 		RateLimitPerMinute:    int(num("RATE_LIMIT_PER_MINUTE", 60, 1)),
-		CreditCost:            num("CREDIT_COST", 1, 0),
+		CreditCost:            num("CREDIT_COST", 1, 1),
 		MaxAssetBytes:         num("MAX_ASSET_BYTES", 5<<20, 1024),
 		MaxAssets:             int(num("MAX_ASSETS", 100, 1)),
 		AdminToken:            getenv("ADMIN_TOKEN"),
@@ -139,8 +140,9 @@ func (c config) workerConfig() worker.Config {
 // billingConfig holds credits for a minute past the request deadline: long
 // enough for any honest capture, short enough that a dead web process's
 // holds come back within minutes.
-func (c config) billingConfig() billing.Config {
+func (c config) billingConfig(log zerolog.Logger) billing.Config {
 	return billing.Config{
+		Log:                log,
 		DefaultCost:        c.CreditCost,
 		RateLimitPerMinute: c.RateLimitPerMinute,
 		HoldTTL:            c.RequestTimeout + time.Minute,

@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"carphoto/billing"
 	"carphoto/internal/redistest"
 )
@@ -95,7 +97,7 @@ func startService(t *testing.T, env map[string]string) *service {
 	})
 	url := waitFor(t, out, regexp.MustCompile(`carphoto listening on (http://\S+)`))
 	waitReady(t, url)
-	return &service{url: url, rs: rs, b: billing.New(rs.Client, cfg.billingConfig()), out: out, log: logs}
+	return &service{url: url, rs: rs, b: billing.New(rs.Client, cfg.billingConfig(zerolog.Nop())), out: out, log: logs}
 }
 
 // account creates an account with the given credits and returns its key.
@@ -357,5 +359,5 @@ func lines(s string) []string {
 }
 
 func newBilling(rs *redistest.Server, cfg config) *billing.Service {
-	return billing.New(rs.Client, cfg.billingConfig())
+	return billing.New(rs.Client, cfg.billingConfig(zerolog.Nop()))
 }

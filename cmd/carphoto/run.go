@@ -126,7 +126,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 
 	g, ctx := errgroup.WithContext(ctx)
 	if mode != "worker" {
-		b := billing.New(rdb, cfg.billingConfig())
+		b := billing.New(rdb, cfg.billingConfig(log))
 		ln, err := net.Listen("tcp", ":"+cfg.Port)
 		if err != nil {
 			return fmt.Errorf("listen on port %s: %w", cfg.Port, err)
