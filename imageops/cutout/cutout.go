@@ -4,7 +4,7 @@
 // A small convolutional network (trained by train/cutout/train.py, embedded in
 // weights.bin) finds the car on a copy of the photo shrunk to about 320 pixels; the
 // coarse matte is cleaned (small blobs dropped, holes inside the car filled), then a
-// guided filter fitted on a copy of about 1024 pixels aligns it with the photo's own
+// guided filter fitted on a copy of about 768 pixels aligns it with the photo's own
 // edges, and that filter is evaluated at full resolution only in a band around the
 // car's outline. Colours in that band are decontaminated by replacing the old
 // background's share of each pixel with the car's local colour.
@@ -20,7 +20,7 @@ import (
 // that excludes the held-out images (see train/cutout/README.md).
 const (
 	netLong   = 320  // long side of the network's input (a multiple of 32)
-	midLong   = 1024 // long side of the grid the guided filter is fitted on
+	midLong   = 768  // long side of the grid the guided filter is fitted on
 	bandLo    = 0.02 // the coarse matte's values strictly between bandLo and
 	bandHi    = 0.98 // bandHi (after upsampling) form the refined band
 	keepBlobs = 0.15 // keep separate car blobs at least this fraction of the largest

@@ -166,25 +166,30 @@ func fillFrom(I *plane, wt []float32) *plane {
 			parent[0][c] = 0.5
 		}
 	}
-	pw := 1
+	pw, ph := 1, 1
 	for k := len(levels) - 2; k >= 0; k-- {
 		l := levels[k]
 		cur := make([][3]float32, l.w*l.h)
 		for y := 0; y < l.h; y++ {
+			y0, y1, fy := halfWeight(ph, y)
 			for x := 0; x < l.w; x++ {
+				x0, x1, fx := halfWeight(pw, x)
 				i := y*l.w + x
-				p := parent[(y/2)*pw+x/2]
 				a := min(l.n[i], 1)
 				for c := range 3 {
+					// The parent's colour, bilinear (nearest would show its blocks).
+					t := parent[y0*pw+x0][c] + (parent[y0*pw+x1][c]-parent[y0*pw+x0][c])*fx
+					b := parent[y1*pw+x0][c] + (parent[y1*pw+x1][c]-parent[y1*pw+x0][c])*fx
+					p := t + (b-t)*fy
 					own := float32(0)
 					if l.n[i] > 0 {
 						own = l.c[c][i] / l.n[i]
 					}
-					cur[i][c] = a*own + (1-a)*p[c]
+					cur[i][c] = a*own + (1-a)*p
 				}
 			}
 		}
-		parent, pw = cur, l.w
+		parent, pw, ph = cur, l.w, l.h
 	}
 	out := newPlane(3, I.h, I.w)
 	for c := range 3 {
@@ -194,4 +199,18 @@ func fillFrom(I *plane, wt []float32) *plane {
 		}
 	}
 	return out
+}
+
+// halfWeight maps index i of a level onto its parent level of pn samples (half the
+// resolution): the two parent neighbours and the weight of the second.
+func halfWeight(pn, i int) (int, int, float32) {
+	s := (float32(i)+0.5)/2 - 0.5
+	if s <= 0 {
+		return 0, 0, 0
+	}
+	i0 := int(s)
+	if i0 >= pn-1 {
+		return pn - 1, pn - 1, 0
+	}
+	return i0, i0 + 1, s - float32(i0)
 }

@@ -33,6 +33,12 @@ from PIL import Image
 WIDTHS = [16, 32, 48, 64, 96]
 MEAN, STD = 0.5, 0.25  # input = (rgb/255 - MEAN) / STD
 
+# Training input sizes (h, w), one drawn per batch: 4:3 mostly, other aspects too.
+SIZES = {
+    "large": [(192, 256), (224, 288), (256, 320), (256, 256), (192, 320), (288, 224)],
+    "small": [(192, 256), (160, 224), (224, 288), (192, 192), (160, 256), (256, 192)],
+}
+
 
 def fnv32a(s):
     h = 0x811C9DC5
@@ -143,7 +149,7 @@ def augment(img, mask, oh, ow):
         soft = F.avg_pool2d(m, 3, 1, 1)
         x = x * soft + bg * (1 - soft)
     # Output aspect ow/oh vs source aspect; sample a zoom and aspect stretch.
-    zoom = math.exp(random.uniform(math.log(0.6), math.log(1.4)))
+    zoom = math.exp(random.uniform(math.log(0.6), math.log(2.0)))  # >1: close-ups
     aspect = math.exp(random.uniform(-0.35, 0.35))
     sx = 1 / zoom * math.sqrt(aspect)
     sy = 1 / zoom / math.sqrt(aspect)
@@ -176,6 +182,15 @@ def augment(img, mask, oh, ow):
 
 def normalise(x):
     return (x - MEAN) / STD
+
+
+def train_mode(net, freeze_bn):
+    """Put net in training mode; with freeze_bn its BatchNorm layers keep their statistics."""
+    net.train()
+    if freeze_bn:
+        for m in net.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.eval()
 
 
 def iou(logits, m):
@@ -313,8 +328,13 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--final", action="store_true", help="train on all non-held-out images")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sizes", choices=sorted(SIZES), default="small")
+    ap.add_argument("--stop-after", type=int, default=0,
+                    help="stop after this many epochs of the --epochs schedule (0: all)")
     ap.add_argument("--ckpt", default="", help="also save the PyTorch state here at each export")
     ap.add_argument("--init", default="", help="start from this PyTorch state (from --ckpt)")
+    ap.add_argument("--init-exported", default="",
+                    help="start from an exported weights file; BatchNorm stays frozen (identity)")
     ap.add_argument("--golden-only", action="store_true",
                     help="only write --golden for the exported --out (no training)")
     args = ap.parse_args()
@@ -340,6 +360,10 @@ def main():
     net = Net()
     if args.init:
         net.load_state_dict(torch.load(args.init))
+    freeze_bn = bool(args.init_exported)
+    if freeze_bn:
+        load_exported(net, args.init_exported)
+    train_mode(net, freeze_bn)
     print("parameters", sum(p.numel() for p in net.parameters()), flush=True)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
     steps = args.epochs * math.ceil(len(train) / args.batch)
@@ -351,10 +375,11 @@ def main():
         for i in range(0, len(train), args.batch):
             batch = train[i:i + args.batch]
             # One working size a batch: 4:3 mostly, sometimes other aspects.
-            oh, ow = random.choice([(192, 256), (160, 224), (224, 288), (192, 192), (160, 256), (256, 192)])
+            oh, ow = random.choice(SIZES[args.sizes])
             xs, ms = zip(*[augment(img, m, oh, ow) for _, img, m in batch])
             x = normalise(torch.stack(xs))
             m = F.avg_pool2d(torch.stack(ms), 2)  # targets at the output's half resolution
+            train_mode(net, freeze_bn)
             logits = net(x)
             bce = F.binary_cross_entropy_with_logits(logits, m)
             p = torch.sigmoid(logits)
@@ -370,6 +395,8 @@ def main():
             msg += f" val IoU {evaluate(net, val):.4f}"
             save(net, args)
         print(msg, flush=True)
+        if epoch + 1 == args.stop_after:
+            break
     save(net, args)
     print(f"done in {time.time() - start:.0f}s; wrote {args.out} and {args.golden}", flush=True)
 
