@@ -64,15 +64,32 @@ func findGround(car *image.NRGBA) (gr ground, ok bool) {
 }
 
 // groundUndersides returns, per column, the lowest solid row + 1 (0 for a
-// column without car). It walks up from the bottom and stops testing a
-// column once found, so on a 12 MP cut-out it reads the rows under the car
-// and only the columns beside it above that.
+// column without car), ignoring solid runs shorter than 1/150 of the image
+// height with transparency above them: a sliver of road left in a matte is
+// not a tyre. It walks up from the bottom and stops testing a column once
+// found, so on a 12 MP cut-out it reads the rows under the car and only the
+// columns beside it above that. An image too small for any such run is
+// taken as it is.
 func groundUndersides(car *image.NRGBA) []int {
+	minRun := max(2, car.Rect.Dy()/150)
+	low := groundUndersidesRun(car, minRun)
+	for _, b := range low {
+		if b > 0 {
+			return low
+		}
+	}
+	return groundUndersidesRun(car, 1)
+}
+
+func groundUndersidesRun(car *image.NRGBA, minRun int) []int {
 	w, h := car.Rect.Dx(), car.Rect.Dy()
 	low := make([]int, w)
-	open := make([]int, w) // columns not yet found
+	runLow := make([]int, w) // lowest row of the current solid run
+	runTop := make([]int, w) // its highest row so far
+	open := make([]int, w)   // columns not yet found
 	for x := range open {
 		open[x] = x
+		runTop[x] = -2
 	}
 	for y := h - 1; y >= 0 && len(open) > 0; y-- {
 		row := car.Pix[y*car.Stride : y*car.Stride+4*w]
@@ -82,11 +99,17 @@ func groundUndersides(car *image.NRGBA) []int {
 		n := 0
 		for _, x := range open {
 			if row[4*x+3] >= groundSolidAlpha {
-				low[x] = y + 1
-			} else {
-				open[n] = x
-				n++
+				if runTop[x] != y+1 {
+					runLow[x] = y
+				}
+				runTop[x] = y
+				if runLow[x]-y+1 >= minRun {
+					low[x] = runLow[x] + 1
+					continue
+				}
 			}
+			open[n] = x
+			n++
 		}
 		open = open[:n]
 	}

@@ -203,6 +203,20 @@ func TestCarShadowDarkestUnderTheWheels(t *testing.T) {
 	}
 }
 
+func TestCarShadowIgnoresASliverOfRoadInTheMatte(t *testing.T) {
+	car, wheels := shadowSideCar(t)
+	for x := 20; x < 400; x++ { // one row of road left in the matte, 20 px under the car
+		car.SetNRGBA(x, 200, color.NRGBA{90, 90, 90, 255})
+	}
+	out := shadowRun(t, car, imageops.ShadowOptions{})
+	off := shadowCarOffset(t, car, out)
+	for _, w := range wheels {
+		if a := shadowAlphaAt(out, off, int(w.cx), int(w.bottom())); a < 180 {
+			t.Errorf("wheel at x=%v: alpha right under the tyre %d, want ≥ 180 (the floor is at the tyres, not at the sliver)", w.cx, a)
+		}
+	}
+}
+
 func TestCarShadowFadesAwayFromTheContact(t *testing.T) {
 	car, wheels := shadowSideCar(t)
 	out := shadowRun(t, car, imageops.ShadowOptions{})
