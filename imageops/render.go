@@ -279,13 +279,30 @@ func hidePixelate(dst *image.RGBA, s *plateShape) {
 			}
 		}
 	}
-	blendShape(dst, s, area, func(x, y int) [4]float64 {
-		i := (y-area.Min.Y)*area.Dx() + x - area.Min.X
-		g := all
-		if cols[i] != math.MinInt32 {
-			g = sums[int(rows[i]-minR)*gw+int(cols[i]-minC)]
+	// Each output pixel averages the cells under four points of it, so the
+	// tilted borders between cells are anti-aliased rather than stepped.
+	mean := func(x, y int, px, py float64) [5]float64 {
+		if u, v, ok := s.toPlate.apply(px, py); ok {
+			c := min(maxC, max(minC, int32(math.Floor(u*s.w/cell))))
+			r := min(maxR, max(minR, int32(math.Floor(v*s.h/cell))))
+			if g := sums[int(r-minR)*gw+int(c-minC)]; g[4] > 0 {
+				return g
+			}
 		}
-		return [4]float64{g[0] / g[4], g[1] / g[4], g[2] / g[4], g[3] / g[4]}
+		if i := (y-area.Min.Y)*area.Dx() + x - area.Min.X; cols[i] != math.MinInt32 {
+			return sums[int(rows[i]-minR)*gw+int(cols[i]-minC)]
+		}
+		return all
+	}
+	blendShape(dst, s, area, func(x, y int) [4]float64 {
+		var out [4]float64
+		for _, d := range [4][2]float64{{0.25, 0.25}, {0.75, 0.25}, {0.25, 0.75}, {0.75, 0.75}} {
+			g := mean(x, y, float64(x)+d[0], float64(y)+d[1])
+			for k := range out {
+				out[k] += g[k] / g[4] / 4
+			}
+		}
+		return out
 	})
 }
 
