@@ -362,6 +362,48 @@ func TestCarShadowTinyImages(t *testing.T) {
 	}
 }
 
+// TestCarShadowOddMattes feeds shapes no car has; each must come back whole
+// with its opaque pixels unchanged.
+func TestCarShadowOddMattes(t *testing.T) {
+	noise := image.NewNRGBA(image.Rect(0, 0, 50, 30))
+	seed := uint32(1)
+	for i := range noise.Pix {
+		seed = seed*1664525 + 1013904223
+		noise.Pix[i] = uint8(seed >> 24)
+	}
+	opaque := func(w, h int) *image.NRGBA {
+		m := image.NewNRGBA(image.Rect(0, 0, w, h))
+		for i := range m.Pix {
+			m.Pix[i] = 255
+		}
+		return m
+	}
+	checker := image.NewNRGBA(image.Rect(0, 0, 40, 40))
+	for y := 0; y < 40; y++ {
+		for x := (y % 2); x < 40; x += 2 {
+			checker.SetNRGBA(x, y, color.NRGBA{200, 100, 50, 255})
+		}
+	}
+	side, _ := shadowSideCar(t)
+	offset := side.SubImage(image.Rect(20, 10, 420, 260)).(*image.NRGBA) // bounds not at (0,0)
+	for name, car := range map[string]*image.NRGBA{
+		"noise": noise, "row": opaque(100, 1), "column": opaque(1, 100),
+		"full frame": opaque(60, 40), "checkerboard": checker, "sub-image": offset,
+	} {
+		for _, refl := range []bool{false, true} {
+			out := shadowRun(t, car, imageops.ShadowOptions{Reflection: refl})
+			flat := image.NewNRGBA(image.Rect(0, 0, car.Rect.Dx(), car.Rect.Dy()))
+			for y := 0; y < car.Rect.Dy(); y++ {
+				copy(flat.Pix[y*flat.Stride:], car.Pix[y*car.Stride:y*car.Stride+4*car.Rect.Dx()])
+			}
+			if out.Rect.Dx() < flat.Rect.Dx() || out.Rect.Dy() < flat.Rect.Dy() {
+				t.Fatalf("%s: canvas %v smaller than the input %v", name, out.Rect, car.Rect)
+			}
+			shadowCarOffset(t, flat, out)
+		}
+	}
+}
+
 func TestCarShadowStopsWhenCancelled(t *testing.T) {
 	car, _ := shadowSideCar(t)
 	ctx, cancel := context.WithCancel(context.Background())
