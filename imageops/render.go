@@ -38,9 +38,12 @@ func ParseStyle(s string) (Style, error) {
 // lengths of its quad), so they follow the plate at any size and, being
 // applied in the plate's plane, follow its perspective.
 const (
-	// marginX and marginY extend the quad in its own plane on every side:
-	// a detector's quad that clips the last character still hides it.
-	marginX = 0.06
+	// marginX and marginY extend the quad in its own plane on every side.
+	// A character with its spacing is about a ninth of a plate's width, so
+	// a detector's quad that cuts through the last character still hides
+	// its rest; the top and bottom margin covers a quad that clips the
+	// characters' height.
+	marginX = 0.08
 	marginY = 0.15
 	// minMarginPx is added around the extended quad in photo pixels so a
 	// far-away plate of a dozen pixels still gets a visible margin.
