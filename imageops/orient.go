@@ -1,6 +1,7 @@
 package imageops
 
 import (
+	"encoding/binary"
 	"image"
 	"image/draw"
 )
@@ -184,9 +185,9 @@ func transformPlane(dst []byte, dstStride int, src []byte, srcStride, w, h, bpp,
 						dst[d] = v
 						d += sx
 					}
-				case 4:
+				case 4: // one 32-bit load and store, not a copy call
 					for i := 0; i+3 < len(row); i += 4 {
-						copy(dst[d:d+4], row[i:i+4])
+						binary.LittleEndian.PutUint32(dst[d:], binary.LittleEndian.Uint32(row[i:]))
 						d += sx
 					}
 				default:
