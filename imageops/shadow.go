@@ -392,7 +392,10 @@ func composeShadow(car *image.NRGBA, gr *ground, lay *shadowLayout, sh *shadowGr
 				continue
 			}
 			v := cy - c.floor
-			s := sh.sampleColumn(c.sx, c.stx, v)
+			var s float32
+			if v < c.shadowEnd {
+				s = sh.sampleColumn(c.sx, c.stx, v)
+			}
 			var rr, rg, rb, ra float32
 			if rf != nil && v > 0 {
 				rr, rg, rb, ra = rf.sampleColumn(c.rx, c.rtx, v)
@@ -420,10 +423,11 @@ func composeShadow(car *image.NRGBA, gr *ground, lay *shadowLayout, sh *shadowGr
 // the rows where the shadow or the reflection is not zero, and the bilinear
 // column index and weight into each grid.
 type shadowColumn struct {
-	floor    float32
-	y0, y1   int
-	sx, rx   int
-	stx, rtx float32
+	floor     float32
+	shadowEnd float32 // floor offset past which the shadow is zero
+	y0, y1    int
+	sx, rx    int
+	stx, rtx  float32
 }
 
 func shadowColumns(gr *ground, lay *shadowLayout, sh *shadowGrid, rf *reflection) []shadowColumn {
@@ -456,6 +460,7 @@ func shadowColumns(gr *ground, lay *shadowLayout, sh *shadowGrid, rf *reflection
 		if jf <= jl {
 			lo = sh.v0 + (float64(jf)-0.5)*sh.dy
 			hi = sh.v0 + (float64(jl)+1.5)*sh.dy
+			c.shadowEnd = float32(hi)
 			// Under the car the floor shows only below its underside:
 			// no shadow behind a window or between the spokes.
 			if gap := gr.gap(x, floor); gap >= 0 {
