@@ -181,6 +181,53 @@ func TestHidePlatesCoversQuadAndMargin(t *testing.T) {
 	}
 }
 
+func TestHidePlatesHidesCharactersOutsideATightQuad(t *testing.T) {
+	// The complaint about other tools: a detector's quad that stops inside
+	// the last character (or clips the characters' tops) leaves part of it
+	// showing. The margin must cover it.
+	plate := renderRotated(300, 200, 400, 90, 6)
+	toPhoto := squareToQuad(plate)
+	clip := func(u0, v0, u1, v1 float64) plates.Quad {
+		var q plates.Quad
+		for i, c := range [4][2]float64{{u0, v0}, {u1, v0}, {u1, v1}, {u0, v1}} {
+			q[i].X, q[i].Y, _ = toPhoto.apply(c[0], c[1])
+		}
+		return q
+	}
+	for _, tc := range []struct {
+		name string
+		quad plates.Quad
+	}{
+		// Ink spans u 0.08–0.90 and v 0.15–0.85 of the plate; each
+		// character is 0.12 wide with 0.02 of space.
+		{"last character cut in half", clip(0, 0, 0.85, 1)},
+		{"first character cut in half", clip(0.13, 0, 1, 1)},
+		{"tops clipped", clip(0, 0.25, 1, 1)},
+		{"bottoms clipped", clip(0, 0, 1, 0.75)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img := renderScene()
+			renderPlate(img, plate, 1)
+			out, err := HidePlates(context.Background(), img, []plates.Quad{tc.quad}, StyleWhite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dark := 0
+			b := plate.Bounds()
+			for y := b.Min.Y; y < b.Max.Y; y++ {
+				for x := b.Min.X; x < b.Max.X; x++ {
+					if renderInside(plate, x, y) && out.RGBAAt(x, y).R < 100 {
+						dark++
+					}
+				}
+			}
+			if dark > 0 {
+				t.Errorf("%d dark character pixels still show on the plate", dark)
+			}
+		})
+	}
+}
+
 func TestHidePlatesLeavesTheRestAlone(t *testing.T) {
 	for _, sh := range renderShapes {
 		for _, style := range renderStyles {
