@@ -49,6 +49,12 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		deadline := requestStart(c).Add(s.cfg.RequestTimeout)
 		ctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case <-ctx.Done():
+			return carphoto.Errorf(carphoto.EUnavailable, "the service is at capacity; retry shortly")
+		}
 
 		req, assetID, err := s.parseUpload(c, op)
 		if err != nil {

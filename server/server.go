@@ -23,6 +23,11 @@ type Config struct {
 	MaxUploadBytes int64         // cap on one uploaded file
 	MaxPixels      int           // cap on width × height, checked from the header
 	AdminToken     string        // enables /admin/v1 when set
+	// MaxInFlight bounds the photo requests one web process works on at
+	// once. Each waits on a Redis connection (BLPOP) and holds its upload
+	// in memory, so it stays below the Redis pool size; requests beyond it
+	// wait for a slot within their own deadline.
+	MaxInFlight int
 }
 
 // Server is the HTTP API. Build it with New and serve Handler.
@@ -34,6 +39,7 @@ type Server struct {
 	jobs    *jobs.Client
 	inspect *asynq.Inspector
 	e       *echo.Echo
+	slots   chan struct{} // one per photo request in flight
 }
 
 // New wires the routes. rdb is the service's Redis; b and j are built on it.
@@ -41,6 +47,7 @@ func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.S
 	s := &Server{
 		cfg: cfg, log: log, rdb: rdb, billing: b, jobs: j,
 		inspect: asynq.NewInspectorFromRedisClient(rdb),
+		slots:   make(chan struct{}, max(cfg.MaxInFlight, 1)),
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -82,7 +82,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MaxUploadBytes:        num("MAX_UPLOAD_BYTES", 25<<20, 1024),
 		MaxPixels:             int(num("MAX_PIXELS", 60_000_000, 1)),
 		TaskCheckInterval:     dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
-		RedisPoolSize:         int(num("REDIS_POOL_SIZE", 256, 4)),
+		RedisPoolSize:         int(num("REDIS_POOL_SIZE", 256, 20)),
 		WorkerConcurrency:     int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
 		WorkerShutdownTimeout: dur("WORKER_SHUTDOWN_TIMEOUT", 20*time.Second, 0),
 		RateLimitPerMinute:    int(num("RATE_LIMIT_PER_MINUTE", 60, 1)),
@@ -116,6 +116,9 @@ func (c config) redisOptions(url string) (*redis.Options, error) {
 	}
 	opt.PoolSize = c.RedisPoolSize
 	opt.ContextTimeoutEnabled = true
+	// A request waits for a free connection rather than failing fast: its
+	// own deadline bounds the wait.
+	opt.PoolTimeout = c.RequestTimeout
 	return opt, nil
 }
 
@@ -125,6 +128,8 @@ func (c config) serverConfig() server.Config {
 		MaxUploadBytes: c.MaxUploadBytes,
 		MaxPixels:      c.MaxPixels,
 		AdminToken:     c.AdminToken,
+		// Leave connections for billing, rate limits and enqueueing.
+		MaxInFlight: max(c.RedisPoolSize-16, 1),
 	}
 }
 

@@ -470,3 +470,29 @@ func plainJPEG(t *testing.T) []byte {
 	}
 	return b.Bytes()
 }
+
+// A burst larger than a web process's Redis pool waits for free slots
+// instead of failing: 32 concurrent calls on a pool of 20 (4 photo slots).
+func TestBurstBeyondPoolWaits(t *testing.T) {
+	s := startService(t, map[string]string{"REDIS_POOL_SIZE": "20"})
+	id, key := s.account(t, 32)
+	photo := carPhoto(t)
+	var mu sync.Mutex
+	counts := map[int]int{}
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			status, _, _ := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
+			mu.Lock()
+			counts[status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if counts[200] != 32 {
+		t.Errorf("statuses %v, want 32×200", counts)
+	}
+	if got := s.credits(t, id); got != 0 {
+		t.Errorf("balance %d, want 0", got)
+	}
+}
