@@ -98,6 +98,22 @@ func BenchmarkDecodeJPEG12MP(b *testing.B) {
 	}
 }
 
+func BenchmarkDecodePNG12MP(b *testing.B) {
+	var buf bytes.Buffer
+	if err := imageops.EncodePNG(&buf, cutout12MP(), randomICC(3144)); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if _, err := imageops.Decode(context.Background(), data, imageops.Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu0)
+}
+
 func BenchmarkEncodeJPEG12MP(b *testing.B) {
 	_, data := bench12MP()
 	p, err := imageops.Decode(context.Background(), data, imageops.Limits{})
