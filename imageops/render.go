@@ -163,12 +163,9 @@ func (s *plateShape) coverage(x, y float64) float64 {
 // fills; the empty style is blur, as for ParseStyle. Only the pixels around
 // the plates are read and written.
 func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style Style) (*image.RGBA, error) {
-	switch style {
-	case "":
-		style = StyleBlur
-	case StyleBlur, StylePixelate, StyleWhite, StyleBlack:
-	default:
-		return nil, carphoto.Errorf(carphoto.EInvalidParams, "style must be one of blur, pixelate, white, black")
+	style, err := ParseStyle(string(style))
+	if err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
