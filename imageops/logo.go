@@ -105,8 +105,9 @@ func placeLogo(dst *image.RGBA, s *plateShape, logo image.Image) {
 
 // plateColour estimates the plate's background colour as lit in the photo:
 // the mean of the pixels inside the quad whose brightness lies between the
-// 40th and 85th percentiles, which skips dark characters and bolts as well
-// as specular highlights.
+// 60th and 95th percentiles, which skips dark characters, frame and bolts
+// (up to half the quad on a plate of bold characters) as well as specular
+// highlights.
 func plateColour(img *image.RGBA, s *plateShape) [3]float64 {
 	var h lumaHistogram
 	area := s.quad.bounds().Intersect(img.Rect)
@@ -121,7 +122,7 @@ func plateColour(img *image.RGBA, s *plateShape) [3]float64 {
 	if h.n == 0 {
 		return [3]float64{plateWhite, plateWhite, plateWhite}
 	}
-	return h.meanBetween(0.40, 0.85)
+	return h.meanBetween(0.60, 0.95)
 }
 
 // surroundLight is the brightness of the bright parts (90th to 100th
