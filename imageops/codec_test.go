@@ -328,6 +328,57 @@ func TestDecodeAcceptsCameraExtras(t *testing.T) {
 	}
 }
 
+// patternedICC is the profile cjpeg embedded in quad.progressive.icc.jpg
+// (see testdata/codec/README.md).
+func patternedICC() []byte {
+	const n = 70000
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i % 251)
+	}
+	binary.BigEndian.PutUint32(b, n)
+	copy(b[16:], "RGB ")
+	copy(b[36:], "acsp")
+	return b
+}
+
+func TestDecodeLibjpegFiles(t *testing.T) {
+	tests := []struct {
+		file string
+		icc  []byte
+	}{
+		{"quad.progressive.icc.jpg", patternedICC()},
+		{"quad.422.restart.jpg", nil},
+		{"quad.444.jpg", nil},
+	}
+	for _, tc := range tests {
+		data, err := os.ReadFile("testdata/codec/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range []int{1, 6, 7} {
+			in := withSegments(data, jpegSegment(0xE1, append([]byte("Exif\x00\x00"), exifTIFF(o, false)...)))
+			p, err := imageops.Decode(context.Background(), in, imageops.Limits{})
+			if err != nil {
+				t.Errorf("%s, orientation %d: %v", tc.file, o, err)
+				continue
+			}
+			checkCorners(t, p.Image, orientations[o-1].corners)
+			if !bytes.Equal(p.ICC, tc.icc) {
+				t.Errorf("%s: decoded a %d-byte profile, want the %d bytes cjpeg embedded", tc.file, len(p.ICC), len(tc.icc))
+			}
+			if p.Quality != 90 {
+				t.Errorf("%s: quality %d, want 90 (cjpeg -quality 90)", tc.file, p.Quality)
+			}
+		}
+		// Cut halfway through the last scan's data.
+		sos := bytes.LastIndex(data, []byte{0xFF, 0xDA})
+		if _, err := imageops.Decode(context.Background(), data[:(sos+len(data))/2], imageops.Limits{}); err == nil {
+			t.Errorf("%s cut inside its last scan: decoded without error", tc.file)
+		}
+	}
+}
+
 // randomICC returns n bytes (n ≥ 128) standing in for an RGB profile: an
 // ICC header naming the "RGB " colour space, then noise that the codec must
 // carry byte for byte.
@@ -531,6 +582,15 @@ func manyScans(jpg []byte, n int) []byte {
 	return append(out, 0xFF, 0xD9)
 }
 
+func readTestdata(tb testing.TB, name string) []byte {
+	tb.Helper()
+	data, err := os.ReadFile("testdata/codec/" + name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
 // sofType returns a copy of a JPEG with its SOF0 marker changed to m.
 func sofType(jpg []byte, m byte) []byte {
 	out := append([]byte{}, jpg...)
@@ -575,6 +635,7 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 		{"JPEG claiming 0 wide", patchSOF(t, photo, 0, 64), "", true},
 		{"JPEG with 101 scans", manyScans(photo, 101), "more than 100 progressive scans", true},
 		{"arithmetic-coded JPEG", sofType(photo, 0xC9), "cannot read", true},
+		{"arithmetic-coded JPEG from cjpeg", readTestdata(t, "quad.arithmetic.jpg"), "cannot read", true},
 		{"PNG claiming 40000×40000", pngHeader(40000, 40000, 100), "40000×40000 = 1600 MP; the limit is 60 MP", true},
 		{"PNG claiming 5000×5000 with 100 bytes", pngHeader(5000, 5000, 100), "header says 5000×5000", true},
 		{"PNG 0×0", pngHeader(0, 0, 10), "no pixels", true},
