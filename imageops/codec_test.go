@@ -839,6 +839,9 @@ func FuzzDecode(f *testing.F) {
 	for _, name := range []string{"quad.lossless.webp", "quad.lossy.webp"} {
 		f.Add(webpWith(f, name, []byte("icc"), exifTIFF(3, false)))
 	}
+	for _, name := range []string{"quad.422.restart.jpg", "quad.444.jpg", "quad.arithmetic.jpg"} {
+		f.Add(readTestdata(f, name))
+	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lim := imageops.Limits{MaxPixels: 1 << 20}
