@@ -146,6 +146,9 @@ func readHeader(data []byte, lim Limits) (*header, error) {
 	case "webp":
 		err = readWebPMeta(data, h)
 	default:
+		if name := otherFormat(data); name != "" {
+			return nil, carphoto.Errorf(carphoto.EInvalidParams, "image is a %s file, not a JPEG, PNG or WebP file", name)
+		}
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "image is not a JPEG, PNG or WebP file")
 	}
 	if err != nil {
@@ -213,6 +216,31 @@ func sniff(data []byte) string {
 		return "png"
 	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
 		return "webp"
+	}
+	return ""
+}
+
+// otherFormat names the image formats people send by mistake (an iPhone's
+// HEIC above all), so that the message says what was sent; "" otherwise.
+func otherFormat(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte("GIF8")):
+		return "GIF"
+	case bytes.HasPrefix(data, []byte("II*\x00")), bytes.HasPrefix(data, []byte("MM\x00*")):
+		return "TIFF"
+	case bytes.HasPrefix(data, []byte("BM")) && len(data) >= 14:
+		return "BMP"
+	case bytes.HasPrefix(data, []byte("%PDF")):
+		return "PDF"
+	case len(data) >= 12 && string(data[4:8]) == "ftyp":
+		switch string(data[8:12]) {
+		case "heic", "heix", "hevc", "hevx", "heim", "heis":
+			return "HEIC"
+		case "mif1", "msf1": // HEIF, of HEVC or AV1 images
+			return "HEIF"
+		case "avif", "avis":
+			return "AVIF"
+		}
 	}
 	return ""
 }

@@ -625,7 +625,8 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 	}{
 		{"empty", nil, "image is empty", true},
 		{"text named .jpg", []byte("this is not a photo\n"), "not a JPEG, PNG or WebP", true},
-		{"GIF", []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"), "not a JPEG, PNG or WebP", true},
+		{"GIF", []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"), "image is a GIF file, not a JPEG, PNG or WebP", true},
+		{"iPhone HEIC", []byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic"), "image is a HEIC file, not a JPEG, PNG or WebP", true},
 		{"JPEG signature only", []byte{0xFF, 0xD8, 0xFF}, "truncated", true},
 		{"JPEG cut at a third", photo[:len(photo)/3], "truncated", true},
 		{"JPEG without its EOI", photo[:len(photo)-2], "truncated", true},
