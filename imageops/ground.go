@@ -33,8 +33,9 @@ type ground struct {
 // findGround locates the car's contact with the floor. ok is false when the
 // matte has no solid pixel.
 func findGround(car *image.NRGBA) (gr ground, ok bool) {
-	w, h := car.Rect.Dx(), car.Rect.Dy()
-	low := groundUndersides(car)
+	w := car.Rect.Dx()
+	parts := newGroundParts(car)
+	low := groundUndersides(car, parts)
 	minX, maxX, maxY := w, -1, -1
 	for x, b := range low {
 		if b > 0 {
@@ -45,7 +46,7 @@ func findGround(car *image.NRGBA) (gr ground, ok bool) {
 		return ground{}, false
 	}
 	minY := 0
-	for ; minY < h && !groundRowHasSolid(car.Pix[minY*car.Stride:minY*car.Stride+4*w]); minY++ {
+	for ; minY < maxY && !groundRowHasPart(car, parts, minY); minY++ {
 	}
 	gr.box = image.Rect(minX, minY, maxX+1, maxY+1)
 	gr.bottom = make([]float64, gr.box.Dx())
@@ -63,25 +64,126 @@ func findGround(car *image.NRGBA) (gr ground, ok bool) {
 	return gr, true
 }
 
+// groundParts marks the parts of the matte that count when finding the
+// floor, on a coarse grid: every 8-connected part at least 1/200 the area
+// of the largest, grown by a cell. A speck of background left in a matte
+// is ignored; a tyre the matte happens to separate from the body is kept.
+type groundParts struct {
+	cell, w, h int
+	keep       []bool
+}
+
+// groundGridCells is the coarse grid's size along the image's longer side.
+const groundGridCells = 256
+
+func newGroundParts(car *image.NRGBA) *groundParts {
+	iw, ih := car.Rect.Dx(), car.Rect.Dy()
+	c := max(1, (max(iw, ih)+groundGridCells-1)/groundGridCells)
+	p := &groundParts{cell: c, w: (iw + c - 1) / c, h: (ih + c - 1) / c}
+	solid := make([]bool, p.w*p.h)
+	for j := 0; j < p.h; j++ {
+		y := min(j*c+c/2, ih-1)
+		for i := 0; i < p.w; i++ {
+			x := min(i*c+c/2, iw-1)
+			solid[j*p.w+i] = car.Pix[y*car.Stride+4*x+3] >= groundSolidAlpha
+		}
+	}
+	// Label the parts with a flood fill.
+	label := make([]int32, len(solid))
+	var areas []int
+	stack := make([]int, 0, 64)
+	for k := range solid {
+		if !solid[k] || label[k] != 0 {
+			continue
+		}
+		areas = append(areas, 0)
+		id := int32(len(areas))
+		label[k] = id
+		stack = append(stack[:0], k)
+		for len(stack) > 0 {
+			q := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			areas[id-1]++
+			qi, qj := q%p.w, q/p.w
+			for dj := -1; dj <= 1; dj++ {
+				for di := -1; di <= 1; di++ {
+					i, j := qi+di, qj+dj
+					if i < 0 || j < 0 || i >= p.w || j >= p.h {
+						continue
+					}
+					if n := j*p.w + i; solid[n] && label[n] == 0 {
+						label[n] = id
+						stack = append(stack, n)
+					}
+				}
+			}
+		}
+	}
+	largest := 0
+	for _, a := range areas {
+		largest = max(largest, a)
+	}
+	p.keep = make([]bool, len(solid))
+	for k, id := range label {
+		if id == 0 || areas[id-1]*200 < largest {
+			continue
+		}
+		qi, qj := k%p.w, k/p.w
+		for j := max(qj-1, 0); j <= min(qj+1, p.h-1); j++ {
+			for i := max(qi-1, 0); i <= min(qi+1, p.w-1); i++ {
+				p.keep[j*p.w+i] = true
+			}
+		}
+	}
+	// A matte whose solid parts all fall between the samples (a tiny or
+	// hair-thin image) is taken whole.
+	if largest == 0 {
+		for k := range p.keep {
+			p.keep[k] = true
+		}
+	}
+	return p
+}
+
+// has reports whether pixel (x, y) lies in a part that counts.
+func (p *groundParts) has(x, y int) bool {
+	return p.keep[(y/p.cell)*p.w+x/p.cell]
+}
+
+// groundRowHasPart reports whether row y has a solid pixel in a part that
+// counts.
+func groundRowHasPart(car *image.NRGBA, parts *groundParts, y int) bool {
+	row := car.Pix[y*car.Stride : y*car.Stride+4*car.Rect.Dx()]
+	if !groundRowHasSolid(row) {
+		return false
+	}
+	for x := 0; x < car.Rect.Dx(); x++ {
+		if row[4*x+3] >= groundSolidAlpha && parts.has(x, y) {
+			return true
+		}
+	}
+	return false
+}
+
 // groundUndersides returns, per column, the lowest solid row + 1 (0 for a
-// column without car), ignoring solid runs shorter than 1/150 of the image
-// height with transparency above them: a sliver of road left in a matte is
-// not a tyre. It walks up from the bottom and stops testing a column once
-// found, so on a 12 MP cut-out it reads the rows under the car and only the
-// columns beside it above that. An image too small for any such run is
-// taken as it is.
-func groundUndersides(car *image.NRGBA) []int {
+// column without car), looking only at the parts that count and ignoring
+// solid runs shorter than 1/150 of the image height with transparency above
+// them: a sliver of road left in a matte is not a tyre. It walks up from
+// the bottom and stops testing a column once found, so on a 12 MP cut-out
+// it reads the rows under the car and only the columns beside it above
+// that. An image too small for any such run is taken as it is.
+func groundUndersides(car *image.NRGBA, parts *groundParts) []int {
 	minRun := max(2, car.Rect.Dy()/150)
-	low := groundUndersidesRun(car, minRun)
+	low := groundUndersidesRun(car, parts, minRun)
 	for _, b := range low {
 		if b > 0 {
 			return low
 		}
 	}
-	return groundUndersidesRun(car, 1)
+	return groundUndersidesRun(car, parts, 1)
 }
 
-func groundUndersidesRun(car *image.NRGBA, minRun int) []int {
+func groundUndersidesRun(car *image.NRGBA, parts *groundParts, minRun int) []int {
 	w, h := car.Rect.Dx(), car.Rect.Dy()
 	low := make([]int, w)
 	runLow := make([]int, w) // lowest row of the current solid run
@@ -98,7 +200,7 @@ func groundUndersidesRun(car *image.NRGBA, minRun int) []int {
 		}
 		n := 0
 		for _, x := range open {
-			if row[4*x+3] >= groundSolidAlpha {
+			if row[4*x+3] >= groundSolidAlpha && parts.has(x, y) {
 				if runTop[x] != y+1 {
 					runLow[x] = y
 				}

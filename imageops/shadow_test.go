@@ -203,10 +203,15 @@ func TestCarShadowDarkestUnderTheWheels(t *testing.T) {
 	}
 }
 
-func TestCarShadowIgnoresASliverOfRoadInTheMatte(t *testing.T) {
+func TestCarShadowIgnoresRoadLeftInTheMatte(t *testing.T) {
 	car, wheels := shadowSideCar(t)
 	for x := 20; x < 400; x++ { // one row of road left in the matte, 20 px under the car
 		car.SetNRGBA(x, 200, color.NRGBA{90, 90, 90, 255})
+	}
+	for y := 230; y < 238; y++ { // and a speck 50 px under it
+		for x := 200; x < 208; x++ {
+			car.SetNRGBA(x, y, color.NRGBA{90, 90, 90, 255})
+		}
 	}
 	out := shadowRun(t, car, imageops.ShadowOptions{})
 	off := shadowCarOffset(t, car, out)
