@@ -51,6 +51,7 @@ type header struct {
 	quality       int
 
 	pngRawBytes, pngIDATBytes uint64 // PNG: unfiltered pixel bytes claimed, compressed bytes present
+	pngICCP                   []byte // PNG: the iCCP chunk's data, still compressed
 
 	jpegScanBytes                         uint64 // JPEG: entropy-coded bytes present
 	jpegLeastScanBytes, jpegMostScanBytes uint64 // baseline JPEG: the bounds its size allows, see baselineScanBytes
@@ -97,6 +98,9 @@ func decode(ctx context.Context, data []byte, lim Limits) (*Photo, error) {
 	h, err := readHeader(data, lim)
 	if err != nil {
 		return nil, err
+	}
+	if h.pngICCP != nil {
+		h.icc = inflateICC(h.pngICCP)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

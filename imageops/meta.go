@@ -396,9 +396,9 @@ func readPNGMeta(data []byte, h *header) error {
 			h.pngRawBytes = ht * (1 + (w*channels*depth+7)/8)
 		case "IDAT":
 			h.pngIDATBytes += n
-		case "iCCP":
-			if h.icc == nil {
-				h.icc = inflateICC(chunk)
+		case "iCCP": // inflated by Decode only: DecodeConfig has no use for it
+			if h.pngICCP == nil {
+				h.pngICCP = chunk
 			}
 		case "eXIf":
 			h.orientation = exifOrientation(chunk)
