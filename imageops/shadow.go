@@ -108,8 +108,8 @@ type shadowLayout struct {
 	floor  []float64       // floor y at the centre of each canvas column
 }
 
-// shadowUnit is the car's size unit: its height, or a third of its length
-// for very flat outlines, so shadows keep their proportions across views.
+// shadowUnit is the car's size unit: its height, or its length / 3.5 for
+// very flat outlines, so shadows keep their proportions across views.
 func shadowUnit(box image.Rectangle) float64 {
 	return math.Max(1, math.Max(float64(box.Dy()), float64(box.Dx())/3.5))
 }
@@ -123,7 +123,7 @@ func newShadowLayout(gr *ground, w, h int) *shadowLayout {
 // floorAt returns the floor y at canvas column x.
 func (l *shadowLayout) floorAt(x int) float64 { return l.floor[x-l.canvas.Min.X] }
 
-// grow extends the canvas to r and recomputes the floor for new columns.
+// grow extends the canvas to r and recomputes the floor under every column.
 func (l *shadowLayout) grow(gr *ground, r image.Rectangle) {
 	l.canvas = l.canvas.Union(r)
 	l.floor = l.floor[:0]
@@ -197,7 +197,8 @@ func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 	dy := math.Max(0.5, 0.003*u)
 	sg := newShadowGrid(x0, x1, -shadowAbove*u, shadowBelow*u, dx, dy)
 
-	// The floor and the smallest underside gap under each grid column.
+	// The smallest gap between the underside and the floor under each grid
+	// column.
 	gaps := make([]float64, sg.w)
 	for i := range gaps {
 		gaps[i] = math.NaN()
