@@ -125,7 +125,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 // logoAssetId, for the caller to resolve in the account's library.
 func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, assetID string, err error) {
 	req.Op = op
-	up, err := s.readMultipart(c.Request(), op)
+	up, err := s.readMultipart(c.Response().Writer, c.Request(), op)
 	if err != nil {
 		return req, "", err
 	}
@@ -200,7 +200,7 @@ func (s *Server) checkHeader(field string, data []byte) error {
 // readMultipart streams the body. Files are capped at MaxUploadBytes while
 // reading; the first problem other than a missing image is kept and
 // returned after the whole body is read, so missing_image wins over it.
-func (s *Server) readMultipart(r *http.Request, op string) (*upload, error) {
+func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string) (*upload, error) {
 	up := &upload{values: map[string]string{}}
 	ct := r.Header.Get(echo.HeaderContentType)
 	mt, params, err := mime.ParseMediaType(ct)
@@ -209,8 +209,10 @@ func (s *Server) readMultipart(r *http.Request, op string) (*upload, error) {
 		return up, nil
 	}
 	allowed := fields[op]
-	// Two files plus some slack for fields and multipart framing.
-	r.Body = http.MaxBytesReader(nil, r.Body, 2*s.cfg.MaxUploadBytes+1<<20)
+	// Two files plus some slack for fields and multipart framing. Past it
+	// the server closes the connection after answering, so a client cannot
+	// keep streaming.
+	r.Body = http.MaxBytesReader(w, r.Body, 2*s.cfg.MaxUploadBytes+1<<20)
 	mr := multipart.NewReader(r.Body, params["boundary"])
 	var invalid error
 	seen := map[string]bool{}

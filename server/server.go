@@ -60,10 +60,9 @@ func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.S
 // Handler returns the http.Handler serving every route.
 func (s *Server) Handler() http.Handler { return s.e }
 
-// workersSeenWithin is how recent a worker heartbeat must be for /readyz.
-const workersSeenWithin = 30 * time.Second
-
-// ready reports whether Redis answers and a worker has been seen recently.
+// ready reports whether Redis answers and a worker is up. Asynq lists only
+// servers whose heartbeat (every 5 s) has not expired, so a listed, active
+// server on the photo queue is a worker seen within seconds.
 func (s *Server) ready(ctx context.Context) (bool, string) {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return false, "redis unreachable"
@@ -73,12 +72,8 @@ func (s *Server) ready(ctx context.Context) (bool, string) {
 		return false, "cannot list workers"
 	}
 	for _, w := range servers {
-		if w.Status == "active" && time.Since(w.Started) >= 0 {
-			for _, q := range []string{jobs.Queue} {
-				if _, ok := w.Queues[q]; ok {
-					return true, "ok"
-				}
-			}
+		if _, ok := w.Queues[jobs.Queue]; ok && w.Status == "active" {
+			return true, "ok"
 		}
 	}
 	return false, "no worker is running"
