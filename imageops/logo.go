@@ -21,7 +21,8 @@ import (
 // (letterboxed when the shapes differ) and mapped onto the quad's corners
 // by a homography: it is scaled once with a Catmull-Rom kernel to about the
 // plate's size in the photo, so minifying it does not alias, then sampled
-// bilinearly. In a dark scene (plate and surroundings darker than a white
+// bilinearly (trilinearly from halved copies where perspective shrinks it
+// further). In a dark scene (plate and surroundings darker than a white
 // plate in daylight) it is dimmed to match, so it does not glow.
 func PlaceLogo(ctx context.Context, img image.Image, quads []plates.Quad, logo image.Image) (*image.RGBA, error) {
 	if logo == nil || logo.Bounds().Empty() {
@@ -77,30 +78,110 @@ func placeLogo(dst *image.RGBA, s *plateShape, logo image.Image) {
 	}
 
 	// Scale the design once to the size it takes on the plate's nearer
-	// side, so the per-pixel warp never minifies by much.
+	// side, so the per-pixel warp never magnifies it much.
 	q := s.quad
 	dist := func(a, b plates.Point) float64 { return math.Hypot(b.X-a.X, b.Y-a.Y) }
 	tw := max(1, int(math.Ceil(max(dist(q[0], q[1]), dist(q[3], q[2]))*(u1-u0))))
 	th := max(1, int(math.Ceil(max(dist(q[0], q[3]), dist(q[1], q[2]))*(v1-v0))))
-	design := image.NewRGBA(image.Rect(0, 0, tw, th))
-	xdraw.CatmullRom.Scale(design, design.Rect, logo, lb, xdraw.Src, nil)
+	// designAt maps a photo point to the scaled design's pixel-centre
+	// coordinates.
+	designAt := func(px, py float64) (dx, dy float64, ok bool) {
+		u, v, ok := s.toPlate.apply(px, py)
+		return (u-u0)/(u1-u0)*float64(tw) - 0.5, (v-v0)/(v1-v0)*float64(th) - 0.5, ok
+	}
+	// How many design pixels one photo pixel spans at worst: at a corner of
+	// the quad, where perspective shrinks the design most.
+	worst := 1.0
+	for _, c := range q {
+		worst = max(worst, designFootprint(designAt, c.X, c.Y))
+	}
+	design := newDesignPyramid(logo, tw, th, worst)
 
 	area := s.outer.Intersect(dst.Rect)
 	blendShape(dst, s, area, func(x, y int) [4]float64 {
 		out := [4]float64{base[0], base[1], base[2], 255}
-		u, v, ok := s.toPlate.apply(float64(x)+0.5, float64(y)+0.5)
+		px, py := float64(x)+0.5, float64(y)+0.5
+		dx, dy, ok := designAt(px, py)
 		if !ok {
 			return out
 		}
-		dx := (u-u0)/(u1-u0)*float64(tw) - 0.5
-		dy := (v-v0)/(v1-v0)*float64(th) - 0.5
-		r, g, b, a := sampleBilinear(design, dx, dy)
+		scale := 1.0
+		if len(design.levels) > 1 {
+			scale = designFootprint(designAt, px, py)
+		}
+		r, g, b, a := design.sample(dx, dy, scale)
 		if a == 0 {
 			return out
 		}
 		t := 1 - a/255
 		return [4]float64{r*gain + base[0]*t, g*gain + base[1]*t, b*gain + base[2]*t, 255}
 	})
+}
+
+// designFootprint returns how many design pixels the photo pixel at
+// (px, py) spans along its longer side.
+func designFootprint(designAt func(px, py float64) (dx, dy float64, ok bool), px, py float64) float64 {
+	x0, y0, ok0 := designAt(px, py)
+	x1, y1, ok1 := designAt(px+1, py)
+	x2, y2, ok2 := designAt(px, py+1)
+	if !ok0 || !ok1 || !ok2 {
+		return 1
+	}
+	return max(math.Hypot(x1-x0, y1-y0), math.Hypot(x2-x0, y2-y0))
+}
+
+// designPyramid is the design scaled to the plate (level 0) and halved
+// again for each further level: where a strongly foreshortened plate
+// shrinks the design more than twofold, sampling blends the two levels
+// that bracket the shrink (trilinear filtering) rather than skipping
+// design pixels and aliasing.
+type designPyramid struct {
+	levels []*image.RGBA
+}
+
+// maxDesignLevels bounds the pyramid: a sixteenfold shrink of a design
+// already scaled to the plate is a sliver of a few pixels.
+const maxDesignLevels = 5
+
+// newDesignPyramid scales logo to w×h with a Catmull-Rom kernel (which
+// widens as it minifies, so it does not alias) and adds the halved levels
+// a shrink of up to worst needs.
+func newDesignPyramid(logo image.Image, w, h int, worst float64) designPyramid {
+	top := image.NewRGBA(image.Rect(0, 0, w, h))
+	xdraw.CatmullRom.Scale(top, top.Rect, logo, logo.Bounds(), xdraw.Src, nil)
+	p := designPyramid{levels: []*image.RGBA{top}}
+	for k := 1; k < maxDesignLevels && math.Log2(worst)-0.5 > float64(k-1); k++ {
+		prev := p.levels[k-1]
+		if prev.Rect.Dx() < 2 && prev.Rect.Dy() < 2 {
+			break
+		}
+		next := image.NewRGBA(image.Rect(0, 0, max(1, (prev.Rect.Dx()+1)/2), max(1, (prev.Rect.Dy()+1)/2)))
+		xdraw.CatmullRom.Scale(next, next.Rect, prev, prev.Rect, xdraw.Src, nil)
+		p.levels = append(p.levels, next)
+	}
+	return p
+}
+
+// sample returns the premultiplied colour at level-0 pixel-centre
+// coordinates (x, y) for a photo pixel spanning scale level-0 pixels.
+func (p designPyramid) sample(x, y, scale float64) (r, g, b, a float64) {
+	at := func(k int) (r, g, b, a float64) {
+		l, top := p.levels[k], p.levels[0]
+		sx := float64(l.Rect.Dx()) / float64(top.Rect.Dx())
+		sy := float64(l.Rect.Dy()) / float64(top.Rect.Dy())
+		return sampleBilinear(l, (x+0.5)*sx-0.5, (y+0.5)*sy-0.5)
+	}
+	// Bilinear sampling alone holds up to a shrink of about √2; blending
+	// starts there, so mildly foreshortened plates stay sharp.
+	lv := min(float64(len(p.levels)-1), max(0, math.Log2(scale)-0.5))
+	k := int(lv)
+	f := lv - float64(k)
+	r, g, b, a = at(k)
+	if f == 0 || k+1 >= len(p.levels) {
+		return r, g, b, a
+	}
+	r1, g1, b1, a1 := at(k + 1)
+	return r + (r1-r)*f, g + (g1-g)*f, b + (b1-b)*f, a + (a1-a)*f
 }
 
 // plateColour estimates the plate's background colour as lit in the photo:
