@@ -243,7 +243,7 @@ func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 			sg.a[k] *= 1 - v
 		}
 	}
-	shadowTaper(sg, gr, padX)
+	shadowTaper(sg, gr, padX, gaps)
 	// Extent of visible shadow, then turn the product into alpha.
 	minI, maxI, maxJ := sg.w, -1, -1
 	for j := 0; j < sg.h; j++ {
@@ -273,8 +273,14 @@ func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 
 // shadowTaper fades the painted product (1 = no shadow) to no shadow
 // over the outer half of the grid's margins beside the car and below the
-// floor, so that the blur tails end inside the grid.
-func shadowTaper(sg *shadowGrid, gr *ground, padX float64) {
+// floor, so that the blur tails end inside the grid, and above a ceiling
+// beside the car: the blur would otherwise carry the shadow under a bumper
+// up past the bumper's end, a grey wall beside the car. The ceiling is the
+// underside's height (gaps, NaN where a column has no car) falling off
+// 1.5 times as fast as the distance from the car, down to 0.05 units; the
+// shadow fades out from 30 % of it to a little above it.
+func shadowTaper(sg *shadowGrid, gr *ground, padX float64, gaps []float64) {
+	u := padX / shadowBeside
 	ramp := func(d, width float64) float32 { // 1 at d <= 0, 0 at d >= width
 		if d <= 0 {
 			return 1
@@ -287,10 +293,28 @@ func shadowTaper(sg *shadowGrid, gr *ground, padX float64) {
 	}
 	half := padX / 2
 	wx := make([]float32, sg.w)
+	ceil := make([]float64, sg.w)
 	for i := range wx {
 		x := sg.x0 + (float64(i)+0.5)*sg.dx
 		d := math.Max(float64(gr.box.Min.X)-half-x, x-float64(gr.box.Max.X)-half)
 		wx[i] = ramp(d, half)
+		ceil[i] = math.Inf(-1)
+		if !math.IsNaN(gaps[i]) {
+			ceil[i] = gaps[i] + 0.02*u
+		}
+	}
+	for i := 1; i < sg.w; i++ { // fall off away from the car, both ways
+		if math.IsNaN(gaps[i]) {
+			ceil[i] = math.Max(ceil[i], ceil[i-1]-1.5*sg.dx)
+		}
+	}
+	for i := sg.w - 2; i >= 0; i-- {
+		if math.IsNaN(gaps[i]) {
+			ceil[i] = math.Max(ceil[i], ceil[i+1]-1.5*sg.dx)
+		}
+	}
+	for i := range ceil {
+		ceil[i] = math.Max(ceil[i], 0.05*u)
 	}
 	vEnd := sg.v0 + float64(sg.h)*sg.dy
 	for j := 0; j < sg.h; j++ {
@@ -298,7 +322,12 @@ func shadowTaper(sg *shadowGrid, gr *ground, padX float64) {
 		wy := ramp(v-vEnd/2, vEnd/2)
 		for i := 0; i < sg.w; i++ {
 			k := j*sg.w + i
-			sg.a[k] = 1 - (1-sg.a[k])*wx[i]*wy
+			w := wx[i] * wy
+			if v < 0 && math.IsNaN(gaps[i]) {
+				c := ceil[i]
+				w *= ramp(-v-0.3*c, 0.7*c+0.04*u)
+			}
+			sg.a[k] = 1 - (1-sg.a[k])*w
 		}
 	}
 }
