@@ -60,7 +60,12 @@ const (
 	// blurSigma is the blur's Gaussian σ in units of h, at least
 	// minBlurSigmaPx. Characters are about 0.7·h tall with strokes of about
 	// 0.1·h: a σ of 0.3·h (three stroke widths) merges every character into
-	// a smooth smudge whatever the plate's size in the photo.
+	// a smooth smudge whatever the plate's size in the photo. A Gaussian
+	// keeps exp(−2π²σ²/p²) of a pattern of period p: for p = h/2, about a
+	// character's width, that is 0.08%, a fifth of a grey level of black on
+	// white, lost to 8-bit rounding, so no deconvolution brings it back.
+	// (The three box passes that stand for the Gaussian let through at most
+	// 1% in one narrow band of periods, too little to rebuild a shape.)
 	blurSigma      = 0.3
 	minBlurSigmaPx = 2.0
 	// pixelCell is the side of a pixelate cell in units of the plate's
