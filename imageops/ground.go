@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"image"
 	"math"
+	"sort"
 )
 
 // groundSolidAlpha is the matte value from which a pixel counts as car when
@@ -17,12 +18,12 @@ type groundPoint struct{ x, y float64 }
 
 // ground is where a car meets the floor, found from its matte alone.
 //
-// The car's underside is the lowest solid pixel of each column. The floor
-// line cannot pass above any of it, so it follows the lower convex hull of
-// that profile; the tyres are the hull vertices where the profile rises on
-// both sides (a round or flat-bottomed tyre, not the end of a bumper). A
-// side view yields one line through two tyres, a three-quarter view two
-// lines meeting at the nearest tyre, a front view one wide line.
+// The car's underside is the lowest solid pixel of each column, and its
+// lower convex hull is where a rigid floor could touch it. The tyres are
+// the local bottoms of the underside that reach that hull (see
+// findContacts), and the floor is the polyline through them: a side view
+// yields one line through two tyres, a three-quarter view two lines meeting
+// at the nearest tyre, a front view one wide line.
 type ground struct {
 	box      image.Rectangle // solid pixels, relative to the image's Min
 	bottom   []float64       // per column of box: y of the underside, NaN where the column has no solid pixel
@@ -339,9 +340,8 @@ func (gr *ground) risesWithin(c, dir, reach int, floor, level float64) bool {
 }
 
 // at returns the floor's y at horizontal position x: the polyline through
-// the tyre contacts, continued past the outer tyres along the line to the
-// next tyre (level when there is none; see endSlope), and never more than a little above
-// the car's underside.
+// the tyre contacts, continued past the outer tyres (see endSlope), and
+// never more than a little above the car's underside.
 func (gr *ground) at(x float64) float64 {
 	c := gr.contacts
 	var y float64
@@ -351,12 +351,7 @@ func (gr *ground) at(x float64) float64 {
 	case x >= c[len(c)-1].x:
 		y = c[len(c)-1].y + gr.endSlope(true)*(x-c[len(c)-1].x)
 	default:
-		i := 1
-		for c[i].x < x {
-			i++
-		}
-		a, b := c[i-1], c[i]
-		y = a.y + (b.y-a.y)*(x-a.x)/(b.x-a.x)
+		y = groundInterpolate(c, x)
 	}
 	return math.Max(y, gr.hullAt(x)-math.Max(1.5, 0.025*float64(gr.box.Dy())))
 }
@@ -397,14 +392,20 @@ func (gr *ground) hullAt(x float64) float64 {
 	if x < h[0].x || x > h[len(h)-1].x {
 		return math.Inf(-1)
 	}
-	i := 1
-	for i < len(h) && h[i].x < x {
-		i++
+	return groundInterpolate(h, x)
+}
+
+// groundInterpolate interpolates the polyline pts (x increasing) at x,
+// which lies within its span.
+func groundInterpolate(pts []groundPoint, x float64) float64 {
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].x >= x })
+	if i == 0 {
+		return pts[0].y
 	}
-	if i == len(h) {
-		return h[len(h)-1].y
+	if i == len(pts) {
+		return pts[len(pts)-1].y
 	}
-	a, b := h[i-1], h[i]
+	a, b := pts[i-1], pts[i]
 	return a.y + (b.y-a.y)*(x-a.x)/(b.x-a.x)
 }
 
