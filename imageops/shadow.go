@@ -436,6 +436,11 @@ func composeShadow(car *image.NRGBA, gr *ground, lay *shadowLayout, sh *shadowGr
 			// Under the car: the black shadow over the reflection.
 			ua := s + ra*(1-s)
 			ur, ug, ub := rr*(1-s), rg*(1-s), rb*(1-s)
+			if px[3] == 0 { // floor only: no car to blend
+				inv := 1 / ua
+				px[0], px[1], px[2], px[3] = shadowByte(ur*inv), shadowByte(ug*inv), shadowByte(ub*inv), shadowByte(ua)
+				continue
+			}
 			ca := float32(px[3]) / 255
 			a := ca + ua*(1-ca)
 			k := (1 - ca) / a
