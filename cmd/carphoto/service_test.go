@@ -295,7 +295,7 @@ func TestWorkerStops(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	rs := redistest.New(t, redisDB)
-	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "REQUEST_TIMEOUT=6s", "WORKER_CONCURRENCY=1"}
+	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "REQUEST_TIMEOUT=10s", "WORKER_CONCURRENCY=1"}
 	web := startProc(t, "serve", env...)
 	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
 	if status, _, body := do(t, http.MethodGet, url+"/readyz", "", "", nil); status != 503 {
