@@ -12,6 +12,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -818,6 +819,84 @@ func TestEncodePNGPixels(t *testing.T) {
 				if !near(color.RGBA(g), color.RGBA(want), tc.tolerance) {
 					t.Errorf("%s: pixel (%d,%d) = %v, want %v", tc.name, x, y, g, want)
 					break pixels
+				}
+			}
+		}
+	}
+}
+
+// testPhoto is a w×h stand-in for a photo: smooth gradients, hard edges
+// (the quadrants) and noise, deterministic.
+func testPhoto(w, h int) *image.RGBA {
+	img := quadImage(w, h)
+	r := rand.New(rand.NewPCG(uint64(w), uint64(h)))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			i := img.PixOffset(x, y)
+			for c := range 3 {
+				v := int(img.Pix[i+c])/2 + 64*x/max(w, 1) + 64*y/max(h, 1) + int(r.Uint32()%21) - 10
+				img.Pix[i+c] = uint8(min(max(v, 0), 255))
+			}
+		}
+	}
+	return img
+}
+
+// psnr is the peak signal-to-noise ratio of got against want, in dB, over
+// R, G and B; the same size is assumed.
+func psnr(want, got image.Image) float64 {
+	b := want.Bounds()
+	var se float64
+	for y := 0; y < b.Dy(); y++ {
+		for x := 0; x < b.Dx(); x++ {
+			r1, g1, b1, _ := want.At(b.Min.X+x, b.Min.Y+y).RGBA()
+			r2, g2, b2, _ := got.At(x, y).RGBA()
+			for _, d := range [3]float64{float64(r1>>8) - float64(r2>>8), float64(g1>>8) - float64(g2>>8), float64(b1>>8) - float64(b2>>8)} {
+				se += d * d
+			}
+		}
+	}
+	if se == 0 {
+		return 99
+	}
+	return 10 * math.Log10(255*255*3*float64(b.Dx()*b.Dy())/se)
+}
+
+// TestEncodeJPEGAsGoodAsImageJPEG holds EncodeJPEG's own writer (RGBA and
+// 4:2:0 YCbCr) to image/jpeg: the standard decoder reads it, it is as
+// faithful to the input, no larger, and reports the quality it was written at.
+func TestEncodeJPEGAsGoodAsImageJPEG(t *testing.T) {
+	for _, size := range []image.Point{{1, 1}, {17, 33}, {123, 77}, {320, 240}} {
+		rgba := testPhoto(size.X, size.Y)
+		ycc, err := jpeg.Decode(bytes.NewReader(encodeJPEG(t, rgba, 100)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range []image.Image{rgba, ycc} {
+			for _, q := range []int{10, 50, 75, 90, 100} {
+				name := fmt.Sprintf("%T %dx%d q%d", in, size.X, size.Y, q)
+				var ours bytes.Buffer
+				if err := imageops.EncodeJPEG(&ours, in, q, nil); err != nil {
+					t.Fatal(err)
+				}
+				std := encodeJPEG(t, in, q)
+				got, err := jpeg.Decode(bytes.NewReader(ours.Bytes()))
+				if err != nil {
+					t.Fatalf("%s: the standard decoder rejects the output: %v", name, err)
+				}
+				ref, _ := jpeg.Decode(bytes.NewReader(std))
+				if p, pStd := psnr(in, got), psnr(in, ref); p < pStd-0.3 {
+					t.Errorf("%s: %.2f dB from the input, image/jpeg %.2f dB", name, p, pStd)
+				}
+				if n, nStd := ours.Len(), len(std); n > nStd+nStd/50+16 {
+					t.Errorf("%s: %d bytes, image/jpeg %d", name, n, nStd)
+				}
+				p, err := imageops.Decode(context.Background(), ours.Bytes(), imageops.Limits{})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if p.Quality != q {
+					t.Errorf("%s: quality read back as %d", name, p.Quality)
 				}
 			}
 		}
