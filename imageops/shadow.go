@@ -191,8 +191,8 @@ type shadowLayer struct {
 func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 	u := lay.unit
 	padX := shadowBeside * u
-	x0 := float64(gr.box.Min.X) - padX
-	x1 := float64(gr.box.Max.X) + padX
+	x0 := math.Floor(float64(gr.box.Min.X) - padX) // on pixel edges
+	x1 := math.Ceil(float64(gr.box.Max.X) + padX)
 	dx := math.Max(1, (x1-x0)/640)
 	dy := math.Max(0.5, 0.003*u)
 	sg := newShadowGrid(x0, x1, -shadowAbove*u, shadowBelow*u, dx, dy)
@@ -202,13 +202,12 @@ func paintShadow(gr *ground, lay *shadowLayout) *shadowGrid {
 	gaps := make([]float64, sg.w)
 	for i := range gaps {
 		gaps[i] = math.NaN()
-		lo := int(math.Floor(x0 + float64(i)*dx))
-		hi := int(math.Floor(x0 + float64(i+1)*dx))
-		for x := max(lo, gr.box.Min.X); x < min(max(hi, lo+1), gr.box.Max.X); x++ {
-			d := gr.gap(x, gr.at(float64(x)+0.5))
-			if !math.IsNaN(d) && (math.IsNaN(gaps[i]) || d < gaps[i]) {
-				gaps[i] = math.Max(0, d)
-			}
+	}
+	for x := gr.box.Min.X; x < gr.box.Max.X; x++ {
+		i := int((float64(x) + 0.5 - x0) / dx) // the cell holding the pixel's centre
+		d := gr.gap(x, gr.at(float64(x)+0.5))
+		if !math.IsNaN(d) && (math.IsNaN(gaps[i]) || d < gaps[i]) {
+			gaps[i] = math.Max(0, d)
 		}
 	}
 

@@ -273,6 +273,42 @@ func TestCarShadowFadesAwayFromTheContact(t *testing.T) {
 	}
 }
 
+// TestCarShadowIsNotADropShadow mirrors a car left to right: its shadow
+// must mirror with it. A shadow cast in any fixed direction would not.
+func TestCarShadowIsNotADropShadow(t *testing.T) {
+	car, wheels := shadowSideCar(t)
+	const axis = 410 // mirror x ↔ axis - x; the car spans 40…370, so it stays inside
+	mirror := image.NewNRGBA(car.Rect)
+	for y := 0; y < car.Rect.Dy(); y++ {
+		for x := 0; x < car.Rect.Dx(); x++ {
+			if x2 := axis - 1 - x; x2 >= 0 && x2 < car.Rect.Dx() {
+				mirror.SetNRGBA(x, y, car.NRGBAAt(x2, y))
+			}
+		}
+	}
+	floor := int(wheels[0].bottom())
+	centre := func(c *image.NRGBA) float64 {
+		out := shadowRun(t, c, imageops.ShadowOptions{})
+		off := shadowCarOffset(t, c, out)
+		var sum, sumX float64 // weighted centre of the shadow below the floor line
+		for y := floor; y+off.Y < out.Rect.Dy(); y++ {
+			for x := -off.X; x+off.X < out.Rect.Dx(); x++ {
+				a := float64(shadowAlphaAt(out, off, x, y))
+				sum += a
+				sumX += a * (float64(x) + 0.5)
+			}
+		}
+		return sumX / sum
+	}
+	c1, c2 := centre(car), centre(mirror)
+	if d := c1 + c2 - axis; d < -1 || d > 1 {
+		t.Errorf("shadow centres x=%.1f and, mirrored, x=%.1f: want them mirror images about x=%d (off by %.1f px)", c1, c2, axis/2, d)
+	}
+	if c1 < 195 || c1 > 215 {
+		t.Errorf("shadow centre x=%.1f, want it under the car (wheels at 110 and 310)", c1)
+	}
+}
+
 func TestCarShadowShadowIsBlack(t *testing.T) {
 	car, _ := shadowSideCar(t)
 	out := shadowRun(t, car, imageops.ShadowOptions{})
