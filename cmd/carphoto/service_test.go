@@ -267,18 +267,7 @@ func TestConcurrentCallsChargeExactly(t *testing.T) {
 	s := startService(t, nil)
 	id, key := s.account(t, 5)
 	photo := carPhoto(t)
-	var mu sync.Mutex
-	counts := map[int]int{}
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			status, _, _ := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
-			mu.Lock()
-			counts[status]++
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	counts := burst(t, 16, s.url+"/v1/blur-plates", key, photo)
 	if counts[200] != 5 || counts[402] != 11 {
 		t.Errorf("statuses %v, want 5×200 and 11×402", counts)
 	}
@@ -379,23 +368,14 @@ func TestWorkerStops(t *testing.T) {
 		startProc(t, "worker", env...)
 		waitReady(t, url)
 		mid := carPhotoScaled(t, 2)
-		var mu sync.Mutex
-		counts := map[int]int{}
-		var wg sync.WaitGroup
 		before := strings.Count(a.stderr.String(), "task started")
-		for range 16 {
-			wg.Go(func() {
-				status, _, _ := post(t, url+"/v1/blur-plates", k, file("image", mid))
-				mu.Lock()
-				counts[status]++
-				mu.Unlock()
-			})
-		}
+		res := make(chan map[int]int)
+		go func() { res <- burst(t, 16, url+"/v1/blur-plates", k, mid) }()
 		for strings.Count(a.stderr.String(), "task started") == before {
 			time.Sleep(2 * time.Millisecond)
 		}
 		a.cmd.Process.Kill()
-		wg.Wait()
+		counts := <-res
 		t.Logf("statuses %v", counts)
 		if counts[200]+counts[402]+counts[500] != 16 || counts[200] > 5 || counts[200] == 0 {
 			t.Errorf("statuses %v: want only 200, 402 and 500, at most 5 successes", counts)
@@ -477,22 +457,29 @@ func TestBurstBeyondPoolWaits(t *testing.T) {
 	s := startService(t, map[string]string{"REDIS_POOL_SIZE": "20"})
 	id, key := s.account(t, 32)
 	photo := carPhoto(t)
-	var mu sync.Mutex
-	counts := map[int]int{}
-	var wg sync.WaitGroup
-	for range 32 {
-		wg.Go(func() {
-			status, _, _ := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
-			mu.Lock()
-			counts[status]++
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	counts := burst(t, 32, s.url+"/v1/blur-plates", key, photo)
 	if counts[200] != 32 {
 		t.Errorf("statuses %v, want 32×200", counts)
 	}
 	if got := s.credits(t, id); got != 0 {
 		t.Errorf("balance %d, want 0", got)
 	}
+}
+
+// burst sends n concurrent calls with photo and counts their statuses.
+func burst(t *testing.T, n int, url, key string, photo []byte) map[int]int {
+	t.Helper()
+	var mu sync.Mutex
+	counts := map[int]int{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			status, _, _ := post(t, url, key, file("image", photo))
+			mu.Lock()
+			counts[status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return counts
 }
