@@ -10,6 +10,7 @@ const (
 	reflectionStrength = 0.40  // opacity right at the floor line
 	reflectionDepth    = 0.32  // gone entirely this far below the floor
 	reflectionCell     = 0.004 // cell size of the blurred copy
+	reflectionSpread   = 0.15  // horizontal blur radius per unit of depth, as on a glossy floor
 )
 
 // reflection is the car mirrored about its floor line: a coarse,
@@ -73,6 +74,7 @@ func newReflection(car *image.NRGBA, gr *ground, lay *shadowLayout) *reflection 
 			c[0], c[1], c[2], c[3] = c[0]/n, c[1]/n, c[2]/n, c[3]/n
 		}
 	}
+	rf.blurWithDepth()
 
 	bottom := 0
 	for x := gr.box.Min.X; x < gr.box.Max.X; x++ {
@@ -80,6 +82,36 @@ func newReflection(car *image.NRGBA, gr *ground, lay *shadowLayout) *reflection 
 	}
 	lay.grow(gr, image.Rect(gr.box.Min.X, 0, gr.box.Max.X, bottom))
 	return rf
+}
+
+// blurWithDepth blurs each row of the grid along the floor, the more the
+// deeper it is mirrored: sharp where the tyres touch, soft further down.
+func (rf *reflection) blurWithDepth() {
+	src := make([]float32, 4*rf.w)
+	for j := 0; j < rf.h; j++ {
+		r := int(float64(j) * reflectionSpread)
+		if r == 0 {
+			continue
+		}
+		row := rf.rgba[4*j*rf.w : 4*(j+1)*rf.w]
+		copy(src, row)
+		inv := 1 / float32(2*r+1)
+		for c := 0; c < 4; c++ {
+			var sum float32
+			for i := 0; i <= r && i < rf.w; i++ {
+				sum += src[4*i+c]
+			}
+			for i := 0; i < rf.w; i++ {
+				row[4*i+c] = sum * inv
+				if i+r+1 < rf.w {
+					sum += src[4*(i+r+1)+c]
+				}
+				if i-r >= 0 {
+					sum -= src[4*(i-r)+c]
+				}
+			}
+		}
+	}
 }
 
 // sampleColumn returns the premultiplied reflection at depth v below the
