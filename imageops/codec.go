@@ -284,8 +284,8 @@ func recoverInvalid(err *error) {
 // EncodeJPEG writes img as a baseline 4:2:0 JPEG at quality (clamped to
 // 1..100, IJG scaling, so Decode reads the same quality back) with icc
 // embedded as APP2 ICC_PROFILE segments of at most 65519 bytes each. An
-// *image.RGBA or 4:2:0 *image.YCbCr goes through writeJPEG, about three
-// times as fast as image/jpeg, which writes the other types. A profile whose colour space is not the one written (RGB, or
+// *image.RGBA or 4:2:0 *image.YCbCr goes through writeJPEG, at half the
+// CPU of image/jpeg, which writes the other types. A profile whose colour space is not the one written (RGB, or
 // gray for an *image.Gray) is left out: a CMYK input's profile on RGB
 // pixels would make viewers misread every colour, which is worse than none.
 // It writes no EXIF, so location and camera data from the input are

@@ -134,6 +134,16 @@ func BenchmarkEncodeJPEG12MP(b *testing.B) {
 			}
 			reportCPU(b, cpu0)
 		})
+		// The standard library, for comparison.
+		b.Run(in.name+"/image-jpeg", func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if err := jpeg.Encode(io.Discard, in.img, &jpeg.Options{Quality: 90}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, cpu0)
+		})
 	}
 }
 
