@@ -122,7 +122,9 @@ func jpegFastPath(img image.Image) bool {
 	case *image.RGBA:
 		return true
 	case *image.YCbCr:
-		return m.SubsampleRatio == image.YCbCrSubsampleRatio420
+		// A sub-image from an odd pixel starts mid chroma sample; leave it
+		// to image/jpeg, which converts pixel by pixel.
+		return m.SubsampleRatio == image.YCbCrSubsampleRatio420 && m.Rect.Min.X%2 == 0 && m.Rect.Min.Y%2 == 0
 	}
 	return false
 }
