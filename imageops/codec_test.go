@@ -866,7 +866,7 @@ func psnr(want, got image.Image) float64 {
 // 4:2:0 YCbCr) to image/jpeg: the standard decoder reads it, it is as
 // faithful to the input, no larger, and reports the quality it was written at.
 func TestEncodeJPEGAsGoodAsImageJPEG(t *testing.T) {
-	for _, size := range []image.Point{{1, 1}, {17, 33}, {123, 77}, {320, 240}} {
+	for _, size := range []image.Point{{1, 1}, {17, 33}, {123, 77}} {
 		rgba := testPhoto(size.X, size.Y)
 		ycc, err := jpeg.Decode(bytes.NewReader(encodeJPEG(t, rgba, 100)))
 		if err != nil {
