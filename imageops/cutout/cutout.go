@@ -26,6 +26,9 @@ const (
 	keepBlobs = 0.15 // keep separate car blobs at least this fraction of the largest
 )
 
+// flipAverage runs the network on the mirrored photo too and averages the two.
+var flipAverage = true
+
 // Matte returns the car's alpha matte (255 = car) for img as displayed, with img's bounds.
 func Matte(ctx context.Context, img image.Image) (*image.Alpha, error) {
 	pix := toNRGBA(img)
@@ -76,7 +79,8 @@ var defaults = params{gfRadius: 3, gfEps: 1e-3, sharpen: 3, project: 1}
 // photo shrunk to the refinement grid.
 type coarseMatte struct {
 	mid    *plane    // the photo on the refinement grid (colours 0..1)
-	prob   []float32 // car probability, lw×lh
+	prob   []float32 // car probability, lw×lh, cleaned
+	raw    []float32 // the network's probability before cleaning
 	lw, lh int
 }
 
@@ -129,12 +133,25 @@ func coarse(ctx context.Context, pix *image.NRGBA) (*coarseMatte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if flipAverage {
+		// The mirror image too: a car seen from the other side is the same car,
+		// and the average of the two answers is steadier than either.
+		flipped := net.forward(mirror(x))
+		mirrored := mirror(flipped)
+		for i := range logits.d {
+			logits.d[i] = (logits.d[i] + mirrored.d[i]) / 2
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
 	prob := logits.d
 	for i, v := range prob {
 		prob[i] = float32(1 / (1 + math.Exp(-float64(v))))
 	}
-	clean(prob, logits.w, logits.h)
-	return &coarseMatte{mid: mid, prob: prob, lw: logits.w, lh: logits.h}, nil
+	raw := append([]float32(nil), prob...)
+	clean(prob, logits.w, logits.h, keepBlobs)
+	return &coarseMatte{mid: mid, prob: prob, raw: raw, lw: logits.w, lh: logits.h}, nil
 }
 
 // refine turns the coarse matte into pix's full-resolution alpha: a guided filter
@@ -243,6 +260,18 @@ func refine(ctx context.Context, pix *image.NRGBA, c *coarseMatte, par params, d
 	return out, nil
 }
 
+// mirror returns p flipped left to right.
+func mirror(p *plane) *plane {
+	out := newPlane(p.c, p.h, p.w)
+	for r := 0; r < p.c*p.h; r++ {
+		src, dst := p.d[r*p.w:(r+1)*p.w], out.d[r*p.w:(r+1)*p.w]
+		for x, v := range src {
+			dst[p.w-1-x] = v
+		}
+	}
+	return out
+}
+
 // unit8 maps 0..1 to 0..255, clamped.
 func unit8(v float32) uint8 {
 	switch {
@@ -299,10 +328,10 @@ func bandOf(p []float32, w, h int) []bool {
 	return band
 }
 
-// clean tidies the network's probabilities p (w×h) in place: blobs much smaller than
-// the largest are dropped with the faint values around them, and holes inside the car
+// clean tidies the network's probabilities p (w×h) in place: blobs smaller than keep
+// times the largest are dropped with the faint values around them, and holes inside the car
 // (windows showing the background) are filled.
-func clean(p []float32, w, h int) {
+func clean(p []float32, w, h int, keep float64) {
 	fgLabels, sizes := components(w, h, func(i int) bool { return p[i] >= 0.5 })
 	largest := 0
 	for _, s := range sizes {
@@ -314,7 +343,7 @@ func clean(p []float32, w, h int) {
 	}
 	kept := make([]bool, len(p))
 	for i, l := range fgLabels {
-		kept[i] = l >= 0 && float64(sizes[l]) >= keepBlobs*float64(largest)
+		kept[i] = l >= 0 && float64(sizes[l]) >= keep*float64(largest)
 	}
 	// Values near a kept blob stay (they shape the edge); anything else goes.
 	near := make([]bool, len(p))

@@ -36,6 +36,8 @@ func TestTune(t *testing.T) {
 	}
 	var items []item
 	ctx := context.Background()
+	flipAverage = os.Getenv("CUTOUT_FLIP") != "0"
+	defer func() { flipAverage = true }()
 	for _, l := range labels {
 		name := filepath.Base(l.File)
 		h := fnv.New32a()
@@ -61,6 +63,22 @@ func TestTune(t *testing.T) {
 			t.Fatal(err)
 		}
 		items = append(items, item{pix, c, mask})
+	}
+	// Blob removal (on the coarse matte, before refinement).
+	for _, keep := range []float64{0, 0.05, 0.15, 0.3, 1} {
+		var iou float64
+		for _, it := range items {
+			p := append([]float32(nil), it.c.raw...)
+			clean(p, it.c.lw, it.c.lh, keep)
+			c := *it.c
+			c.prob = p
+			m, err := refine(ctx, it.pix, &c, defaults, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			iou += IoU(m, it.mask)
+		}
+		t.Logf("keep blobs >= %.2f of the largest: IoU %.4f", keep, iou/float64(len(items)))
 	}
 	for _, r := range []float64{1.5, 3} {
 		for _, eps := range []float32{1e-3} {

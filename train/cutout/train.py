@@ -82,6 +82,7 @@ class Stem(nn.Module):
 class Net(nn.Module):
     def __init__(self, w=WIDTHS):
         super().__init__()
+        self.widths = list(w)
         self.stem = Stem(w[0])
         self.e1 = DS(w[0], w[0])
         self.e2 = nn.Sequential(DS(w[0], w[1], 2), DS(w[1], w[1]))
@@ -240,8 +241,8 @@ def export(net, path):
     ts = tensors(net)
     with open(path, "wb") as f:
         f.write(b"CUT1")
-        f.write(struct.pack("<I", len(WIDTHS)))
-        f.write(struct.pack("<%dI" % len(WIDTHS), *WIDTHS))
+        f.write(struct.pack("<I", len(net.widths)))
+        f.write(struct.pack("<%dI" % len(net.widths), *net.widths))
         f.write(struct.pack("<I", len(ts)))
         for t in ts:
             t = t.contiguous().float()
@@ -329,6 +330,8 @@ def main():
     ap.add_argument("--final", action="store_true", help="train on all non-held-out images")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sizes", choices=sorted(SIZES), default="small")
+    ap.add_argument("--widths", default=",".join(map(str, WIDTHS)),
+                    help="channels of the five encoder levels, comma-separated")
     ap.add_argument("--stop-after", type=int, default=0,
                     help="stop after this many epochs of the --epochs schedule (0: all)")
     ap.add_argument("--ckpt", default="", help="also save the PyTorch state here at each export")
@@ -343,8 +346,14 @@ def main():
     torch.manual_seed(args.seed)
     random.seed(args.seed)
 
+    widths = [int(w) for w in args.widths.split(",")]
+    if args.golden_only or args.init_exported:
+        # The widths of an exported file are in its header.
+        raw = open(args.out if args.golden_only else args.init_exported, "rb").read(32)
+        (n,) = struct.unpack_from("<I", raw, 4)
+        widths = list(struct.unpack_from("<%dI" % n, raw, 8))
     if args.golden_only:
-        net = Net()
+        net = Net(widths)
         load_exported(net, args.out)
         export_golden(net, args.golden)
         print(f"wrote {args.golden} for {args.out}")
@@ -357,7 +366,7 @@ def main():
     train = rest if args.final else [it for it in rest if fnv32a(it[0]) % 7 != 3]
     print(f"train {len(train)} val {len(val)} held-out {len(held)} (held-out not used)", flush=True)
 
-    net = Net()
+    net = Net(widths)
     if args.init:
         net.load_state_dict(torch.load(args.init))
     freeze_bn = bool(args.init_exported)
