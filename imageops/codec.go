@@ -292,6 +292,9 @@ func recoverInvalid(err *error) {
 // dropped; the pixels are already in displayed orientation. Alpha is
 // ignored (transparent pixels come out black); flatten first if it matters.
 func EncodeJPEG(w io.Writer, img image.Image, quality int, icc []byte) error {
+	if b := img.Bounds(); b.Empty() || b.Dx() > 65535 || b.Dy() > 65535 {
+		return fmt.Errorf("encode jpeg: a %d×%d image cannot be written as JPEG", b.Dx(), b.Dy())
+	}
 	quality = min(max(quality, 1), 100)
 	_, gray := img.(*image.Gray)
 	if !iccFits(icc, gray) {
@@ -320,6 +323,9 @@ func EncodeJPEG(w io.Writer, img image.Image, quality int, icc []byte) error {
 // It favours speed over size: one row filter and fast deflate (see
 // writePNG), about a quarter of a second for 12 megapixels on one core.
 func EncodePNG(w io.Writer, img image.Image, icc []byte) error {
+	if b := img.Bounds(); b.Empty() || b.Dx() > 1<<31-1 || b.Dy() > 1<<31-1 {
+		return fmt.Errorf("encode png: a %d×%d image cannot be written as PNG", b.Dx(), b.Dy())
+	}
 	_, gray := img.(*image.Gray)
 	if !iccFits(icc, gray) {
 		icc = nil

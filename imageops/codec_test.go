@@ -913,6 +913,16 @@ func TestEncodeJPEGAsGoodAsImageJPEG(t *testing.T) {
 	}
 }
 
+func TestEncodersRefuseEmptyImages(t *testing.T) {
+	empty := image.NewRGBA(image.Rect(0, 0, 0, 10))
+	if err := imageops.EncodeJPEG(io.Discard, empty, 90, nil); err == nil {
+		t.Error("EncodeJPEG wrote a 0×10 image")
+	}
+	if err := imageops.EncodePNG(io.Discard, empty, nil); err == nil {
+		t.Error("EncodePNG wrote a 0×10 image")
+	}
+}
+
 // FuzzEncodeJPEG feeds EncodeJPEG arbitrary pixels at any quality: the
 // standard decoder must read every output back at the same size.
 func FuzzEncodeJPEG(f *testing.F) {
