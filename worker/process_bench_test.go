@@ -1,0 +1,75 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/color"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	xdraw "golang.org/x/image/draw"
+
+	"carphoto/imageops"
+	"carphoto/jobs"
+)
+
+// photo12MP is a real car photo from the shared data set upscaled to
+// 4000×3000 (a synthetic scene when the set is absent).
+func photo12MP(b *testing.B) []byte {
+	b.Helper()
+	var src image.Image
+	if data, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "plates-web-cc0", "images", "plates-web-cc0-0415.jpg")); err == nil {
+		p, err := imageops.Decode(context.Background(), data, imageops.Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		src = p.Image
+	} else {
+		g := image.NewRGBA(image.Rect(0, 0, 400, 300))
+		for y := range 300 {
+			for x := range 400 {
+				g.Set(x, y, color.RGBA{uint8(x), uint8(y), 128, 255})
+			}
+		}
+		src = g
+	}
+	dst := image.NewRGBA(image.Rect(0, 0, 4000, 3000))
+	xdraw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), xdraw.Src, nil)
+	var out bytes.Buffer
+	if err := imageops.EncodeJPEG(&out, dst, 90, nil); err != nil {
+		b.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// BenchmarkProcess12MP runs each operation's whole worker pipeline (decode,
+// find, render or cut out, encode) on a 12-megapixel JPEG and reports the
+// CPU time per call beside the wall time, since the machine is shared.
+func BenchmarkProcess12MP(b *testing.B) {
+	photo := photo12MP(b)
+	for _, op := range []struct {
+		name   string
+		op     string
+		params jobs.Params
+	}{
+		{"blur-plates", jobs.OpBlurPlates, jobs.Params{Style: "blur"}},
+		{"car-shadow", jobs.OpCarShadow, jobs.Params{}},
+	} {
+		b.Run(op.name, func(b *testing.B) {
+			var ru0, ru1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			for b.Loop() {
+				if _, err := Process(context.Background(), op.op, photo, nil, op.params, imageops.Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			cpu := time.Duration(ru1.Utime.Nano()-ru0.Utime.Nano()) + time.Duration(ru1.Stime.Nano()-ru0.Stime.Nano())
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
