@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -72,9 +73,9 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 		for _, p := range found {
 			var j platesJSON
 			for i, c := range p.Quad {
-				j.Quad[i] = [2]float64{round2(c.X), round2(c.Y)}
+				j.Quad[i] = [2]float64{math.Round(c.X*100) / 100, math.Round(c.Y*100) / 100}
 			}
-			j.Score = round2(p.Score*100) / 100
+			j.Score = math.Round(p.Score*1000) / 1000
 			line.Plates = append(line.Plates, j)
 		}
 		if err := enc.Encode(line); err != nil {
@@ -83,8 +84,6 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	return nil
 }
-
-func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
 
 func decodePlatesFile(ctx context.Context, path string) (image.Image, error) {
 	data, err := os.ReadFile(path)

@@ -16,13 +16,18 @@ const workSide = 640
 // stride is the network's output cell size in working pixels.
 const stride = 4
 
-// Tuned on the validation split (train/plates/README.md), never on held-out photos.
-const (
-	scoreThreshold = 0.3  // a cell's plate probability to propose a box
-	nmsIoU         = 0.3  // boxes overlapping a stronger one this much are dropped
-	marginH        = 0.25 // added above and below, as a fraction of the box height
-	marginW        = 0.10 // added left and right, as a fraction of the box width (plus half the vertical margin)
-)
+// decoding holds the decoder's settings.
+type decoding struct {
+	threshold float64 // a cell's plate probability to propose a box
+	detect    float64 // the strongest cell's probability to report a plate
+	nmsIoU    float64 // boxes overlapping a stronger one this much are dropped
+	marginH   float64 // added above and below, as a fraction of the box height
+	marginW   float64 // added left and right, as a fraction of the box width (plus half the vertical margin)
+}
+
+// tuned was set on the validation split (train/plates/README.md), never on
+// held-out photos.
+var tuned = decoding{threshold: 0.2, detect: 0.5, nmsIoU: 0.3, marginH: 0.25, marginW: 0.10}
 
 // Detect finds every licence plate in img (displayed orientation) and
 // returns each as a perspective quad, clockwise from top-left, with a score
@@ -30,10 +35,9 @@ const (
 // crop of the plate still lies inside it. An image with no plate gives an
 // empty slice.
 func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
-	found := []Plate{}
 	b := img.Bounds()
 	if b.Empty() {
-		return found, nil
+		return []Plate{}, nil
 	}
 	n, err := embeddedNet()
 	if err != nil {
@@ -42,17 +46,31 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	x, s := prepare(img)
-	out, err := n.forward(ctx, x)
+	out, s, err := n.run(ctx, img)
 	if err != nil {
 		return nil, err
 	}
+	return tuned.plates(out, b, s), nil
+}
+
+// run prepares img and runs the network on it; s is the scale from photo
+// to working pixels.
+func (n *net) run(ctx context.Context, img image.Image) (out *tensor, s float64, err error) {
+	var x *tensor
+	x, s = prepare(img)
+	out, err = n.forward(ctx, x)
+	return out, s, err
+}
+
+// plates decodes the network's output for a photo with bounds b.
+func (dc decoding) plates(out *tensor, b image.Rectangle, s float64) []Plate {
+	found := []Plate{}
 	validW := int(math.Ceil(float64(b.Dx())*s/stride)) + 1
 	validH := int(math.Ceil(float64(b.Dy())*s/stride)) + 1
-	for _, d := range decode(out, min(validW, out.w), min(validH, out.h)) {
-		found = append(found, d.plate(b, s))
+	for _, d := range dc.decode(out, min(validW, out.w), min(validH, out.h)) {
+		found = append(found, dc.plate(d, b, s))
 	}
-	return found, nil
+	return found
 }
 
 // box is a candidate in working pixels.
@@ -74,8 +92,8 @@ func (a box) iou(b box) float64 {
 
 // decode turns the head's cells above the threshold into boxes and keeps
 // the strongest of each overlapping group.
-func decode(out *tensor, validW, validH int) []box {
-	logit := float32(math.Log(scoreThreshold / (1 - scoreThreshold)))
+func (dc decoding) decode(out *tensor, validW, validH int) []box {
+	logit := float32(math.Log(dc.threshold / (1 - dc.threshold)))
 	var cand []box
 	n := out.h * out.w
 	for y := range validH {
@@ -103,25 +121,40 @@ func decode(out *tensor, validW, validH int) []box {
 		}
 		return 0
 	})
+	// Greedy clustering: each unclaimed strongest cell gathers the cells
+	// whose boxes overlap its own; the plate is their score-weighted mean
+	// box, kept when the strongest cell clears the detection threshold.
 	var keep []box
-next:
-	for _, c := range cand {
-		for _, k := range keep {
-			if c.iou(k) >= nmsIoU {
-				continue next
-			}
+	claimed := make([]bool, len(cand))
+	for i, c := range cand {
+		if claimed[i] {
+			continue
 		}
-		keep = append(keep, c)
+		var sw, x0, y0, x1, y1 float64
+		for j := i; j < len(cand); j++ {
+			if claimed[j] || c.iou(cand[j]) < dc.nmsIoU {
+				continue
+			}
+			claimed[j] = true
+			o := cand[j]
+			w := o.score * o.score
+			sw += w
+			x0, y0, x1, y1 = x0+w*o.x0, y0+w*o.y0, x1+w*o.x1, y1+w*o.y1
+		}
+		if c.score < dc.detect {
+			continue
+		}
+		keep = append(keep, box{score: c.score, x0: x0 / sw, y0: y0 / sw, x1: x1 / sw, y1: y1 / sw})
 	}
 	return keep
 }
 
 // plate maps a working-pixel box to the photo, adds the margin, and clamps
 // it to the photo's bounds.
-func (d box) plate(b image.Rectangle, s float64) Plate {
+func (dc decoding) plate(d box, b image.Rectangle, s float64) Plate {
 	w, h := d.x1-d.x0, d.y1-d.y0
-	my := marginH * h
-	mx := marginW*w + 0.5*my
+	my := dc.marginH * h
+	mx := dc.marginW*w + 0.5*my
 	x0 := clamp((d.x0-mx)/s, 0, float64(b.Dx())) + float64(b.Min.X)
 	x1 := clamp((d.x1+mx)/s, 0, float64(b.Dx())) + float64(b.Min.X)
 	y0 := clamp((d.y0-my)/s, 0, float64(b.Dy())) + float64(b.Min.Y)

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/jpeg"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeGreyJPEG writes a plate-less photo and returns its path.
+func writeGreyJPEG(tb testing.TB, dir, name string, w, h int) string {
+	tb.Helper()
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(100 + i%7)
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, nil); err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+func TestRunPlatesJSON(t *testing.T) {
+	dir := t.TempDir()
+	files := []string{writeGreyJPEG(t, dir, "a.jpg", 320, 200), writeGreyJPEG(t, dir, "b.jpg", 64, 48)}
+	var out bytes.Buffer
+	if err := runPlates(context.Background(), append([]string{"--json"}, files...), &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(files) {
+		t.Fatalf("got %d lines, want one per file (%d):\n%s", len(lines), len(files), out.String())
+	}
+	for i, l := range lines {
+		var got map[string]any
+		if err := json.Unmarshal([]byte(l), &got); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i, err, l)
+		}
+		for _, key := range []string{"file", "width", "height", "plates", "ms"} {
+			if _, ok := got[key]; !ok {
+				t.Errorf("line %d lacks %q: %s", i, key, l)
+			}
+		}
+		if got["file"] != files[i] {
+			t.Errorf("line %d: file %v, want %q as given", i, got["file"], files[i])
+		}
+		if p, ok := got["plates"].([]any); !ok || len(p) != 0 {
+			t.Errorf("line %d: plates %v, want [] for a plate-less photo", i, got["plates"])
+		}
+	}
+	if !strings.Contains(lines[0], `"width":320,"height":200`) {
+		t.Errorf("first line %s, want width 320 and height 200", lines[0])
+	}
+}
+
+func TestRunPlatesOnRealPhoto(t *testing.T) {
+	photo := "../../../shared/datasets/plates-web-cc0/images/plates-web-cc0-0000.jpg"
+	if _, err := os.Stat(photo); err != nil {
+		t.Skipf("shared data sets not found: %v", err)
+	}
+	var out bytes.Buffer
+	if err := runPlates(context.Background(), []string{"--json", photo}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Plates []struct {
+			Quad  [4][2]float64
+			Score float64
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	// The photo's one plate is labelled at x 226..419, y 125..173.
+	for _, p := range got.Plates {
+		q := p.Quad
+		if q[0][0] <= 226 && q[0][1] <= 125 && q[2][0] >= 419 && q[2][1] >= 173 {
+			return
+		}
+	}
+	t.Errorf("no quad covers the labelled plate: %s", out.String())
+}
+
+func TestRunPlatesErrors(t *testing.T) {
+	for name, args := range map[string][]string{
+		"no files":     {"--json"},
+		"missing file": {filepath.Join(t.TempDir(), "nope.jpg")},
+		"not an image": {writeText(t, "x.jpg", "hello")},
+	} {
+		if err := runPlates(context.Background(), args, &bytes.Buffer{}); err == nil {
+			t.Errorf("%s: got no error", name)
+		}
+	}
+}
+
+func writeText(tb testing.TB, name, text string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+func TestRunBenchPlates(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "images"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeGreyJPEG(t, filepath.Join(dir, "images"), "grey.jpg", 320, 200)
+	labels := `[{"file":"images/grey.jpg","width":320,"height":200,"plates":[{"x":10,"y":10,"w":40,"h":12}]}]`
+	if err := os.WriteFile(filepath.Join(dir, "labels.json"), []byte(labels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1 photos, 1 plates", "recall 0.000 (0 of 1 found", "false detections 0.000 per photo", "detection p50"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := runBenchPlates(context.Background(), []string{"--split", "sideways", dir}, &out); err == nil {
+		t.Error("--split sideways: got no error")
+	}
+}
