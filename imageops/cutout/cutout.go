@@ -24,10 +24,13 @@ const (
 	bandLo    = 0.02 // the coarse matte's values strictly between bandLo and
 	bandHi    = 0.98 // bandHi (after upsampling) form the refined band
 	keepBlobs = 0.15 // keep separate car blobs at least this fraction of the largest
+	// edgeOpaque: band pixels whose alpha before clamping is below this are edge
+	// pixels and get their colours cleaned, opaque or not.
+	edgeOpaque = 2.0
 )
 
 // flipAverage runs the network on the mirrored photo too and averages the two.
-var flipAverage = true
+var flipAverage = false
 
 // Matte returns the car's alpha matte (255 = car) for img as displayed, with img's bounds.
 func Matte(ctx context.Context, img image.Image) (*image.Alpha, error) {
@@ -71,9 +74,10 @@ type params struct {
 	gfEps    float32 // guided filter regulariser (colours in 0..1)
 	sharpen  float32 // contrast applied to the guided filter's alpha around 0.5
 	project  float32 // weight of the colour projection's alpha where it is reliable
+	bandGrow float64 // the refined band reaches this many network pixels from the outline
 }
 
-var defaults = params{gfRadius: 3, gfEps: 1e-3, sharpen: 3, project: 1}
+var defaults = params{gfRadius: 3, gfEps: 1e-3, sharpen: 3, project: 0.5, bandGrow: 2.5}
 
 // coarseMatte is the network's cleaned car probability on a small grid, with the
 // photo shrunk to the refinement grid.
@@ -167,15 +171,17 @@ func refine(ctx context.Context, pix *image.NRGBA, c *coarseMatte, par params, d
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	band := bandOf(pMid, mw, mh)
-
-	// The car's and the background's colours near each pixel, filled outwards from the
-	// pixels the coarse matte is sure about.
+	// A trimap: the band within bandGrow network pixels of the coarse outline is
+	// unknown; the car and the background beyond it are known, and their colours are
+	// filled into the band (push-pull) to tell what each band pixel is made of.
+	band := bandOf(pMid, mw, mh, max(1, int(math.Round(par.bandGrow*float64(mw)/float64(c.lw)))))
 	wF, wB := make([]float32, len(pMid)), make([]float32, len(pMid))
 	for i, v := range pMid {
-		if v >= 0.9 {
+		switch {
+		case band[i]:
+		case v >= 0.5:
 			wF[i] = 1
-		} else if v <= 0.1 {
+		default:
 			wB[i] = 1
 		}
 	}
@@ -194,6 +200,13 @@ func refine(ctx context.Context, pix *image.NRGBA, c *coarseMatte, par params, d
 	}
 	x0s, x1s, fxs := axisMap(mw, W)
 	const inv255 = 1.0 / 255
+	// Opaque band pixels that look like a mix of car and background, with their
+	// cleaned colour: cleaned afterwards if they touch the edge.
+	type mixed struct {
+		x, y    int
+		r, g, b uint8
+	}
+	var opaqueMixed []mixed
 	for y := 0; y < H; y++ {
 		if y%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -232,13 +245,14 @@ func refine(ctx context.Context, pix *image.NRGBA, c *coarseMatte, par params, d
 			if n > 1e-4 {
 				s = min(max(((R-fr)*dr+(G-fgG)*dg+(B-fb)*db)/n, 0), 1)
 			}
-			if par.project > 0 && n > 1e-4 {
+			trust := float32(0)
+			if n > 1e-4 {
 				// Trust the projection where the two colours are far apart and the
 				// pixel lies close to the line between them.
 				er, eg, eb := R-fr-s*dr, G-fgG-s*dg, B-fb-s*db
 				off := er*er + eg*eg + eb*eb
-				w := min(max((n-0.01)/0.04, 0), 1) * min(max(1-off/0.01, 0), 1) * par.project
-				q = w*(1-s) + (1-w)*q
+				trust = min(max((n-0.01)/0.04, 0), 1) * min(max(1-off/0.01, 0), 1)
+				q = trust*par.project*(1-s) + (1-trust*par.project)*q
 			}
 			a := uint8(0)
 			switch {
@@ -248,13 +262,34 @@ func refine(ctx context.Context, pix *image.NRGBA, c *coarseMatte, par params, d
 				a = uint8(q*255 + 0.5)
 			}
 			arow[x] = a
-			if decontaminate && a > 0 && a < 255 {
-				// Remove the pixel's share of the background's colour: a mix
-				// αF + (1-α)B comes back as F whatever α was estimated.
-				prow[4*x] = unit8(R - s*dr)
-				prow[4*x+1] = unit8(G - s*dg)
-				prow[4*x+2] = unit8(B - s*db)
+			// Remove the pixel's share of the background's colour, s(B-F): a mix
+			// αF + (1-α)B comes back as F whatever α was estimated.
+			if !decontaminate || a == 0 {
+				continue
 			}
+			r, g, b := unit8(R-s*dr), unit8(G-s*dg), unit8(B-s*db)
+			if a < 255 {
+				prow[4*x], prow[4*x+1], prow[4*x+2] = r, g, b
+			} else if s > 0.1 {
+				opaqueMixed = append(opaqueMixed, mixed{x, y, r, g, b})
+			}
+		}
+	}
+	// Opaque pixels next to a transparent or partly transparent one are at the car's
+	// edge and may hold some background too; deeper ones are the car's own colours.
+	for _, p := range opaqueMixed {
+		edge := false
+		for yy := max(0, p.y-1); yy <= min(H-1, p.y+1) && !edge; yy++ {
+			for xx := max(0, p.x-1); xx <= min(W-1, p.x+1); xx++ {
+				if out.Pix[yy*out.Stride+xx] < 255 {
+					edge = true
+					break
+				}
+			}
+		}
+		if edge {
+			i := p.y*pix.Stride + 4*p.x
+			pix.Pix[i], pix.Pix[i+1], pix.Pix[i+2] = p.r, p.g, p.b
 		}
 	}
 	return out, nil
@@ -306,26 +341,47 @@ func netSize(w, h int) (int, int) {
 	return short(w, h), netLong
 }
 
-// bandOf marks the grid pixels whose coarse matte is uncertain, and their neighbours.
-func bandOf(p []float32, w, h int) []bool {
+// bandOf marks the grid pixels within r (a square neighbourhood) of the coarse
+// matte's outline (where it crosses 0.5) or of its uncertain values.
+func bandOf(p []float32, w, h, r int) []bool {
 	raw := make([]bool, len(p))
-	for i, v := range p {
-		raw[i] = v > bandLo && v < bandHi
-	}
-	band := make([]bool, len(p))
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
-			if !raw[y*w+x] {
-				continue
+			i := y*w + x
+			v := p[i]
+			in := v >= 0.5
+			raw[i] = v > bandLo && v < bandHi ||
+				x > 0 && (p[i-1] >= 0.5) != in || y > 0 && (p[i-w] >= 0.5) != in
+		}
+	}
+	return dilateBox(dilateBox(raw, w, h, r, 1, w), h, w, r, w, 1)
+}
+
+// dilateBox dilates along one axis: n lines of m pixels, pixel k of line j at
+// j*lineStep + k*step.
+func dilateBox(in []bool, n, m, r, lineStep, step int) []bool {
+	out := make([]bool, len(in))
+	for j := 0; j < n; j++ {
+		last := -1 << 30 // index of the last set pixel seen, going forwards
+		for k := 0; k < m; k++ {
+			if in[j*lineStep+k*step] {
+				last = k
 			}
-			for yy := max(0, y-1); yy <= min(h-1, y+1); yy++ {
-				for xx := max(0, x-1); xx <= min(w-1, x+1); xx++ {
-					band[yy*w+xx] = true
-				}
+			if k-last <= r {
+				out[j*lineStep+k*step] = true
+			}
+		}
+		last = 1 << 30 // going backwards
+		for k := m - 1; k >= 0; k-- {
+			if in[j*lineStep+k*step] {
+				last = k
+			}
+			if last-k <= r {
+				out[j*lineStep+k*step] = true
 			}
 		}
 	}
-	return band
+	return out
 }
 
 // clean tidies the network's probabilities p (w×h) in place: blobs smaller than keep

@@ -36,8 +36,8 @@ func TestTune(t *testing.T) {
 	}
 	var items []item
 	ctx := context.Background()
-	flipAverage = os.Getenv("CUTOUT_FLIP") != "0"
-	defer func() { flipAverage = true }()
+	flipAverage = os.Getenv("CUTOUT_FLIP") == "1"
+	defer func() { flipAverage = false }()
 	for _, l := range labels {
 		name := filepath.Base(l.File)
 		h := fnv.New32a()
@@ -80,11 +80,12 @@ func TestTune(t *testing.T) {
 		}
 		t.Logf("keep blobs >= %.2f of the largest: IoU %.4f", keep, iou/float64(len(items)))
 	}
-	for _, r := range []float64{1.5, 3} {
-		for _, eps := range []float32{1e-3} {
+	for _, r := range []float64{3} {
+		for _, grow := range []float64{2.5} {
 			for _, k := range []float32{3} {
 				for _, pr := range []float32{0, 0.5, 1} {
-					par := params{gfRadius: r, gfEps: eps, sharpen: k, project: pr}
+					eps := defaults.gfEps
+					par := params{gfRadius: r, gfEps: eps, sharpen: k, project: pr, bandGrow: grow}
 					var iou, bf float64
 					for _, it := range items {
 						m, err := refine(ctx, it.pix, it.c, par, false)
@@ -95,7 +96,7 @@ func TestTune(t *testing.T) {
 						bf += BoundaryF(m, it.mask, 2)
 					}
 					n := float64(len(items))
-					t.Logf("r %.2f eps %g sharpen %.1f project %.1f: IoU %.4f boundary F %.4f", r, eps, k, pr, iou/n, bf/n)
+					t.Logf("r %.2f grow %.1f eps %g sharpen %.1f project %.1f: IoU %.4f boundary F %.4f", r, grow, eps, k, pr, iou/n, bf/n)
 				}
 			}
 		}
