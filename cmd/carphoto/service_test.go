@@ -483,3 +483,38 @@ func burst(t *testing.T, n int, url, key string, photo []byte) map[int]int {
 	wg.Wait()
 	return counts
 }
+
+// A design saved in the Assets library is used by id, and only by its owner:
+// another account's id fails exactly like an unknown one, uncharged.
+func TestPlateLogoFromAssetLibrary(t *testing.T) {
+	s := startService(t, nil)
+	id, key := s.account(t, 3)
+	otherID, otherKey := s.account(t, 3)
+	status, _, body := post(t, s.url+"/v1/assets", key, part{"file", "dealer.png", twoColourLogo(t)})
+	if status != http.StatusCreated {
+		t.Fatalf("upload asset: %d %s", status, body)
+	}
+	var asset struct{ ID string }
+	if err := json.Unmarshal(body, &asset); err != nil || asset.ID == "" {
+		t.Fatalf("asset response %s: %v", body, err)
+	}
+
+	status, h, body := post(t, s.url+"/v1/plate-logo", key, file("image", carPhoto(t)), field("logoAssetId", asset.ID))
+	if status != http.StatusOK || h.Get("Content-Type") != "image/jpeg" {
+		t.Fatalf("plate-logo with own asset: %d %s %.200s", status, h.Get("Content-Type"), body)
+	}
+
+	status, h, theirs := post(t, s.url+"/v1/plate-logo", otherKey, file("image", carPhoto(t)), field("logoAssetId", asset.ID))
+	wantError(t, status, h, theirs, 400, "invalid_params")
+	status, h, unknown := post(t, s.url+"/v1/plate-logo", otherKey, file("image", carPhoto(t)), field("logoAssetId", "ast_doesnotexist"))
+	wantError(t, status, h, unknown, 400, "invalid_params")
+	if strings.Replace(string(theirs), asset.ID, "ast_doesnotexist", 1) != string(unknown) {
+		t.Errorf("another account's asset answers differently from an unknown one:\n%s\n%s", theirs, unknown)
+	}
+	if got := s.credits(t, id); got != 2 {
+		t.Errorf("owner's balance %d, want 2", got)
+	}
+	if got := s.credits(t, otherID); got != 3 {
+		t.Errorf("other account's balance %d, want 3 (uncharged)", got)
+	}
+}
