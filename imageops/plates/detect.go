@@ -27,7 +27,7 @@ type decoding struct {
 
 // tuned was set on the validation split (train/plates/README.md), never on
 // held-out photos.
-var tuned = decoding{threshold: 0.2, detect: 0.5, nmsIoU: 0.3, marginH: 0.25, marginW: 0.10}
+var tuned = decoding{threshold: 0.2, detect: 0.5, nmsIoU: 0.35, marginH: 0.5, marginW: 0.15}
 
 // Detect finds every licence plate in img (displayed orientation) and
 // returns each as a perspective quad, clockwise from top-left, with a score
@@ -90,29 +90,59 @@ func (a box) iou(b box) float64 {
 	return i / u
 }
 
-// decode turns the head's cells above the threshold into boxes and keeps
-// the strongest of each overlapping group.
+// decode turns the head's output into plate boxes. Cells above the
+// proposal threshold form 8-connected groups, one per plate (the network
+// fires on the middle of a plate); a group's box is the score-weighted
+// median of its cells' boxes, so one badly regressed cell does not move it,
+// and the group is kept when its strongest cell clears the detection
+// threshold. Groups whose boxes overlap a stronger one are dropped.
 func (dc decoding) decode(out *tensor, validW, validH int) []box {
 	logit := float32(math.Log(dc.threshold / (1 - dc.threshold)))
-	var cand []box
 	n := out.h * out.w
-	for y := range validH {
-		for x := range validW {
+	label := make([]int32, validW*validH)
+	var groups []box
+	var stack []int
+	var cells []box
+	for start := range label {
+		sy, sx := start/validW, start%validW
+		if label[start] != 0 || out.data[sy*out.w+sx] < logit {
+			continue
+		}
+		label[start] = 1
+		stack = append(stack[:0], start)
+		cells = cells[:0]
+		for len(stack) > 0 {
+			k := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			y, x := k/validW, k%validW
 			i := y*out.w + x
-			v := out.data[i]
-			if v < logit {
-				continue
-			}
 			cx := float64(x*stride) + stride/2 - 0.5
 			cy := float64(y*stride) + stride/2 - 0.5
 			d := func(c int) float64 { return math.Exp(float64(out.data[c*n+i])) * stride }
-			cand = append(cand, box{
-				score: 1 / (1 + math.Exp(-float64(v))),
+			cells = append(cells, box{
+				score: 1 / (1 + math.Exp(-float64(out.data[i]))),
 				x0:    cx - d(1), y0: cy - d(2), x1: cx + d(3), y1: cy + d(4),
 			})
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					yy, xx := y+dy, x+dx
+					if yy < 0 || yy >= validH || xx < 0 || xx >= validW {
+						continue
+					}
+					j := yy*validW + xx
+					if label[j] == 0 && out.data[yy*out.w+xx] >= logit {
+						label[j] = 1
+						stack = append(stack, j)
+					}
+				}
+			}
+		}
+		g := fuse(cells)
+		if g.score >= dc.detect {
+			groups = append(groups, g)
 		}
 	}
-	slices.SortFunc(cand, func(a, b box) int {
+	slices.SortFunc(groups, func(a, b box) int {
 		switch {
 		case a.score > b.score:
 			return -1
@@ -121,32 +151,56 @@ func (dc decoding) decode(out *tensor, validW, validH int) []box {
 		}
 		return 0
 	})
-	// Greedy clustering: each unclaimed strongest cell gathers the cells
-	// whose boxes overlap its own; the plate is their score-weighted mean
-	// box, kept when the strongest cell clears the detection threshold.
 	var keep []box
-	claimed := make([]bool, len(cand))
-	for i, c := range cand {
-		if claimed[i] {
-			continue
-		}
-		var sw, x0, y0, x1, y1 float64
-		for j := i; j < len(cand); j++ {
-			if claimed[j] || c.iou(cand[j]) < dc.nmsIoU {
-				continue
+next:
+	for _, g := range groups {
+		for _, k := range keep {
+			if g.iou(k) >= dc.nmsIoU {
+				continue next
 			}
-			claimed[j] = true
-			o := cand[j]
-			w := o.score * o.score
-			sw += w
-			x0, y0, x1, y1 = x0+w*o.x0, y0+w*o.y0, x1+w*o.x1, y1+w*o.y1
 		}
-		if c.score < dc.detect {
-			continue
-		}
-		keep = append(keep, box{score: c.score, x0: x0 / sw, y0: y0 / sw, x1: x1 / sw, y1: y1 / sw})
+		keep = append(keep, g)
 	}
 	return keep
+}
+
+// fuse returns the per-edge score-weighted median of cells' boxes, with
+// the strongest cell's score.
+func fuse(cells []box) box {
+	var f box
+	for _, c := range cells {
+		f.score = max(f.score, c.score)
+	}
+	edge := func(get func(box) float64) float64 {
+		vals := make([][2]float64, len(cells))
+		total := 0.0
+		for i, c := range cells {
+			vals[i] = [2]float64{get(c), c.score}
+			total += c.score
+		}
+		slices.SortFunc(vals, func(a, b [2]float64) int {
+			switch {
+			case a[0] < b[0]:
+				return -1
+			case a[0] > b[0]:
+				return 1
+			}
+			return 0
+		})
+		acc := 0.0
+		for _, v := range vals {
+			acc += v[1]
+			if acc >= total/2 {
+				return v[0]
+			}
+		}
+		return vals[len(vals)-1][0]
+	}
+	f.x0 = edge(func(b box) float64 { return b.x0 })
+	f.y0 = edge(func(b box) float64 { return b.y0 })
+	f.x1 = edge(func(b box) float64 { return b.x1 })
+	f.y1 = edge(func(b box) float64 { return b.y1 })
+	return f
 }
 
 // plate maps a working-pixel box to the photo, adds the margin, and clamps

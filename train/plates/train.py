@@ -241,7 +241,7 @@ def augment(img, boxes, crop):
     b[:, [1, 3]] *= sy
     nw, nh = w0 * sx, h0 * sy
     # Crop (in scaled pixels), preferring one that holds a plate.
-    if len(b) and random.random() < 0.75:
+    if len(b) and random.random() < 0.65:
         k = random.randrange(len(b))
         pcx, pcy = (b[k, 0] + b[k, 2]) / 2, (b[k, 1] + b[k, 3]) / 2
         ox = int(pcx - random.uniform(0.1, 0.9) * crop)
