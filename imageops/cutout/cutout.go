@@ -23,14 +23,14 @@ const (
 	midLong   = 768  // long side of the grid the guided filter is fitted on
 	bandLo    = 0.02 // the coarse matte's values strictly between bandLo and
 	bandHi    = 0.98 // bandHi (after upsampling) form the refined band
-	keepBlobs = 0.15 // keep separate car blobs at least this fraction of the largest
+	keepBlobs = 0.3  // keep separate car blobs at least this fraction of the largest
 	// edgeOpaque: band pixels whose alpha before clamping is below this are edge
 	// pixels and get their colours cleaned, opaque or not.
 	edgeOpaque = 2.0
 )
 
 // flipAverage runs the network on the mirrored photo too and averages the two.
-var flipAverage = false
+var flipAverage = true
 
 // Matte returns the car's alpha matte (255 = car) for img as displayed, with img's bounds.
 func Matte(ctx context.Context, img image.Image) (*image.Alpha, error) {

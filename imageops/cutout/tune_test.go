@@ -36,8 +36,8 @@ func TestTune(t *testing.T) {
 	}
 	var items []item
 	ctx := context.Background()
-	flipAverage = os.Getenv("CUTOUT_FLIP") == "1"
-	defer func() { flipAverage = false }()
+	flipAverage = os.Getenv("CUTOUT_FLIP") != "0"
+	defer func() { flipAverage = true }()
 	for _, l := range labels {
 		name := filepath.Base(l.File)
 		h := fnv.New32a()

@@ -137,6 +137,9 @@ def studio_background(h, w):
     return bg.clamp(0, 1)
 
 
+MAX_ZOOM = 2.0  # largest zoom of augment(); >1 gives close-ups (--max-zoom)
+
+
 def augment(img, mask, oh, ow):
     """Random affine (scale, aspect, shift, small rotation, flip), colour and background changes.
 
@@ -150,7 +153,7 @@ def augment(img, mask, oh, ow):
         soft = F.avg_pool2d(m, 3, 1, 1)
         x = x * soft + bg * (1 - soft)
     # Output aspect ow/oh vs source aspect; sample a zoom and aspect stretch.
-    zoom = math.exp(random.uniform(math.log(0.6), math.log(2.0)))  # >1: close-ups
+    zoom = math.exp(random.uniform(math.log(0.6), math.log(MAX_ZOOM)))  # >1: close-ups
     aspect = math.exp(random.uniform(-0.35, 0.35))
     sx = 1 / zoom * math.sqrt(aspect)
     sy = 1 / zoom / math.sqrt(aspect)
@@ -330,6 +333,7 @@ def main():
     ap.add_argument("--final", action="store_true", help="train on all non-held-out images")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sizes", choices=sorted(SIZES), default="small")
+    ap.add_argument("--max-zoom", type=float, default=MAX_ZOOM)
     ap.add_argument("--widths", default=",".join(map(str, WIDTHS)),
                     help="channels of the five encoder levels, comma-separated")
     ap.add_argument("--stop-after", type=int, default=0,
@@ -342,6 +346,7 @@ def main():
                     help="only write --golden for the exported --out (no training)")
     args = ap.parse_args()
 
+    globals()["MAX_ZOOM"] = args.max_zoom
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     random.seed(args.seed)
