@@ -27,7 +27,7 @@ type decoding struct {
 
 // tuned was set on the validation split (train/plates/README.md), never on
 // held-out photos.
-var tuned = decoding{threshold: 0.2, detect: 0.5, nmsIoU: 0.35, marginH: 0.5, marginW: 0.15}
+var tuned = decoding{threshold: 0.3, detect: 0.45, nmsIoU: 0.35, marginH: 0.5, marginW: 0.15}
 
 // Detect finds every licence plate in img (displayed orientation) and
 // returns each as a perspective quad, clockwise from top-left, with a score

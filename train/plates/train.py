@@ -484,6 +484,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--all", action="store_true", help="train on train+val (no tuning split)")
+    ap.add_argument("--init", help="start from these weights (a torch state dict) instead of random")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -497,6 +498,8 @@ def main():
         len(train), len(items["val"]), time.time() - t0), flush=True)
 
     net = Net()
+    if args.init:
+        net.load_state_dict(torch.load(args.init))
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.steps, pct_start=0.05)
     net.train()
