@@ -475,7 +475,7 @@ def main():
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--out", default="imageops/plates/weights.bin")
     ap.add_argument("--parity", default="imageops/plates/testdata/parity.bin")
-    ap.add_argument("--steps", type=int, default=1200)
+    ap.add_argument("--steps", type=int, default=4500)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--crop", type=int, default=224)
     ap.add_argument("--lr", type=float, default=4e-3)
