@@ -2,12 +2,14 @@
 // and the car on a transparent background with its edge colours cleaned (Cut).
 //
 // A small convolutional network (trained by train/cutout/train.py, embedded in
-// weights.bin) finds the car on a copy of the photo shrunk to about 320 pixels; the
-// coarse matte is cleaned (small blobs dropped, holes inside the car filled), then a
-// guided filter fitted on a copy of about 768 pixels aligns it with the photo's own
-// edges, and that filter is evaluated at full resolution only in a band around the
-// car's outline. Colours in that band are decontaminated by replacing the old
-// background's share of each pixel with the car's local colour.
+// weights.bin) finds the car on a copy of the photo shrunk to about 320 pixels (and on
+// its mirror image, averaged); the coarse matte is cleaned (small blobs dropped, holes
+// inside the car filled). On a copy of about 768 pixels, a guided filter is fitted to
+// it and the car's and the background's colours are filled in from beyond a band
+// around its outline. Only in that band, at full resolution, is alpha refined: from
+// where each pixel's colour lies between the car's and the background's, blended with
+// the guided filter. Colours there are decontaminated by removing the background's
+// share of each edge pixel.
 package cutout
 
 import (
@@ -24,9 +26,6 @@ const (
 	bandLo    = 0.02 // the coarse matte's values strictly between bandLo and
 	bandHi    = 0.98 // bandHi (after upsampling) form the refined band
 	keepBlobs = 0.3  // keep separate car blobs at least this fraction of the largest
-	// edgeOpaque: band pixels whose alpha before clamping is below this are edge
-	// pixels and get their colours cleaned, opaque or not.
-	edgeOpaque = 2.0
 )
 
 // flipAverage runs the network on the mirrored photo too and averages the two.
