@@ -204,7 +204,7 @@ func fuse(cells []box) box {
 }
 
 // plate maps a working-pixel box to the photo, adds the margin, and clamps
-// it to the photo's bounds.
+// it to the photo's bounds; Tight is the same box without the margin.
 func (dc decoding) plate(d box, b image.Rectangle, s float64) Plate {
 	w, h := d.x1-d.x0, d.y1-d.y0
 	my := dc.marginH * h
@@ -213,8 +213,13 @@ func (dc decoding) plate(d box, b image.Rectangle, s float64) Plate {
 	x1 := clamp((d.x1+mx)/s, 0, float64(b.Dx())) + float64(b.Min.X)
 	y0 := clamp((d.y0-my)/s, 0, float64(b.Dy())) + float64(b.Min.Y)
 	y1 := clamp((d.y1+my)/s, 0, float64(b.Dy())) + float64(b.Min.Y)
+	tx0 := clamp(d.x0/s, 0, float64(b.Dx())) + float64(b.Min.X)
+	tx1 := clamp(d.x1/s, 0, float64(b.Dx())) + float64(b.Min.X)
+	ty0 := clamp(d.y0/s, 0, float64(b.Dy())) + float64(b.Min.Y)
+	ty1 := clamp(d.y1/s, 0, float64(b.Dy())) + float64(b.Min.Y)
 	return Plate{
 		Quad:  Quad{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}},
+		Tight: Quad{{tx0, ty0}, {tx1, ty0}, {tx1, ty1}, {tx0, ty1}},
 		Score: d.score,
 	}
 }

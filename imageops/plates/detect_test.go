@@ -149,25 +149,39 @@ func TestDetectContract(t *testing.T) {
 			}
 			b := img.Bounds()
 			for _, p := range got {
-				q := p.Quad
 				if p.Score < 0 || p.Score > 1 {
 					t.Errorf("%s: score %v outside [0,1]", e.File, p.Score)
 				}
-				for _, c := range q {
-					if c.X < float64(b.Min.X) || c.X > float64(b.Max.X) || c.Y < float64(b.Min.Y) || c.Y > float64(b.Max.Y) {
-						t.Errorf("%s: corner %v outside the photo %v", e.File, c, b)
+				// The tight plate lies within the region to hide.
+				for _, c := range p.Tight {
+					if !p.Quad.Contains(c) {
+						t.Errorf("%s: tight corner %v outside the quad %v", e.File, c, p.Quad)
 					}
 				}
-				if area := signedArea(q); area <= 0 {
-					t.Errorf("%s: quad %v is not clockwise on screen (signed area %.1f)", e.File, q, area)
-				}
-				// The first corner is the top-left: smallest x+y.
-				for i := 1; i < 4; i++ {
-					if q[i].X+q[i].Y < q[0].X+q[0].Y {
-						t.Errorf("%s: quad %v does not start at the top-left corner", e.File, q)
-					}
+				for _, q := range []plates.Quad{p.Quad, p.Tight} {
+					checkQuad(t, e.File, q, b)
 				}
 			}
+		}
+	}
+}
+
+// checkQuad asserts that q lies inside b, is clockwise on screen and starts
+// at its top-left corner.
+func checkQuad(t *testing.T, file string, q plates.Quad, b image.Rectangle) {
+	t.Helper()
+	for _, c := range q {
+		if c.X < float64(b.Min.X) || c.X > float64(b.Max.X) || c.Y < float64(b.Min.Y) || c.Y > float64(b.Max.Y) {
+			t.Errorf("%s: corner %v outside the photo %v", file, c, b)
+		}
+	}
+	if area := signedArea(q); area <= 0 {
+		t.Errorf("%s: quad %v is not clockwise on screen (signed area %.1f)", file, q, area)
+	}
+	// The first corner is the top-left: smallest x+y.
+	for i := 1; i < 4; i++ {
+		if q[i].X+q[i].Y < q[0].X+q[0].Y {
+			t.Errorf("%s: quad %v does not start at the top-left corner", file, q)
 		}
 	}
 }

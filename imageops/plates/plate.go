@@ -22,6 +22,11 @@ func (q Quad) Bounds() image.Rectangle {
 
 // Plate is one detected plate with the detector's confidence in [0, 1].
 type Plate struct {
-	Quad  Quad
+	// Quad is the region to hide: the plate plus a safety margin, so a
+	// blur covers the whole plate even when the estimate is a little off.
+	Quad Quad
+	// Tight is the detector's estimate of the plate itself, without the
+	// margin: where a replacement design goes.
+	Tight Quad
 	Score float64
 }
