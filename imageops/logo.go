@@ -28,24 +28,9 @@ func PlaceLogo(ctx context.Context, img image.Image, quads []plates.Quad, logo i
 	if logo == nil || logo.Bounds().Empty() {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "logo is an empty image")
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dst := copyForRender(img)
-	for _, q := range quads {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		s, ok, err := newPlateShape(translateQuad(q, img.Bounds().Min))
-		if err != nil {
-			return nil, err
-		}
-		if !ok || s.outer.Intersect(dst.Rect).Empty() {
-			continue
-		}
-		placeLogo(dst, &s, logo)
-	}
-	return dst, nil
+	return renderPlates(ctx, img, quads, func(dst *image.RGBA, s *plateShape) {
+		placeLogo(dst, s, logo)
+	})
 }
 
 // Scene matching: a white plate lit like a sunny street reads about

@@ -172,6 +172,23 @@ func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style
 	if err != nil {
 		return nil, err
 	}
+	return renderPlates(ctx, img, quads, func(dst *image.RGBA, s *plateShape) {
+		switch style {
+		case StyleBlur:
+			hideBlur(dst, s)
+		case StylePixelate:
+			hidePixelate(dst, s)
+		case StyleWhite:
+			fillShape(dst, s, [3]float64{255, 255, 255})
+		case StyleBlack:
+			fillShape(dst, s, [3]float64{0, 0, 0})
+		}
+	})
+}
+
+// renderPlates returns a copy of img with paint applied to the shape of
+// every quad that reaches the photo; ctx is checked between plates.
+func renderPlates(ctx context.Context, img image.Image, quads []plates.Quad, paint func(dst *image.RGBA, s *plateShape)) (*image.RGBA, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -184,19 +201,10 @@ func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		if !ok || s.outer.Intersect(dst.Rect).Empty() {
 			continue
 		}
-		switch style {
-		case StyleBlur:
-			hideBlur(dst, &s)
-		case StylePixelate:
-			hidePixelate(dst, &s)
-		case StyleWhite:
-			fillShape(dst, &s, [3]float64{255, 255, 255})
-		case StyleBlack:
-			fillShape(dst, &s, [3]float64{0, 0, 0})
-		}
+		paint(dst, &s)
 	}
 	return dst, nil
 }
