@@ -14,6 +14,7 @@ import (
 	xdraw "golang.org/x/image/draw"
 
 	"carphoto/imageops"
+	"carphoto/imageops/cutout"
 	"carphoto/jobs"
 )
 
@@ -46,24 +47,47 @@ func photo12MP(b *testing.B) []byte {
 	return out.Bytes()
 }
 
+// cutout12MP is the photo already cut out: a transparent PNG, as a client
+// that cuts out itself sends it.
+func cutout12MP(b *testing.B, photo []byte) []byte {
+	b.Helper()
+	p, err := imageops.Decode(context.Background(), photo, imageops.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	car, err := cutout.Cut(context.Background(), p.Image)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := imageops.EncodePNG(&out, car, nil); err != nil {
+		b.Fatal(err)
+	}
+	return out.Bytes()
+}
+
 // BenchmarkProcess12MP runs each operation's whole worker pipeline (decode,
 // find, render or cut out, encode) on a 12-megapixel JPEG and reports the
 // CPU time per call beside the wall time, since the machine is shared.
 func BenchmarkProcess12MP(b *testing.B) {
 	photo := photo12MP(b)
+	cut := cutout12MP(b, photo)
 	for _, op := range []struct {
 		name   string
 		op     string
+		photo  []byte
 		params jobs.Params
 	}{
-		{"blur-plates", jobs.OpBlurPlates, jobs.Params{Style: "blur"}},
-		{"car-shadow", jobs.OpCarShadow, jobs.Params{}},
+		{"blur-plates", jobs.OpBlurPlates, photo, jobs.Params{Style: "blur"}},
+		{"car-shadow", jobs.OpCarShadow, photo, jobs.Params{}},
+		{"car-shadow-of-cutout", jobs.OpCarShadow, cut, jobs.Params{}},
+		{"car-shadow-reflection", jobs.OpCarShadow, photo, jobs.Params{Reflection: true}},
 	} {
 		b.Run(op.name, func(b *testing.B) {
 			var ru0, ru1 syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 			for b.Loop() {
-				if _, err := Process(context.Background(), op.op, photo, nil, op.params, imageops.Limits{}); err != nil {
+				if _, err := Process(context.Background(), op.op, op.photo, nil, op.params, imageops.Limits{}); err != nil {
 					b.Fatal(err)
 				}
 			}
