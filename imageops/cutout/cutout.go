@@ -480,3 +480,10 @@ func components(w, h int, in func(i int) bool) ([]int32, []int) {
 	}
 	return labels, sizes
 }
+
+// fill sets every value of d to v.
+func fill(d []float32, v float32) {
+	for i := range d {
+		d[i] = v
+	}
+}

@@ -1,6 +1,7 @@
 package plates
 
 import (
+	"carphoto/imageops/internal/nn"
 	"context"
 	"fmt"
 	"image"
@@ -55,19 +56,19 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 
 // run prepares img and runs the network on it; s is the scale from photo
 // to working pixels.
-func (n *net) run(ctx context.Context, img image.Image) (out *tensor, s float64, err error) {
-	var x *tensor
+func (n *net) run(ctx context.Context, img image.Image) (out *nn.Tensor, s float64, err error) {
+	var x *nn.Tensor
 	x, s = prepare(img)
 	out, err = n.forward(ctx, x)
 	return out, s, err
 }
 
 // plates decodes the network's output for a photo with bounds b.
-func (dc decoding) plates(out *tensor, b image.Rectangle, s float64) []Plate {
+func (dc decoding) plates(out *nn.Tensor, b image.Rectangle, s float64) []Plate {
 	found := []Plate{}
 	validW := int(math.Ceil(float64(b.Dx())*s/stride)) + 1
 	validH := int(math.Ceil(float64(b.Dy())*s/stride)) + 1
-	for _, d := range dc.decode(out, min(validW, out.w), min(validH, out.h)) {
+	for _, d := range dc.decode(out, min(validW, out.W), min(validH, out.H)) {
 		found = append(found, dc.plate(d, b, s))
 	}
 	return found
@@ -96,16 +97,16 @@ func (a box) iou(b box) float64 {
 // median of its cells' boxes, so one badly regressed cell does not move it,
 // and the group is kept when its strongest cell clears the detection
 // threshold. Groups whose boxes overlap a stronger one are dropped.
-func (dc decoding) decode(out *tensor, validW, validH int) []box {
+func (dc decoding) decode(out *nn.Tensor, validW, validH int) []box {
 	logit := float32(math.Log(dc.threshold / (1 - dc.threshold)))
-	n := out.h * out.w
+	n := out.H * out.W
 	label := make([]int32, validW*validH)
 	var groups []box
 	var stack []int
 	var cells []box
 	for start := range label {
 		sy, sx := start/validW, start%validW
-		if label[start] != 0 || out.data[sy*out.w+sx] < logit {
+		if label[start] != 0 || out.Data[sy*out.W+sx] < logit {
 			continue
 		}
 		label[start] = 1
@@ -115,12 +116,12 @@ func (dc decoding) decode(out *tensor, validW, validH int) []box {
 			k := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			y, x := k/validW, k%validW
-			i := y*out.w + x
+			i := y*out.W + x
 			cx := float64(x*stride) + stride/2 - 0.5
 			cy := float64(y*stride) + stride/2 - 0.5
-			d := func(c int) float64 { return math.Exp(float64(out.data[c*n+i])) * stride }
+			d := func(c int) float64 { return math.Exp(float64(out.Data[c*n+i])) * stride }
 			cells = append(cells, box{
-				score: 1 / (1 + math.Exp(-float64(out.data[i]))),
+				score: 1 / (1 + math.Exp(-float64(out.Data[i]))),
 				x0:    cx - d(1), y0: cy - d(2), x1: cx + d(3), y1: cy + d(4),
 			})
 			for dy := -1; dy <= 1; dy++ {
@@ -130,7 +131,7 @@ func (dc decoding) decode(out *tensor, validW, validH int) []box {
 						continue
 					}
 					j := yy*validW + xx
-					if label[j] == 0 && out.data[yy*out.w+xx] >= logit {
+					if label[j] == 0 && out.Data[yy*out.W+xx] >= logit {
 						label[j] = 1
 						stack = append(stack, j)
 					}
@@ -230,15 +231,15 @@ func clamp(v, lo, hi float64) float64 { return max(lo, min(v, hi)) }
 // shrinking, bilinear when enlarging), pads it to a multiple of 32 with
 // mid-grey, and normalises it as the training program does. It returns the
 // tensor and the scale from photo to working pixels.
-func prepare(img image.Image) (*tensor, float64) {
+func prepare(img image.Image) (*nn.Tensor, float64) {
 	b := img.Bounds()
 	s := workSide / float64(max(b.Dx(), b.Dy()))
 	nw := max(1, int(math.Round(float64(b.Dx())*s)))
 	nh := max(1, int(math.Round(float64(b.Dy())*s)))
-	t := newTensor(3, (nh+31)/32*32, (nw+31)/32*32)
+	t := nn.NewTensor(3, (nh+31)/32*32, (nw+31)/32*32)
 	xs := axisSamples(b.Dx(), nw, b.Min.X)
 	ys := axisSamples(b.Dy(), nh, b.Min.Y)
-	r, g, bl := t.plane(0), t.plane(1), t.plane(2)
+	r, g, bl := t.Plane(0), t.Plane(1), t.Plane(2)
 	if m, ok := img.(*image.YCbCr); ok {
 		// Average luma and chroma, then convert once per working pixel.
 		// Offsets are separable in x and y for every subsampling ratio.
@@ -281,7 +282,7 @@ func prepare(img image.Image) (*tensor, float64) {
 					}
 				}
 				yy, cb, cr := sy/sw, scb/sw-128, scr/sw-128
-				i := oy*t.w + ox
+				i := oy*t.W + ox
 				r[i] = norm(yy + 1.402*cr)
 				g[i] = norm(yy - 0.344136*cb - 0.714136*cr)
 				bl[i] = norm(yy + 1.772*cb)
@@ -303,7 +304,7 @@ func prepare(img image.Image) (*tensor, float64) {
 					sw += wt
 				}
 			}
-			i := oy*t.w + ox
+			i := oy*t.W + ox
 			r[i], g[i], bl[i] = norm(sr/sw), norm(sg/sw), norm(sb/sw)
 		}
 	}

@@ -1,6 +1,7 @@
 package plates
 
 import (
+	"carphoto/imageops/internal/nn"
 	"context"
 	"encoding/binary"
 	"math"
@@ -28,26 +29,26 @@ func TestForwardMatchesTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := newTensor(3, 4*h, 4*w)
-	for y := range x.h {
-		for xx := range x.w {
+	x := nn.NewTensor(3, 4*h, 4*w)
+	for y := range x.H {
+		for xx := range x.W {
 			fx, fy := float64(xx), float64(y)
-			i := y*x.w + xx
-			x.data[i] = float32(math.Sin(fx*0.37 + fy*0.11))
-			x.data[x.h*x.w+i] = float32(math.Cos(fx*0.05 - fy*0.29))
-			x.data[2*x.h*x.w+i] = float32(math.Sin(fx * fy * 0.013))
+			i := y*x.W + xx
+			x.Data[i] = float32(math.Sin(fx*0.37 + fy*0.11))
+			x.Data[x.H*x.W+i] = float32(math.Cos(fx*0.05 - fy*0.29))
+			x.Data[2*x.H*x.W+i] = float32(math.Sin(fx * fy * 0.013))
 		}
 	}
 	got, err := n.forward(context.Background(), x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.c != c || got.h != h || got.w != w {
-		t.Fatalf("output %dx%dx%d, want %dx%dx%d", got.c, got.h, got.w, c, h, w)
+	if got.C != c || got.H != h || got.W != w {
+		t.Fatalf("output %dx%dx%d, want %dx%dx%d", got.C, got.H, got.W, c, h, w)
 	}
 	worst := 0.0
 	for i := range want {
-		d := math.Abs(float64(got.data[i] - want[i]))
+		d := math.Abs(float64(got.Data[i] - want[i]))
 		worst = max(worst, d/(1+math.Abs(float64(want[i]))))
 	}
 	if worst > 1e-3 {

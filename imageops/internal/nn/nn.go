@@ -1,0 +1,328 @@
+// Package nn is the small float32 inference kit the vision networks share:
+// channel-major tensors, the three convolutions they are built from (dense
+// 3×3, depthwise 3×3 and pointwise 1×1, each with batch norm folded into
+// its weights and bias), nearest-neighbour upsampling, and a reader for the
+// weights files the training programs export.
+package nn
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Tensor is a stack of C planes of H×W float32 values, channel-major.
+type Tensor struct {
+	C, H, W int
+	Data    []float32
+}
+
+// NewTensor returns a zeroed c×h×w tensor.
+func NewTensor(c, h, w int) *Tensor {
+	return &Tensor{C: c, H: h, W: w, Data: make([]float32, c*h*w)}
+}
+
+// Plane returns channel i.
+func (t *Tensor) Plane(i int) []float32 { return t.Data[i*t.H*t.W : (i+1)*t.H*t.W] }
+
+// Kind is a convolution's shape.
+type Kind int
+
+// The convolutions the networks use.
+const (
+	Full3  Kind = iota // dense 3×3 over all input channels
+	Depth3             // depthwise 3×3: one kernel per channel
+	Point              // pointwise 1×1
+)
+
+// Conv is one convolution with bias (padding 1 for 3×3), optionally
+// followed by ReLU. Stride 2 halves each side, rounding up.
+type Conv struct {
+	Kind            Kind
+	Cin, Cout       int
+	Stride          int
+	ReLU            bool
+	Weights, Biases []float32
+}
+
+// WeightShape is the shape the weights file stores for c's weights.
+func (c *Conv) WeightShape() []int {
+	switch c.Kind {
+	case Full3:
+		return []int{c.Cout, c.Cin, 3, 3}
+	case Depth3:
+		return []int{c.Cout, 1, 3, 3}
+	}
+	return []int{c.Cout, c.Cin, 1, 1}
+}
+
+// Read fills c's weights and bias from r, checking their shapes.
+func (c *Conv) Read(r *Reader) {
+	c.Weights = r.Floats(c.WeightShape()...)
+	c.Biases = r.Floats(c.Cout)
+}
+
+// Apply returns c applied to x.
+func (c *Conv) Apply(x *Tensor) *Tensor {
+	oh, ow := x.H, x.W
+	if c.Stride == 2 {
+		oh, ow = (x.H+1)/2, (x.W+1)/2
+	}
+	y := NewTensor(c.Cout, oh, ow)
+	switch c.Kind {
+	case Full3:
+		for co := range c.Cout {
+			dst := y.Plane(co)
+			for ci := range c.Cin {
+				var k [9]float32
+				copy(k[:], c.Weights[(co*c.Cin+ci)*9:])
+				conv3(dst, x.Plane(ci), x.H, x.W, oh, ow, c.Stride, &k)
+			}
+		}
+	case Depth3:
+		for ch := range c.Cout {
+			var k [9]float32
+			copy(k[:], c.Weights[ch*9:])
+			conv3(y.Plane(ch), x.Plane(ch), x.H, x.W, oh, ow, c.Stride, &k)
+		}
+	default:
+		pointwise(y, x, c.Weights)
+	}
+	for ch := range c.Cout {
+		b := c.Biases[ch]
+		p := y.Plane(ch)
+		if c.ReLU {
+			for i, v := range p {
+				p[i] = max(v+b, 0)
+			}
+		} else {
+			for i, v := range p {
+				p[i] = v + b
+			}
+		}
+	}
+	return y
+}
+
+// UpAdd adds the nearest-neighbour 2× upsampling of small to big, in place,
+// and returns big.
+func UpAdd(big, small *Tensor) *Tensor {
+	for c := range big.C {
+		bp, sp := big.Plane(c), small.Plane(c)
+		for y := range big.H {
+			brow := bp[y*big.W : (y+1)*big.W]
+			srow := sp[(y/2)*small.W : (y/2+1)*small.W]
+			for x := range brow {
+				brow[x] += srow[x/2]
+			}
+		}
+	}
+	return big
+}
+
+// UpConcat returns [nearest 2× upsampling of a, skip] stacked by channel.
+func UpConcat(a, skip *Tensor) *Tensor {
+	out := NewTensor(a.C+skip.C, skip.H, skip.W)
+	for c := range a.C {
+		src, dst := a.Plane(c), out.Plane(c)
+		for y := range skip.H {
+			srow := src[(y/2)*a.W : (y/2+1)*a.W]
+			drow := dst[y*skip.W : (y+1)*skip.W]
+			for x := range drow {
+				drow[x] = srow[x/2]
+			}
+		}
+	}
+	copy(out.Data[a.C*skip.H*skip.W:], skip.Data)
+	return out
+}
+
+// Reader reads a weights file: tensors as a rank, that many dimensions and
+// the little-endian float32 data, all uint32 little-endian. The first error
+// sticks; check Err once at the end.
+type Reader struct {
+	b   []byte
+	off int
+	err error
+}
+
+// NewReader reads from b.
+func NewReader(b []byte) *Reader { return &Reader{b: b} }
+
+// Bytes returns the next n bytes.
+func (r *Reader) Bytes(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n < 0 || r.off+n > len(r.b) {
+		r.err = errors.New("truncated")
+		return nil
+	}
+	out := r.b[r.off : r.off+n]
+	r.off += n
+	return out
+}
+
+// U32 returns the next uint32.
+func (r *Reader) U32() uint32 {
+	b := r.Bytes(4)
+	if b == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+// Floats reads one tensor and checks it has the given shape.
+func (r *Reader) Floats(shape ...int) []float32 {
+	if r.err != nil {
+		return nil
+	}
+	if rank := int(r.U32()); r.err == nil && rank != len(shape) {
+		r.err = fmt.Errorf("tensor rank %d, want %d", rank, len(shape))
+	}
+	size := 1
+	for i, want := range shape {
+		if d := int(r.U32()); r.err == nil && d != want {
+			r.err = fmt.Errorf("tensor dim %d is %d, want %d", i, d, want)
+		}
+		size *= want
+	}
+	raw := r.Bytes(4 * size)
+	if raw == nil {
+		return nil
+	}
+	out := make([]float32, size)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out
+}
+
+// Err returns the first error met.
+func (r *Reader) Err() error { return r.err }
+
+// Remaining is the number of unread bytes.
+func (r *Reader) Remaining() int { return len(r.b) - r.off }
+
+// conv3 adds the 3x3 convolution (padding 1) of src into dst.
+func conv3(dst, src []float32, h, w, oh, ow, stride int, k *[9]float32) {
+	for oy := range oh {
+		drow := dst[oy*ow : (oy+1)*ow]
+		for ky := range 3 {
+			iy := oy*stride - 1 + ky
+			if iy < 0 || iy >= h {
+				continue
+			}
+			srow := src[iy*w : (iy+1)*w]
+			k0, k1, k2 := k[ky*3], k[ky*3+1], k[ky*3+2]
+			if stride == 1 {
+				// Column 0 and ow-1 lack a neighbour.
+				drow[0] += k1*srow[0] + k2*srow[min(1, w-1)]*b2f(w > 1)
+				if ow > 1 {
+					drow[ow-1] += k0*srow[ow-2] + k1*srow[ow-1]
+				}
+				if ow > 2 {
+					d := drow[1 : ow-1]
+					a := srow[0 : ow-2]
+					b := srow[1 : ow-1]
+					c := srow[2:ow]
+					_ = a[len(d)-1]
+					_ = b[len(d)-1]
+					_ = c[len(d)-1]
+					for i := range d {
+						d[i] += k0*a[i] + k1*b[i] + k2*c[i]
+					}
+				}
+				continue
+			}
+			// Stride 2: output x reads input 2x-1, 2x, 2x+1.
+			drow[0] += k1*srow[0] + k2*srow[min(1, w-1)]*b2f(w > 1)
+			for ox := 1; ox < ow; ox++ {
+				ix := 2*ox - 1
+				v := k0 * srow[ix]
+				if ix+1 < w {
+					v += k1 * srow[ix+1]
+				}
+				if ix+2 < w {
+					v += k2 * srow[ix+2]
+				}
+				drow[ox] += v
+			}
+		}
+	}
+}
+
+func b2f(b bool) float32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pointwise sets y = W·x over channels (a 1x1 convolution without bias),
+// in column chunks that stay in cache, four output by four input channels
+// at a time so that each loaded value feeds four multiply-adds.
+func pointwise(y, x *Tensor, w []float32) {
+	const chunk = 256
+	n := x.H * x.W
+	cin, cout := x.C, y.C
+	for p0 := 0; p0 < n; p0 += chunk {
+		p1 := min(p0+chunk, n)
+		co := 0
+		for ; co+4 <= cout; co += 4 {
+			o0 := y.Data[co*n+p0 : co*n+p1]
+			o1 := y.Data[(co+1)*n+p0 : (co+1)*n+p1]
+			o2 := y.Data[(co+2)*n+p0 : (co+2)*n+p1]
+			o3 := y.Data[(co+3)*n+p0 : (co+3)*n+p1]
+			ci := 0
+			for ; ci+4 <= cin; ci += 4 {
+				a := x.Data[ci*n+p0 : ci*n+p1]
+				b := x.Data[(ci+1)*n+p0 : (ci+1)*n+p1]
+				c := x.Data[(ci+2)*n+p0 : (ci+2)*n+p1]
+				d := x.Data[(ci+3)*n+p0 : (ci+3)*n+p1]
+				w0 := w[co*cin+ci : co*cin+ci+4]
+				w1 := w[(co+1)*cin+ci : (co+1)*cin+ci+4]
+				w2 := w[(co+2)*cin+ci : (co+2)*cin+ci+4]
+				w3 := w[(co+3)*cin+ci : (co+3)*cin+ci+4]
+				w00, w01, w02, w03 := w0[0], w0[1], w0[2], w0[3]
+				w10, w11, w12, w13 := w1[0], w1[1], w1[2], w1[3]
+				w20, w21, w22, w23 := w2[0], w2[1], w2[2], w2[3]
+				w30, w31, w32, w33 := w3[0], w3[1], w3[2], w3[3]
+				m := len(a)
+				b, c, d = b[:m], c[:m], d[:m]
+				o0, o1, o2, o3 := o0[:m], o1[:m], o2[:m], o3[:m]
+				for i := range m {
+					va, vb, vc, vd := a[i], b[i], c[i], d[i]
+					o0[i] += w00*va + w01*vb + w02*vc + w03*vd
+					o1[i] += w10*va + w11*vb + w12*vc + w13*vd
+					o2[i] += w20*va + w21*vb + w22*vc + w23*vd
+					o3[i] += w30*va + w31*vb + w32*vc + w33*vd
+				}
+			}
+			for ; ci < cin; ci++ {
+				in := x.Data[ci*n+p0 : ci*n+p1]
+				w0, w1, w2, w3 := w[co*cin+ci], w[(co+1)*cin+ci], w[(co+2)*cin+ci], w[(co+3)*cin+ci]
+				m := len(in)
+				o0, o1, o2, o3 := o0[:m], o1[:m], o2[:m], o3[:m]
+				for i, v := range in {
+					o0[i] += w0 * v
+					o1[i] += w1 * v
+					o2[i] += w2 * v
+					o3[i] += w3 * v
+				}
+			}
+		}
+		for ; co < cout; co++ {
+			o := y.Data[co*n+p0 : co*n+p1]
+			for ci := range cin {
+				in := x.Data[ci*n+p0 : ci*n+p1]
+				wv := w[co*cin+ci]
+				o := o[:len(in)]
+				for i, v := range in {
+					o[i] += wv * v
+				}
+			}
+		}
+	}
+}
