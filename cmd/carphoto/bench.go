@@ -307,6 +307,18 @@ func upscaleJPEG(ctx context.Context, data []byte, mp float64) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// toolLimits caps the photos the command-line tools read: the service's default.
+var toolLimits = imageops.Limits{MaxPixels: imageops.DefaultMaxPixels}
+
+// decodeFile reads and decodes a photo file, in displayed orientation.
+func decodeFile(ctx context.Context, path string) (*imageops.Photo, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return imageops.Decode(ctx, data, toolLimits)
+}
+
 func imageSize(data []byte) (w, h int, err error) {
 	_, w, h, err = imageops.DecodeConfig(data, imageops.Limits{MaxPixels: 1 << 31})
 	return w, h, err

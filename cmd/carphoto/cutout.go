@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	xdraw "golang.org/x/image/draw"
@@ -21,9 +20,6 @@ import (
 	"carphoto/imageops"
 	"carphoto/imageops/cutout"
 )
-
-// cutoutLimits caps the photos the vision tools read.
-var cutoutLimits = imageops.Limits{MaxPixels: 60_000_000}
 
 // runCutout implements `carphoto cutout -o DIR FILE...`: writes DIR/<name>.png (the car
 // on a transparent background, same size as the oriented input) for each FILE.
@@ -42,7 +38,7 @@ func runCutout(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	for _, file := range fs.Args() {
 		start := time.Now()
-		photo, err := cutoutDecode(ctx, file)
+		photo, err := decodeFile(ctx, file)
 		if err != nil {
 			return fmt.Errorf("cutout: %s: %w", file, err)
 		}
@@ -100,11 +96,11 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 		if first == "" {
 			first = filepath.Join(dir, l.File)
 		}
-		img, err := cutoutDecode(ctx, filepath.Join(dir, l.File))
+		img, err := decodeFile(ctx, filepath.Join(dir, l.File))
 		if err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
-		mask, err := cutoutDecode(ctx, filepath.Join(dir, l.Mask))
+		mask, err := decodeFile(ctx, filepath.Join(dir, l.Mask))
 		if err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
@@ -129,13 +125,13 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 
 	var big image.Image
 	if *photo != "" {
-		p, err := cutoutDecode(ctx, *photo)
+		p, err := decodeFile(ctx, *photo)
 		if err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
 		big = p.Image
 	} else {
-		p, err := cutoutDecode(ctx, first)
+		p, err := decodeFile(ctx, first)
 		if err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
@@ -147,11 +143,11 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 	// what the work costs when other processes share the cores.
 	var wall, cpu []time.Duration
 	for range *runs {
-		start, startCPU := time.Now(), cutoutCPUTime()
+		start, startCPU := time.Now(), processCPUTime()
 		if _, err := cutout.Cut(ctx, big); err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
-		wall, cpu = append(wall, time.Since(start)), append(cpu, cutoutCPUTime()-startCPU)
+		wall, cpu = append(wall, time.Since(start)), append(cpu, processCPUTime()-startCPU)
 	}
 	slices.Sort(wall)
 	slices.Sort(cpu)
@@ -160,15 +156,6 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 		b.Dx(), b.Dy(), float64(b.Dx()*b.Dy())/1e6, len(wall), wall[len(wall)/2].Milliseconds(),
 		wall[0].Milliseconds(), wall[len(wall)-1].Milliseconds(), cpu[len(cpu)/2].Milliseconds())
 	return nil
-}
-
-// cutoutCPUTime returns the CPU time (user + system) this process has used so far.
-func cutoutCPUTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // cutoutInSplit says whether a cars-seg image belongs to the named split. "val" is the
@@ -193,15 +180,6 @@ func cutoutMean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
-}
-
-// cutoutDecode reads and decodes a photo file, in displayed orientation.
-func cutoutDecode(ctx context.Context, path string) (*imageops.Photo, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return imageops.Decode(ctx, data, cutoutLimits)
 }
 
 // cutoutWritePNG writes img to path as a PNG with the ICC profile icc (nil for none).

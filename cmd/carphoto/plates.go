@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image"
 	"io"
 	"math"
 	"os"
@@ -16,9 +15,6 @@ import (
 	"carphoto/imageops"
 	"carphoto/imageops/plates"
 )
-
-// platesLimits caps the photos the plates commands decode.
-var platesLimits = imageops.Limits{MaxPixels: 60_000_000}
 
 // platesLine is one line of `carphoto plates --json`.
 type platesLine struct {
@@ -49,10 +45,11 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	enc := json.NewEncoder(stdout)
 	for _, file := range fs.Args() {
-		img, err := decodePlatesFile(ctx, file)
+		photo, err := decodeFile(ctx, file)
 		if err != nil {
 			return fmt.Errorf("plates: %s: %w", file, err)
 		}
+		img := photo.Image
 		start := time.Now()
 		found, err := plates.Detect(ctx, img)
 		took := time.Since(start)
@@ -83,18 +80,6 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
-}
-
-func decodePlatesFile(ctx context.Context, path string) (image.Image, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	p, err := imageops.Decode(ctx, data, platesLimits)
-	if err != nil {
-		return nil, err
-	}
-	return p.Image, nil
 }
 
 // runBenchPlates implements `carphoto bench plates [--split heldout|val|all]
@@ -153,10 +138,11 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		if first == "" {
 			first = path
 		}
-		img, err := decodePlatesFile(ctx, path)
+		photo, err := decodeFile(ctx, path)
 		if err != nil {
 			return fmt.Errorf("bench plates: %s: %w", name, err)
 		}
+		img := photo.Image
 		start := time.Now()
 		got, err := plates.Detect(ctx, img)
 		times = append(times, ms(time.Since(start)))
@@ -203,7 +189,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("bench plates: 12 MP photo: %w", err)
 	}
-	p, err := imageops.Decode(ctx, big, platesLimits)
+	p, err := imageops.Decode(ctx, big, toolLimits)
 	if err != nil {
 		return fmt.Errorf("bench plates: 12 MP photo: %w", err)
 	}
