@@ -29,7 +29,39 @@ func TestForwardMatchesTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := nn.NewTensor(3, 4*h, 4*w)
+	got, err := n.forward(context.Background(), parityInput(4*h, 4*w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.C != c || got.H != h || got.W != w {
+		t.Fatalf("output %dx%dx%d, want %dx%dx%d", got.C, got.H, got.W, c, h, w)
+	}
+	checkParity(t, got.Data, want)
+}
+
+// TestVerifierMatchesTorch does the same for the second stage
+// (testdata/verifier-parity.bin, written by train/plates/verifier.py).
+func TestVerifierMatchesTorch(t *testing.T) {
+	data, err := os.ReadFile("testdata/verifier-parity.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, binary.LittleEndian.Uint32(data))
+	for i := range want {
+		want[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4+4*i:]))
+	}
+	v, err := embeddedVerifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := v.forward(parityInput(inH, inW))
+	checkParity(t, got[:], want)
+}
+
+// parityInput is the training programs' fixed test input (parity_input in
+// train/plates/train.py).
+func parityInput(h, w int) *nn.Tensor {
+	x := nn.NewTensor(3, h, w)
 	for y := range x.H {
 		for xx := range x.W {
 			fx, fy := float64(xx), float64(y)
@@ -39,16 +71,17 @@ func TestForwardMatchesTorch(t *testing.T) {
 			x.Data[2*x.H*x.W+i] = float32(math.Sin(fx * fy * 0.013))
 		}
 	}
-	got, err := n.forward(context.Background(), x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.C != c || got.H != h || got.W != w {
-		t.Fatalf("output %dx%dx%d, want %dx%dx%d", got.C, got.H, got.W, c, h, w)
+	return x
+}
+
+func checkParity(t *testing.T, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d outputs, want %d", len(got), len(want))
 	}
 	worst := 0.0
 	for i := range want {
-		d := math.Abs(float64(got.Data[i] - want[i]))
+		d := math.Abs(float64(got[i] - want[i]))
 		worst = max(worst, d/(1+math.Abs(float64(want[i]))))
 	}
 	if worst > 1e-3 {
@@ -56,15 +89,24 @@ func TestForwardMatchesTorch(t *testing.T) {
 	}
 }
 
-func TestParseNetRejectsDamagedWeights(t *testing.T) {
-	for name, data := range map[string][]byte{
-		"empty":     nil,
-		"bad magic": append([]byte("XXXX"), weightsBin[4:]...),
-		"truncated": weightsBin[:len(weightsBin)-4],
-		"trailing":  append(append([]byte{}, weightsBin...), 0, 0, 0, 0),
+func TestParseRejectsDamagedWeights(t *testing.T) {
+	for _, f := range []struct {
+		name  string
+		data  []byte
+		parse func([]byte) error
+	}{
+		{"detector", weightsBin, func(b []byte) error { _, err := parseNet(b); return err }},
+		{"verifier", verifierBin, func(b []byte) error { _, err := parseVerifier(b); return err }},
 	} {
-		if _, err := parseNet(data); err == nil {
-			t.Errorf("%s: parseNet succeeded, want an error", name)
+		for name, data := range map[string][]byte{
+			"empty":     nil,
+			"bad magic": append([]byte("XXXX"), f.data[4:]...),
+			"truncated": f.data[:len(f.data)-4],
+			"trailing":  append(append([]byte{}, f.data...), 0, 0, 0, 0),
+		} {
+			if err := f.parse(data); err == nil {
+				t.Errorf("%s, %s: parse succeeded, want an error", f.name, name)
+			}
 		}
 	}
 }

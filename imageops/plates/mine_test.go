@@ -1,0 +1,78 @@
+//go:build platesmine
+
+package plates
+
+import (
+	"context"
+	"encoding/json"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestMine writes, for every photo of the plate sets outside the held-out
+// split, the first stage's proposals (photo pixels), for
+// train/plates/verifier.py to learn from (hard negatives) and to tune on
+// (validation split). Held-out photos are not read.
+//
+//	PLATES_MINE_OUT=/tmp/plates-candidates.jsonl \
+//	    go test -tags platesmine -run TestMine ./imageops/plates/
+func TestMine(t *testing.T) {
+	out := os.Getenv("PLATES_MINE_OUT")
+	if out == "" {
+		out = "/tmp/plates-candidates.jsonl"
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	n, err := embeddedNet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+		dir := filepath.Join("../../../shared/datasets", set)
+		data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var labels []struct {
+			File string `json:"file"`
+		}
+		if err := json.Unmarshal(data, &labels); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range labels {
+			if HeldOut(e.File) {
+				continue
+			}
+			r, err := os.Open(filepath.Join(dir, e.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, _, err := image.Decode(r)
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, s, err := n.run(context.Background(), img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cands := [][5]float64{}
+			for _, d := range proposing.proposals(o, img.Bounds(), s) {
+				cands = append(cands, [5]float64{d.score, d.x0, d.y0, d.x1, d.y1})
+			}
+			split := "train"
+			if Validation(e.File) {
+				split = "val"
+			}
+			enc.Encode(map[string]any{"set": set, "file": e.File, "split": split, "cands": cands})
+		}
+	}
+}

@@ -1,0 +1,105 @@
+//go:build platestune
+
+package plates
+
+import (
+	"context"
+	"encoding/json"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestTune prints the validation split's recall and false detections per
+// photo for a grid of the second stage's settings (judging). Only
+// validation photos are read; the held-out split is never touched.
+//
+//	go test -tags platestune -run TestTune -v ./imageops/plates/
+func TestTune(t *testing.T) {
+	n, err := embeddedNet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := embeddedVerifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type photo struct {
+		img    image.Image
+		judged []verified
+		boxes  []Box
+	}
+	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+		dir := filepath.Join("../../../shared/datasets", set)
+		data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var labels []struct {
+			File   string `json:"file"`
+			Plates []Box  `json:"plates"`
+		}
+		if err := json.Unmarshal(data, &labels); err != nil {
+			t.Fatal(err)
+		}
+		var photos []photo
+		for _, e := range labels {
+			if !Validation(e.File) {
+				continue
+			}
+			r, err := os.Open(filepath.Join(dir, e.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, _, err := image.Decode(r)
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, s, err := n.run(context.Background(), img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			judged, err := v.verify(context.Background(), img, proposing.proposals(o, img.Bounds(), s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			photos = append(photos, photo{img, judged, e.Plates})
+		}
+		for _, m := range [][2]float64{{0.35, 0.1}, {0.5, 0.15}, {0.6, 0.2}} {
+			line := ""
+			for _, accept := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9} {
+				j := judging{accept: accept, nmsIoU: tuned.nmsIoU, marginH: m[0], marginW: m[1]}
+				found, total, false_ := 0, 0, 0
+				for _, p := range photos {
+					plates := j.plates(append([]verified(nil), p.judged...), p.img.Bounds(), pixelReader(p.img))
+					for _, b := range p.boxes {
+						total++
+						if b.CoveredBy(plates) >= 0.95 {
+							found++
+						}
+					}
+				next:
+					for _, pl := range plates {
+						for _, b := range p.boxes {
+							if b.Overlaps(pl.Quad) {
+								continue next
+							}
+						}
+						false_++
+					}
+				}
+				line += " " + formatPoint(accept, float64(found)/float64(total), float64(false_)/float64(len(photos)))
+			}
+			t.Logf("%-18s margin %.2f/%.2f:%s", set, m[0], m[1], line)
+		}
+	}
+}
+
+func formatPoint(accept, recall, falsePer float64) string {
+	b, _ := json.Marshal([]float64{accept, float64(int(recall*1000)) / 1000, float64(int(falsePer*100)) / 100})
+	return string(b)
+}

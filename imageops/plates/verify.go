@@ -1,0 +1,202 @@
+package plates
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"image"
+	"math"
+	"sync"
+
+	"carphoto/imageops/internal/nn"
+)
+
+// verifierBin is written by train/plates/verifier.py: the second stage,
+// batch norm folded into each convolution.
+//
+//go:embed verifier.bin
+var verifierBin []byte
+
+// The verifier sees a window around each proposal, cut from the
+// full-resolution photo: centred on the proposal's box (bw × bh),
+// max(ctxW·bw, ctxH·bh) wide and half as high, resampled to inH × inW.
+// Keep in step with train/plates/verifier.py.
+const (
+	inH, inW     = 48, 96
+	ctxW, ctxH   = 1.75, 3.5
+	maxProposals = 24 // the strongest proposals verified per photo
+)
+
+// verifier mirrors Verifier in train/plates/verifier.py layer for layer.
+type verifier struct {
+	stem               *nn.Conv
+	b1, b2, b3, b4, b5 block
+	fc1, fc2           *nn.Conv // fully connected, as 1×1 convolutions on a 1×1 map
+}
+
+func newVerifier() *verifier {
+	return &verifier{
+		stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: 12, Stride: 2, ReLU: true},
+		b1:   newBlock(12, 24, 2), b2: newBlock(24, 24, 1),
+		b3: newBlock(24, 48, 2), b4: newBlock(48, 48, 1),
+		b5:  newBlock(48, 64, 2),
+		fc1: point(64*3*6, 64, true), fc2: point(64, 5, false),
+	}
+}
+
+func (v *verifier) layers() []*nn.Conv {
+	return []*nn.Conv{
+		v.stem, v.b1.dw, v.b1.pw, v.b2.dw, v.b2.pw, v.b3.dw, v.b3.pw,
+		v.b4.dw, v.b4.pw, v.b5.dw, v.b5.pw, v.fc1, v.fc2,
+	}
+}
+
+// parseVerifier reads the weights file: "PLV1", a tensor count, then each
+// layer's weight and bias tensors (see nn.Reader).
+func parseVerifier(data []byte) (*verifier, error) {
+	v := newVerifier()
+	r := nn.NewReader(data)
+	if string(r.Bytes(4)) != "PLV1" {
+		return nil, errors.New("plate verifier weights: bad magic")
+	}
+	layers := v.layers()
+	if count := int(r.U32()); count != 2*len(layers) {
+		return nil, fmt.Errorf("plate verifier weights: %d tensors, want %d", count, 2*len(layers))
+	}
+	for _, l := range layers {
+		l.Read(r)
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("plate verifier weights: %w", err)
+	}
+	if r.Remaining() != 0 {
+		return nil, errors.New("plate verifier weights: trailing bytes")
+	}
+	return v, nil
+}
+
+var (
+	verifierOnce sync.Once
+	loadedVer    *verifier
+	loadVerErr   error
+)
+
+func embeddedVerifier() (*verifier, error) {
+	verifierOnce.Do(func() { loadedVer, loadVerErr = parseVerifier(verifierBin) })
+	return loadedVer, loadVerErr
+}
+
+// forward returns the plate logit and the plate's box (x0, y0, x1, y1) as
+// fractions of the window's width and height.
+func (v *verifier) forward(x *nn.Tensor) [5]float32 {
+	x = v.stem.Apply(x)
+	x = v.b5.apply(v.b4.apply(v.b3.apply(v.b2.apply(v.b1.apply(x)))))
+	flat := &nn.Tensor{C: x.C * x.H * x.W, H: 1, W: 1, Data: x.Data}
+	o := v.fc2.Apply(v.fc1.Apply(flat))
+	return [5]float32(o.Data)
+}
+
+// win is a proposal's window in photo pixels (relative to the bounds' origin).
+type win struct{ x, y, w, h float64 }
+
+func windowOf(d box) win {
+	bw, bh := max(d.x1-d.x0, 1), max(d.y1-d.y0, 1)
+	ww := max(ctxW*bw, ctxH*bh, 8)
+	wh := ww / 2
+	return win{(d.x0+d.x1)/2 - ww/2, (d.y0+d.y1)/2 - wh/2, ww, wh}
+}
+
+// windowSamples lists, for each of n outputs covering [o, o+length) of an
+// axis of src pixels, the source positions and weights: the two bilinear
+// neighbours when enlarging, up to three evenly spread samples (a sparse
+// box filter) when shrinking. Positions are clamped to the photo.
+func windowSamples(o, length float64, n, src, origin int) [][]sample {
+	out := make([][]sample, n)
+	scale := length / float64(n)
+	for i := range out {
+		if scale <= 1 {
+			f := clamp(o+(float64(i)+0.5)*scale-0.5, 0, float64(src-1))
+			j := int(f)
+			fr := float32(f - float64(j))
+			out[i] = []sample{{origin + j, 1 - fr}, {origin + min(j+1, src-1), fr}}
+			continue
+		}
+		k := min(3, int(math.Ceil(scale-1e-9)))
+		for s := range k {
+			f := o + (float64(i)+(float64(s)+0.5)/float64(k))*scale
+			j := max(0, min(src-1, int(math.Floor(f))))
+			out[i] = append(out[i], sample{origin + j, 1 / float32(k)})
+		}
+	}
+	return out
+}
+
+// cut resamples the window of img to the verifier's input, normalised.
+// A decoded JPEG's planes are averaged as they are and converted to RGB
+// once per input pixel (the conversion is linear, so this is the same as
+// averaging converted samples).
+func cut(img image.Image, px func(x, y int) (r, g, b float32), w win) *nn.Tensor {
+	t := nn.NewTensor(3, inH, inW)
+	bounds := img.Bounds()
+	xs := windowSamples(w.x, w.w, inW, bounds.Dx(), bounds.Min.X)
+	ys := windowSamples(w.y, w.h, inH, bounds.Dy(), bounds.Min.Y)
+	r, g, b := t.Plane(0), t.Plane(1), t.Plane(2)
+	m, isYCbCr := img.(*image.YCbCr)
+	for oy, sy := range ys {
+		for ox, sx := range xs {
+			var sr, sg, sb float32
+			for _, py := range sy {
+				for _, p := range sx {
+					wt := py.weight * p.weight
+					if isYCbCr {
+						ci := m.COffset(p.at, py.at)
+						sr += wt * float32(m.Y[m.YOffset(p.at, py.at)])
+						sg += wt * float32(m.Cb[ci])
+						sb += wt * float32(m.Cr[ci])
+						continue
+					}
+					cr, cg, cb := px(p.at, py.at)
+					sr += wt * cr
+					sg += wt * cg
+					sb += wt * cb
+				}
+			}
+			if isYCbCr {
+				yy, cb, cr := sr, sg-128, sb-128
+				sr, sg, sb = yy+1.402*cr, yy-0.344136*cb-0.714136*cr, yy+1.772*cb
+			}
+			i := oy*inW + ox
+			r[i], g[i], b[i] = norm(sr), norm(sg), norm(sb)
+		}
+	}
+	return t
+}
+
+// verified is a proposal the verifier judged: its probability of being a
+// plate and its refined box, in photo pixels relative to the bounds' origin.
+type verified struct {
+	p   float64
+	box box
+}
+
+// verify judges each proposal (photo pixels) on img.
+func (v *verifier) verify(ctx context.Context, img image.Image, props []box) ([]verified, error) {
+	px := pixelReader(img)
+	out := make([]verified, 0, len(props))
+	for _, d := range props {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		w := windowOf(d)
+		o := v.forward(cut(img, px, w))
+		out = append(out, verified{
+			p: 1 / (1 + math.Exp(-float64(o[0]))),
+			box: box{
+				x0: w.x + float64(o[1])*w.w, y0: w.y + float64(o[2])*w.h,
+				x1: w.x + float64(o[3])*w.w, y1: w.y + float64(o[4])*w.h,
+			},
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,396 @@
+#!/usr/bin/python3
+"""Train the plate verifier: the detector's second stage (imageops/plates/verify.go).
+
+The detector (train.py) is run at a low threshold so that it misses almost
+no plate; it then proposes about twenty boxes a photo, most of them grilles,
+badges, lamps and signs. The verifier looks at each proposal again, in a
+window cut from the full-resolution photo around it, and says whether it is
+a plate and where exactly the plate's box lies in the window.
+
+Inputs: the labelled photos (held out: fnv32a(base name) % 5 == 0, never
+read here) and the detector's proposals on every other photo, written by
+
+    PLATES_MINE_OUT=/tmp/plates-candidates.jsonl \\
+        go test -tags platesmine -run TestMine ./imageops/plates/
+
+Usage (from the repository root):
+
+    nice -n 10 /usr/bin/python3 train/plates/verifier.py --data ../shared/datasets \\
+        --candidates /tmp/plates-candidates.jsonl --out imageops/plates/verifier.bin
+
+It writes the weights (batch norm folded) and
+imageops/plates/testdata/verifier-parity.bin for the Go parity test, and
+prints the validation split's recall and false detections per photo for a
+range of acceptance thresholds, through a decoder that mirrors the Go one.
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from PIL import Image
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train import Block, ConvBN, SETS, folded, normalise, parity_input, split_of  # noqa: E402
+
+# The window around a proposal box (bw x bh): centred on it, WIN_W wide and
+# half as high, resampled to IN_H x IN_W. Keep in step with verify.go.
+IN_H, IN_W = 48, 96
+CTX_W, CTX_H = 1.75, 3.5  # window width = max(CTX_W * bw, CTX_H * bh)
+MAX_PROPOSALS = 24  # strongest proposals verified per photo (verify.go)
+
+
+def window(box):
+    x0, y0, x1, y1 = box
+    bw, bh = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
+    ww = max(CTX_W * bw, CTX_H * bh, 8.0)
+    wh = ww / 2
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    return cx - ww / 2, cy - wh / 2, ww, wh
+
+
+def axis(o, length, n, src):
+    """Source indices and weights for n outputs covering [o, o+length) of an
+    axis of src pixels: bilinear when enlarging, up to three evenly spread
+    samples (a sparse box filter) when shrinking. Mirrors verify.go."""
+    scale = length / n
+    idx, wts = [], []
+    if scale <= 1:
+        f = np.clip(o + (np.arange(n) + 0.5) * scale - 0.5, 0, src - 1)
+        i = np.floor(f).astype(np.int64)
+        fr = (f - i).astype(np.float32)
+        j = np.minimum(i + 1, src - 1)
+        return [i, j], [1 - fr, fr]
+    k = min(3, int(math.ceil(scale - 1e-9)))
+    for s in range(k):
+        f = o + (np.arange(n) + (s + 0.5) / k) * scale
+        i = np.clip(np.floor(f).astype(np.int64), 0, src - 1)
+        idx.append(i)
+        wts.append(np.full(n, 1.0 / k, np.float32))
+    return idx, wts
+
+
+def crop(arr, win):
+    """arr HWC uint8 -> IN_H x IN_W x 3 float32 (0..255) of the window."""
+    wx, wy, ww, wh = win
+    h, w = arr.shape[:2]
+    xi, xw = axis(wx, ww, IN_W, w)
+    yi, yw = axis(wy, wh, IN_H, h)
+    out = np.zeros((IN_H, IN_W, 3), np.float32)
+    for a, wa in zip(yi, yw):
+        rows = arr[a]
+        for b, wb in zip(xi, xw):
+            out += (wa[:, None] * wb[None, :])[:, :, None] * rows[:, b]
+    return out
+
+
+class Verifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = ConvBN(3, 12, 3, 2)  # 24x48
+        self.b1 = Block(12, 24, 2)  # 12x24
+        self.b2 = Block(24, 24)
+        self.b3 = Block(24, 48, 2)  # 6x12
+        self.b4 = Block(48, 48)
+        self.b5 = Block(48, 64, 2)  # 3x6
+        self.drop = nn.Dropout(0.2)  # training only
+        self.fc1 = nn.Linear(64 * 3 * 6, 64)
+        self.fc2 = nn.Linear(64, 5)
+
+    def forward(self, x):
+        x = self.b5(self.b4(self.b3(self.b2(self.b1(self.stem(x))))))
+        x = F.relu(self.fc1(self.drop(x.flatten(1))))
+        return self.fc2(x)
+
+
+def export(net, path):
+    tensors = []
+    for c in [net.stem, net.b1.dw, net.b1.pw, net.b2.dw, net.b2.pw, net.b3.dw, net.b3.pw,
+              net.b4.dw, net.b4.pw, net.b5.dw, net.b5.pw]:
+        tensors.extend(folded(c))
+    for fc in [net.fc1, net.fc2]:
+        w = fc.weight.detach().float()
+        tensors.extend([w.view(w.shape[0], w.shape[1], 1, 1), fc.bias.detach().float()])
+    with open(path, "wb") as f:
+        f.write(b"PLV1")
+        f.write(struct.pack("<I", len(tensors)))
+        for t in tensors:
+            t = t.contiguous()
+            f.write(struct.pack("<I", t.dim()))
+            f.write(struct.pack("<%dI" % t.dim(), *t.shape))
+            f.write(t.numpy().astype("<f4").tobytes())
+
+
+def write_parity(net, path):
+    with torch.no_grad():
+        out = net(parity_input(IN_H, IN_W))[0]
+    with open(path, "wb") as f:
+        f.write(struct.pack("<I", out.shape[0]))
+        f.write(out.numpy().astype("<f4").tobytes())
+
+
+# ---------------------------------------------------------------- data
+
+
+def iou(a, b):
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    i = ix * iy
+    u = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - i
+    return i / u if u > 0 else 0.0
+
+
+def overlaps(a, b):
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+def load(data, cand_file):
+    cands = {}
+    for line in open(cand_file):
+        r = json.loads(line)
+        cands[(r["set"], r["file"])] = sorted(r["cands"] or [], key=lambda c: -c[0])
+    items = {"train": [], "val": []}
+    for s in SETS:
+        for e in json.load(open(os.path.join(data, s, "labels.json"))):
+            sp = split_of(os.path.basename(e["file"]))
+            if sp == "heldout":
+                continue
+            arr = np.asarray(Image.open(os.path.join(data, s, e["file"])).convert("RGB"))
+            gts = [(p["x"], p["y"], p["x"] + p["w"], p["y"] + p["h"]) for p in e["plates"]]
+            items[sp].append((s, e["file"], arr, gts, cands[(s, e["file"])][:MAX_PROPOSALS]))
+    return items
+
+
+def match(box, gts):
+    """The label a proposal is judged by: (1, plate) when it is on a plate,
+    (0, None) when it touches none, (-1, None) when ambiguous."""
+    best, bi = None, 0.0
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    for g in gts:
+        v = iou(box, g)
+        inside = g[0] <= cx <= g[2] and g[1] <= cy <= g[3]
+        if inside:
+            v = max(v, 0.3)
+        if v > bi:
+            best, bi = g, v
+    if best is not None and bi >= 0.3:
+        return 1, best
+    if any(overlaps(box, g) for g in gts):
+        return -1, None
+    return 0, None
+
+
+def jitter(g, big=True):
+    x0, y0, x1, y1 = g
+    w, h = x1 - x0, y1 - y0
+    r = 0.35 if big else 0.08
+    nw, nh = w * math.exp(random.uniform(-r, r)), h * math.exp(random.uniform(-r, r))
+    cx = (x0 + x1) / 2 + random.uniform(-0.6, 0.6) * r * w
+    cy = (y0 + y1) / 2 + random.uniform(-0.6, 0.6) * r * h
+    return (cx - nw / 2, cy - nh / 2, cx + nw / 2, cy + nh / 2)
+
+
+def samples(items):
+    """One epoch of (crop, label, target box in window units)."""
+    out = []
+    for _, _, arr, gts, cands in items:
+        h, w = arr.shape[:2]
+        boxes = []
+        for g in gts:
+            if g[2] - g[0] < 4 or g[3] - g[1] < 3:
+                continue
+            boxes += [jitter(g) for _ in range(3)]
+        boxes += [jitter(c[1:], False) for c in cands]
+        for _ in range(2):  # random plate-shaped boxes anywhere
+            bh = math.exp(random.uniform(math.log(6), math.log(max(7, h / 4))))
+            bw = bh * math.exp(random.uniform(math.log(1.2), math.log(5.5)))
+            x0, y0 = random.uniform(0, max(1, w - bw)), random.uniform(0, max(1, h - bh))
+            boxes.append((x0, y0, x0 + bw, y0 + bh))
+        for b in boxes:
+            lab, g = match(b, gts)
+            if lab < 0:
+                continue
+            win = window(b)
+            t = np.zeros(4, np.float32)
+            if lab:
+                wx, wy, ww, wh = win
+                t = np.array([(g[0] - wx) / ww, (g[1] - wy) / wh, (g[2] - wx) / ww, (g[3] - wy) / wh], np.float32)
+            out.append((arr, win, lab, t))
+    random.shuffle(out)
+    return out
+
+
+def photometric(x):
+    """x: IN_H x IN_W x 3 float 0..255, augmented in place-ish."""
+    if random.random() < 0.8:
+        m = x.mean()
+        x = (x - m) * math.exp(random.uniform(-0.5, 0.4)) + m * math.exp(random.uniform(-0.6, 0.4))
+    if random.random() < 0.5:
+        x = x[:, :, np.random.permutation(3)]
+    if random.random() < 0.2:
+        x = x.mean(2, keepdims=True).repeat(3, 2)
+    if random.random() < 0.3:
+        x = x + np.random.normal(0, random.uniform(2, 10), x.shape)
+    return np.clip(x, 0, 255)
+
+
+def batches(samps, bs, augment=True):
+    for i in range(0, len(samps), bs):
+        chunk = samps[i:i + bs]
+        xs, ls, ts = [], [], []
+        for arr, win, lab, t in chunk:
+            x = crop(arr, win)
+            if augment:
+                x = photometric(x)
+                if random.random() < 0.5:
+                    x = x[:, ::-1]
+                    if lab:
+                        t = np.array([1 - t[2], t[1], 1 - t[0], t[3]], np.float32)
+            xs.append(normalise(x).transpose(2, 0, 1))
+            ls.append(lab)
+            ts.append(t)
+        yield (torch.from_numpy(np.ascontiguousarray(np.stack(xs))), torch.tensor(ls, dtype=torch.float32),
+               torch.from_numpy(np.stack(ts)))
+
+
+def loss_fn(out, lab, t):
+    lc = F.binary_cross_entropy_with_logits(out[:, 0], lab)
+    pos = lab > 0
+    if pos.any():
+        lr = F.smooth_l1_loss(out[pos, 1:], t[pos], beta=0.02) * 4
+    else:
+        lr = out.sum() * 0
+    return lc, lr
+
+
+# ---------------------------------------------------------------- evaluation
+# The Go decoder: verify the strongest proposals, keep those the verifier
+# accepts, refine their boxes, drop overlapping ones, add the margin.
+
+
+def verify(net, arr, cands):
+    if not cands:
+        return []
+    wins = [window(c[1:]) for c in cands]
+    x = np.stack([normalise(crop(arr, w)).transpose(2, 0, 1) for w in wins])
+    with torch.no_grad():
+        out = net(torch.from_numpy(x)).numpy()
+    res = []
+    for c, (wx, wy, ww, wh), o in zip(cands, wins, out):
+        p = 1 / (1 + math.exp(-o[0]))
+        res.append((p, c[0], (wx + o[1] * ww, wy + o[2] * wh, wx + o[3] * ww, wy + o[4] * wh), c[1:]))
+    return res
+
+
+def decide(res, thr, mh, mw, nms=0.3):
+    acc = sorted([r for r in res if r[0] >= thr], key=lambda r: -r[0])
+    keep = []
+    for r in acc:
+        if all(iou(r[2], k[2]) < nms for k in keep):
+            keep.append(r)
+    dets = []
+    for r in keep:
+        x0, y0, x1, y1 = r[2]
+        w, h = x1 - x0, y1 - y0
+        my = mh * h
+        mx = mw * w + 0.5 * my
+        dets.append((x0 - mx, y0 - my, x1 + mx, y1 + my))
+    return dets
+
+
+def coverage(g, dets, n=20):
+    x0, y0, x1, y1 = g
+    xs = x0 + (np.arange(n) + 0.5) * (x1 - x0) / n
+    ys = y0 + (np.arange(n) + 0.5) * (y1 - y0) / n
+    X, Y = np.meshgrid(xs, ys)
+    m = np.zeros(X.shape, bool)
+    for d in dets:
+        m |= (X >= d[0]) & (X <= d[2]) & (Y >= d[1]) & (Y <= d[3])
+    return m.mean()
+
+
+def evaluate(net, items, thrs=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), margins=((0.25, 0.08), (0.35, 0.1), (0.5, 0.15))):
+    net.eval()
+    allres = [(s, arr.shape, gts, verify(net, arr, cands)) for s, _, arr, gts, cands in items]
+    net.train()
+    for s in SETS:
+        rows = [r for r in allres if r[0] == s]
+        for mh, mw in margins:
+            line = []
+            for thr in thrs:
+                found = total = false = 0
+                for _, shape, gts, res in rows:
+                    dets = decide(res, thr, mh, mw)
+                    for g in gts:
+                        total += 1
+                        found += coverage(g, dets) >= 0.95
+                    false += sum(1 for d in dets if not any(overlaps(d, g) for g in gts))
+                line.append("%.2f:%.3f/%.2f" % (thr, found / max(1, total), false / max(1, len(rows))))
+            print("  val %-18s margin %.2f/%.2f  " % (s, mh, mw) + " ".join(line), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default="../shared/datasets")
+    ap.add_argument("--candidates", default="/tmp/plates-candidates.jsonl")
+    ap.add_argument("--out", default="imageops/plates/verifier.bin")
+    ap.add_argument("--parity", default="imageops/plates/testdata/verifier-parity.bin")
+    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--all", action="store_true", help="train on train+val (no tuning split)")
+    args = ap.parse_args()
+
+    torch.set_num_threads(args.threads)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    t0 = time.time()
+    items = load(args.data, args.candidates)
+    train = items["train"] + (items["val"] if args.all else [])
+    print("train %d photos, val %d (loaded in %.0fs)" % (len(train), len(items["val"]), time.time() - t0), flush=True)
+    net = Verifier()
+    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
+    per_epoch = math.ceil(len(samples(train)) / args.batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.epochs * per_epoch + 10, pct_start=0.1)
+    for ep in range(1, args.epochs + 1):
+        samps = samples(train)
+        npos = sum(1 for s in samps if s[2])
+        tc = tr = nb = 0
+        for x, lab, t in batches(samps, args.batch):
+            lc, lr_ = loss_fn(net(x), lab, t)
+            opt.zero_grad()
+            (lc + lr_).backward()
+            opt.step()
+            sched.step()
+            tc += lc.item()
+            tr += lr_.item()
+            nb += 1
+        print("epoch %d: %d samples (%d plates) loss cls %.4f box %.4f (%.0fs)" % (
+            ep, len(samps), npos, tc / nb, tr / nb, time.time() - t0), flush=True)
+        net.eval()
+        export(net, args.out)
+        net.train()
+        if ep % 10 == 0 or ep == args.epochs:
+            evaluate(net, items["val"])
+    net.eval()
+    export(net, args.out)
+    os.makedirs(os.path.dirname(args.parity), exist_ok=True)
+    write_parity(net, args.parity)
+    torch.save(net.state_dict(), "/tmp/plates-verifier.pt")
+    print("done in %.0fs" % (time.time() - t0), flush=True)
+
+
+if __name__ == "__main__":
+    main()
