@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from PIL import Image
 
 # Channel widths of the five encoder levels (1/2 .. 1/32 of the input).
-WIDTHS = [16, 32, 48, 64, 96]
+WIDTHS = [16, 32, 64, 128, 256]
 MEAN, STD = 0.5, 0.25  # input = (rgb/255 - MEAN) / STD
 
 # Training input sizes (h, w), one drawn per batch: 4:3 mostly, other aspects too.
@@ -140,14 +140,39 @@ def studio_background(h, w):
 MAX_ZOOM = 2.0  # largest zoom of augment(); >1 gives close-ups (--max-zoom)
 
 
-def augment(img, mask, oh, ow):
+PASTE, STUDIO = 0.3, 0.2  # shares of copy-paste and studio-backdrop samples
+
+
+def augment(img, mask, oh, ow, others=()):
     """Random affine (scale, aspect, shift, small rotation, flip), colour and background changes.
 
     img is uint8 3xHxW, mask uint8 1xHxW; returns float image in 0..1 (3xohxow) and float mask.
+    others: (img, mask) pairs of other training photos, for copy-paste.
     """
     x = img.float()[None] / 255
     m = mask.float()[None]
-    if random.random() < 0.25:
+    r = random.random()
+    if r < PASTE and others:
+        # Copy-paste: the car (through its mask, optionally mirrored) onto another
+        # training photo, whose own cars stay labelled where they still show.
+        oimg, omask = random.choice(others)
+        # Moved and rescaled, so it does not sit exactly on the other photo's car.
+        z = random.uniform(0.7, 1.15)
+        f = -1 if random.random() < 0.5 else 1
+        th = torch.tensor([[f / z, 0, random.uniform(-0.5, 0.5)],
+                           [0, 1 / z, random.uniform(-0.15, 0.1)]], dtype=torch.float32)[None]
+        g = F.affine_grid(th, x.shape, align_corners=False)
+        x = F.grid_sample(x, g, mode="bilinear", padding_mode="zeros", align_corners=False)
+        m = F.grid_sample(m, g, mode="bilinear", padding_mode="zeros", align_corners=False)
+        bg = oimg.float()[None] / 255
+        if bg.shape[2:] != x.shape[2:]:
+            bg = F.interpolate(bg, size=x.shape[2:], mode="bilinear", align_corners=False)
+            omask = F.interpolate(omask.float()[None], size=x.shape[2:], mode="nearest")[0]
+        soft = F.avg_pool2d(m, 3, 1, 1)
+        x = x * soft + bg * (1 - soft)
+        m = (m >= 0.5).float()
+        m = torch.maximum(m, omask.float()[None] * (1 - m))
+    elif r < PASTE + STUDIO:
         # Paste the car onto a synthetic backdrop (studio, showroom).
         bg = studio_background(x.shape[2], x.shape[3])[None]
         soft = F.avg_pool2d(m, 3, 1, 1)
@@ -202,6 +227,13 @@ def iou(logits, m):
     inter = (p * m).sum((1, 2, 3))
     union = ((p + m) > 0).float().sum((1, 2, 3))
     return (inter / union.clamp(min=1)).tolist()
+
+
+def boundary_weight(m, k=5, gain=2.0):
+    """1 everywhere, 1 + gain within k//2 pixels of the target's outline."""
+    hi = F.max_pool2d(m, k, 1, k // 2)
+    lo = -F.max_pool2d(-m, k, 1, k // 2)
+    return 1 + gain * (hi - lo).clamp(0, 1)
 
 
 def evaluate(net, items, size=(256, 320)):
@@ -338,6 +370,12 @@ def main():
                     help="channels of the five encoder levels, comma-separated")
     ap.add_argument("--stop-after", type=int, default=0,
                     help="stop after this many epochs of the --epochs schedule (0: all)")
+    ap.add_argument("--paste", type=float, default=PASTE, help="share of copy-paste samples")
+    ap.add_argument("--studio", type=float, default=STUDIO, help="share of studio-backdrop samples")
+    ap.add_argument("--edge-weight", type=float, default=2.0,
+                    help="extra BCE weight within 2 output pixels of the outline")
+    ap.add_argument("--eval-every", type=int, default=10, help="evaluate and export every N epochs")
+    ap.add_argument("--snap-dir", default="", help="also keep each export here as epochN.bin")
     ap.add_argument("--ckpt", default="", help="also save the PyTorch state here at each export")
     ap.add_argument("--init", default="", help="start from this PyTorch state (from --ckpt)")
     ap.add_argument("--init-exported", default="",
@@ -347,6 +385,7 @@ def main():
     args = ap.parse_args()
 
     globals()["MAX_ZOOM"] = args.max_zoom
+    globals()["PASTE"], globals()["STUDIO"] = args.paste, args.studio
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     random.seed(args.seed)
@@ -371,6 +410,8 @@ def main():
     train = rest if args.final else [it for it in rest if fnv32a(it[0]) % 7 != 3]
     print(f"train {len(train)} val {len(val)} held-out {len(held)} (held-out not used)", flush=True)
 
+    pool = [(img, m) for _, img, m in train]
+    fit = train[:: max(1, len(train) // 20)]  # a fixed sample to watch training IoU
     net = Net(widths)
     if args.init:
         net.load_state_dict(torch.load(args.init))
@@ -390,12 +431,14 @@ def main():
             batch = train[i:i + args.batch]
             # One working size a batch: 4:3 mostly, sometimes other aspects.
             oh, ow = random.choice(SIZES[args.sizes])
-            xs, ms = zip(*[augment(img, m, oh, ow) for _, img, m in batch])
+            xs, ms = zip(*[augment(img, m, oh, ow, pool) for _, img, m in batch])
             x = normalise(torch.stack(xs))
             m = F.avg_pool2d(torch.stack(ms), 2)  # targets at the output's half resolution
             train_mode(net, freeze_bn)
             logits = net(x)
-            bce = F.binary_cross_entropy_with_logits(logits, m)
+            # BCE weighted up near the outline (edges), plus soft Dice (overlap, IoU-like).
+            bw = boundary_weight(m, gain=args.edge_weight)
+            bce = (F.binary_cross_entropy_with_logits(logits, m, reduction="none") * bw).sum() / bw.sum()
             p = torch.sigmoid(logits)
             dice = 1 - (2 * (p * m).sum((1, 2, 3)) + 1) / ((p + m).sum((1, 2, 3)) + 1)
             loss = bce + dice.mean()
@@ -405,9 +448,13 @@ def main():
             sched.step()
             total += loss.item() * len(batch)
         msg = f"epoch {epoch + 1} loss {total / len(train):.4f} {time.time() - start:.0f}s"
-        if (epoch + 1) % 10 == 0 or epoch + 1 == args.epochs:
-            msg += f" val IoU {evaluate(net, val):.4f}"
+        if (epoch + 1) % args.eval_every == 0 or epoch + 1 == args.epochs:
+            msg += f" val IoU {evaluate(net, val):.4f} train IoU {evaluate(net, fit):.4f}"
             save(net, args)
+            if args.snap_dir:
+                # Numbered copies: any one can be shipped (--stop-after N recreates it).
+                os.makedirs(args.snap_dir, exist_ok=True)
+                export(net, os.path.join(args.snap_dir, f"epoch{epoch + 1}.bin"))
         print(msg, flush=True)
         if epoch + 1 == args.stop_after:
             break
