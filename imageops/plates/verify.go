@@ -142,29 +142,60 @@ func cut(img image.Image, px func(x, y int) (r, g, b float32), w win) *nn.Tensor
 	xs := windowSamples(w.x, w.w, inW, bounds.Dx(), bounds.Min.X)
 	ys := windowSamples(w.y, w.h, inH, bounds.Dy(), bounds.Min.Y)
 	r, g, b := t.Plane(0), t.Plane(1), t.Plane(2)
-	m, isYCbCr := img.(*image.YCbCr)
+	if m, ok := img.(*image.YCbCr); ok {
+		// Plane offsets are separable: row part plus column part.
+		o := m.Rect.Min
+		type at struct {
+			y, c   int
+			weight float32
+		}
+		offsets := func(ss [][]sample, f func(p int) at) [][]at {
+			out := make([][]at, len(ss))
+			for i, s := range ss {
+				for _, p := range s {
+					a := f(p.at)
+					a.weight = p.weight
+					out[i] = append(out[i], a)
+				}
+			}
+			return out
+		}
+		cols := offsets(xs, func(x int) at {
+			return at{y: m.YOffset(x, o.Y) - m.YOffset(o.X, o.Y), c: m.COffset(x, o.Y) - m.COffset(o.X, o.Y)}
+		})
+		rows := offsets(ys, func(y int) at { return at{y: m.YOffset(o.X, y), c: m.COffset(o.X, y)} })
+		for oy, sy := range rows {
+			for ox, sx := range cols {
+				var yy, cb, cr float32
+				for _, py := range sy {
+					for _, p := range sx {
+						wt := py.weight * p.weight
+						ci := py.c + p.c
+						yy += wt * float32(m.Y[py.y+p.y])
+						cb += wt * float32(m.Cb[ci])
+						cr += wt * float32(m.Cr[ci])
+					}
+				}
+				cb, cr = cb-128, cr-128
+				i := oy*inW + ox
+				r[i] = norm(yy + 1.402*cr)
+				g[i] = norm(yy - 0.344136*cb - 0.714136*cr)
+				b[i] = norm(yy + 1.772*cb)
+			}
+		}
+		return t
+	}
 	for oy, sy := range ys {
 		for ox, sx := range xs {
 			var sr, sg, sb float32
 			for _, py := range sy {
 				for _, p := range sx {
 					wt := py.weight * p.weight
-					if isYCbCr {
-						ci := m.COffset(p.at, py.at)
-						sr += wt * float32(m.Y[m.YOffset(p.at, py.at)])
-						sg += wt * float32(m.Cb[ci])
-						sb += wt * float32(m.Cr[ci])
-						continue
-					}
 					cr, cg, cb := px(p.at, py.at)
 					sr += wt * cr
 					sg += wt * cg
 					sb += wt * cb
 				}
-			}
-			if isYCbCr {
-				yy, cb, cr := sr, sg-128, sb-128
-				sr, sg, sb = yy+1.402*cr, yy-0.344136*cb-0.714136*cr, yy+1.772*cb
 			}
 			i := oy*inW + ox
 			r[i], g[i], b[i] = norm(sr), norm(sg), norm(sb)

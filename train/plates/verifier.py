@@ -153,11 +153,16 @@ def overlaps(a, b):
     return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
-def load(data, cand_file):
+def load(data, cand_files):
+    """Photos with their labels and proposals; with several proposal files
+    (the first stage at different working sizes) a photo gets each file's
+    strongest MAX_PROPOSALS."""
     cands = {}
-    for line in open(cand_file):
-        r = json.loads(line)
-        cands[(r["set"], r["file"])] = sorted(r["cands"] or [], key=lambda c: -c[0])
+    for cand_file in cand_files:
+        for line in open(cand_file):
+            r = json.loads(line)
+            props = sorted(r["cands"] or [], key=lambda c: -c[0])[:MAX_PROPOSALS]
+            cands.setdefault((r["set"], r["file"]), []).extend(props)
     items = {"train": [], "val": []}
     for s in SETS:
         for e in json.load(open(os.path.join(data, s, "labels.json"))):
@@ -166,7 +171,7 @@ def load(data, cand_file):
                 continue
             arr = np.asarray(Image.open(os.path.join(data, s, e["file"])).convert("RGB"))
             gts = [(p["x"], p["y"], p["x"] + p["w"], p["y"] + p["h"]) for p in e["plates"]]
-            items[sp].append((s, e["file"], arr, gts, cands[(s, e["file"])][:MAX_PROPOSALS]))
+            items[sp].append((s, e["file"], arr, gts, cands[(s, e["file"])]))
     return items
 
 
@@ -341,7 +346,8 @@ def evaluate(net, items, thrs=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), margins=((0.2
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/datasets")
-    ap.add_argument("--candidates", default="/tmp/plates-candidates.jsonl")
+    ap.add_argument("--candidates", action="append",
+                    help="proposals written by TestMine (repeat for several working sizes)")
     ap.add_argument("--out", default="imageops/plates/verifier.bin")
     ap.add_argument("--parity", default="imageops/plates/testdata/verifier-parity.bin")
     ap.add_argument("--epochs", type=int, default=30)
@@ -357,7 +363,7 @@ def main():
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     t0 = time.time()
-    items = load(args.data, args.candidates)
+    items = load(args.data, args.candidates or ["/tmp/plates-candidates.jsonl"])
     train = items["train"] + (items["val"] if args.all else [])
     print("train %d photos, val %d (loaded in %.0fs)" % (len(train), len(items["val"]), time.time() - t0), flush=True)
     net = Verifier()
