@@ -267,6 +267,25 @@ func pointwise(y, x *Tensor, w []float32) {
 	const chunk = 256
 	n := x.H * x.W
 	cin, cout := x.C, y.C
+	if n == 1 {
+		// A fully connected layer: one dot product per output.
+		for co := range cout {
+			row := w[co*cin : (co+1)*cin]
+			var s0, s1, s2, s3 float32
+			ci := 0
+			for ; ci+4 <= cin; ci += 4 {
+				s0 += row[ci] * x.Data[ci]
+				s1 += row[ci+1] * x.Data[ci+1]
+				s2 += row[ci+2] * x.Data[ci+2]
+				s3 += row[ci+3] * x.Data[ci+3]
+			}
+			for ; ci < cin; ci++ {
+				s0 += row[ci] * x.Data[ci]
+			}
+			y.Data[co] = (s0 + s1) + (s2 + s3)
+		}
+		return
+	}
 	for p0 := 0; p0 < n; p0 += chunk {
 		p1 := min(p0+chunk, n)
 		co := 0
