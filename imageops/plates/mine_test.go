@@ -5,11 +5,7 @@ package plates
 import (
 	"context"
 	"encoding/json"
-	"image"
-	_ "image/jpeg"
-	_ "image/png"
 	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -36,43 +32,22 @@ func TestMine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		dir := filepath.Join("../../../shared/datasets", set)
-		data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var labels []struct {
-			File string `json:"file"`
-		}
-		if err := json.Unmarshal(data, &labels); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range labels {
-			if HeldOut(e.File) {
-				continue
-			}
-			r, err := os.Open(filepath.Join(dir, e.File))
-			if err != nil {
-				t.Fatal(err)
-			}
-			img, _, err := image.Decode(r)
-			r.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			o, s, err := n.run(context.Background(), img)
+		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
+			o, s, err := n.run(context.Background(), p.img)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cands := [][5]float64{}
-			for _, d := range proposing.proposals(o, img.Bounds(), s) {
+			for _, d := range proposing.proposals(o, p.img.Bounds(), s) {
 				cands = append(cands, [5]float64{d.score, d.x0, d.y0, d.x1, d.y1})
 			}
 			split := "train"
-			if Validation(e.File) {
+			if Validation(p.file) {
 				split = "val"
 			}
-			enc.Encode(map[string]any{"set": set, "file": e.File, "split": split, "cands": cands})
+			if err := enc.Encode(map[string]any{"set": set, "file": p.file, "split": split, "cands": cands}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

@@ -3,7 +3,6 @@ package plates
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -76,24 +75,32 @@ func newNet() *net {
 // layer's weight and bias tensors (see nn.Reader).
 func parseNet(data []byte) (*net, error) {
 	n := newNet()
-	r := nn.NewReader(data)
-	if string(r.Bytes(4)) != "PLT1" {
-		return nil, errors.New("plate weights: bad magic")
+	if err := readLayers(data, "PLT1", "plate weights", n.layers()); err != nil {
+		return nil, err
 	}
-	layers := n.layers()
+	return n, nil
+}
+
+// readLayers fills layers from a weights file: the magic, a tensor count,
+// then each layer's weight and bias tensors, and nothing after them.
+func readLayers(data []byte, magic, what string, layers []*nn.Conv) error {
+	r := nn.NewReader(data)
+	if string(r.Bytes(4)) != magic {
+		return fmt.Errorf("%s: bad magic", what)
+	}
 	if count := int(r.U32()); count != 2*len(layers) {
-		return nil, fmt.Errorf("plate weights: %d tensors, want %d", count, 2*len(layers))
+		return fmt.Errorf("%s: %d tensors, want %d", what, count, 2*len(layers))
 	}
 	for _, l := range layers {
 		l.Read(r)
 	}
 	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("plate weights: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if r.Remaining() != 0 {
-		return nil, errors.New("plate weights: trailing bytes")
+		return fmt.Errorf("%s: trailing bytes", what)
 	}
-	return n, nil
+	return nil
 }
 
 var (

@@ -5,11 +5,6 @@ package plates
 import (
 	"context"
 	"encoding/json"
-	"image"
-	_ "image/jpeg"
-	_ "image/png"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -28,46 +23,21 @@ func TestTune(t *testing.T) {
 		t.Fatal(err)
 	}
 	type photo struct {
-		img    image.Image
+		labelled
 		judged []verified
-		boxes  []Box
 	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		dir := filepath.Join("../../../shared/datasets", set)
-		data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var labels []struct {
-			File   string `json:"file"`
-			Plates []Box  `json:"plates"`
-		}
-		if err := json.Unmarshal(data, &labels); err != nil {
-			t.Fatal(err)
-		}
 		var photos []photo
-		for _, e := range labels {
-			if !Validation(e.File) {
-				continue
-			}
-			r, err := os.Open(filepath.Join(dir, e.File))
+		for _, p := range labelledPhotos(t, set, Validation) {
+			o, s, err := n.run(context.Background(), p.img)
 			if err != nil {
 				t.Fatal(err)
 			}
-			img, _, err := image.Decode(r)
-			r.Close()
+			judged, err := v.verify(context.Background(), p.img, proposing.proposals(o, p.img.Bounds(), s))
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, s, err := n.run(context.Background(), img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			judged, err := v.verify(context.Background(), img, proposing.proposals(o, img.Bounds(), s))
-			if err != nil {
-				t.Fatal(err)
-			}
-			photos = append(photos, photo{img, judged, e.Plates})
+			photos = append(photos, photo{p, judged})
 		}
 		for _, m := range [][2]float64{{0.35, 0.1}, {0.5, 0.15}, {0.6, 0.2}} {
 			line := ""

@@ -3,8 +3,6 @@ package plates
 import (
 	"context"
 	_ "embed"
-	"errors"
-	"fmt"
 	"image"
 	"math"
 	"sync"
@@ -56,22 +54,8 @@ func (v *verifier) layers() []*nn.Conv {
 // layer's weight and bias tensors (see nn.Reader).
 func parseVerifier(data []byte) (*verifier, error) {
 	v := newVerifier()
-	r := nn.NewReader(data)
-	if string(r.Bytes(4)) != "PLV1" {
-		return nil, errors.New("plate verifier weights: bad magic")
-	}
-	layers := v.layers()
-	if count := int(r.U32()); count != 2*len(layers) {
-		return nil, fmt.Errorf("plate verifier weights: %d tensors, want %d", count, 2*len(layers))
-	}
-	for _, l := range layers {
-		l.Read(r)
-	}
-	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("plate verifier weights: %w", err)
-	}
-	if r.Remaining() != 0 {
-		return nil, errors.New("plate verifier weights: trailing bytes")
+	if err := readLayers(data, "PLV1", "plate verifier weights", v.layers()); err != nil {
+		return nil, err
 	}
 	return v, nil
 }

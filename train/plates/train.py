@@ -161,8 +161,14 @@ def export(net, path):
     add(net.m4.dw)
     add(net.m4.pw)
     tensors.extend([net.head.weight.detach().float(), net.head.bias.detach().float()])
+    write_tensors(path, b"PLT1", tensors)
+
+
+def write_tensors(path, magic, tensors):
+    """magic, the tensor count, then each tensor's rank, dims and float32
+    data, little-endian: what imageops/internal/nn.Reader reads."""
     with open(path, "wb") as f:
-        f.write(b"PLT1")
+        f.write(magic)
         f.write(struct.pack("<I", len(tensors)))
         for t in tensors:
             t = t.contiguous()

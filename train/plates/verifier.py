@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train import Block, ConvBN, SETS, folded, normalise, parity_input, split_of  # noqa: E402
+from train import Block, ConvBN, SETS, folded, normalise, parity_input, split_of, write_tensors  # noqa: E402
 
 # The window around a proposal box (bw x bh): centred on it, WIN_W wide and
 # half as high, resampled to IN_H x IN_W. Keep in step with verify.go.
@@ -120,14 +120,7 @@ def export(net, path):
     for fc in [net.fc1, net.fc2]:
         w = fc.weight.detach().float()
         tensors.extend([w.view(w.shape[0], w.shape[1], 1, 1), fc.bias.detach().float()])
-    with open(path, "wb") as f:
-        f.write(b"PLV1")
-        f.write(struct.pack("<I", len(tensors)))
-        for t in tensors:
-            t = t.contiguous()
-            f.write(struct.pack("<I", t.dim()))
-            f.write(struct.pack("<%dI" % t.dim(), *t.shape))
-            f.write(t.numpy().astype("<f4").tobytes())
+    write_tensors(path, b"PLV1", tensors)
 
 
 def write_parity(net, path):

@@ -1,0 +1,56 @@
+//go:build platesmine || platestune
+
+package plates
+
+import (
+	"encoding/json"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// labelled is a photo of the shared plate sets with its labelled boxes.
+type labelled struct {
+	set, file string
+	img       image.Image
+	boxes     []Box
+}
+
+// labelledPhotos decodes the photos of a plate set whose file names keep
+// says to read; the others (the held-out split, for the tools) are not
+// opened.
+func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []labelled {
+	t.Helper()
+	dir := filepath.Join("../../../shared/datasets", set)
+	data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []struct {
+		File   string `json:"file"`
+		Plates []Box  `json:"plates"`
+	}
+	if err := json.Unmarshal(data, &labels); err != nil {
+		t.Fatal(err)
+	}
+	var out []labelled
+	for _, e := range labels {
+		if !keep(e.File) {
+			continue
+		}
+		r, err := os.Open(filepath.Join(dir, e.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, _, err := image.Decode(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, labelled{set, e.File, img, e.Plates})
+	}
+	return out
+}
