@@ -2,13 +2,13 @@
 // and the car on a transparent background with its edge colours cleaned (Cut).
 //
 // A small convolutional network (trained by train/cutout/train.py, embedded in
-// weights.bin) finds the car on a copy of the photo shrunk to about 320 pixels (and on
-// its mirror image, averaged); the coarse matte is cleaned (small blobs dropped, holes
-// inside the car filled). On a copy of about 768 pixels, a guided filter is fitted to
-// it and the car's and the background's colours are filled in from beyond a band
-// around its outline. Only in that band, at full resolution, is alpha refined: from
-// where each pixel's colour lies between the car's and the background's, blended with
-// the guided filter. Colours there are decontaminated by removing the background's
+// weights.bin) finds the car on copies of the photo shrunk to 256, 320 and 416
+// pixels (and on their mirror images; the logits averaged); the coarse matte is
+// cleaned (small blobs dropped, holes inside the car filled). On a copy of about 768
+// pixels, a guided filter is fitted to it and the car's and the background's colours
+// are filled in from beyond a band around its outline. Only in that band, at full
+// resolution, is alpha refined: from where each pixel's colour lies between the car's
+// and the background's, blended with the guided filter. Colours there are decontaminated by removing the background's
 // share of each edge pixel.
 package cutout
 
@@ -21,11 +21,23 @@ import (
 // Working sizes and refinement settings. Tuned on a validation split of cars-seg
 // that excludes the held-out images (see train/cutout/README.md).
 const (
-	netLong   = 320  // long side of the network's input (a multiple of 32)
 	midLong   = 768  // long side of the grid the guided filter is fitted on
 	bandLo    = 0.02 // the coarse matte's values strictly between bandLo and
 	bandHi    = 0.98 // bandHi (after upsampling) form the refined band
 	keepBlobs = 0.3  // keep separate car blobs at least this fraction of the largest
+)
+
+// The network's inputs and the matte's threshold, chosen on the validation split with
+// tune_test.go (variables so that it can sweep them). The network runs at netLong
+// pixels on the long side (a multiple of 32) and also at extraLongs, whose logits are
+// resampled to netLong's grid and averaged in: the smaller input sees more of the
+// scene at once (less sky and buildings taken as car), the larger one the edges in
+// more detail. logitBias is added to the averaged logits before the sigmoid (below
+// 0: a stricter threshold than 0.5).
+var (
+	netLong            = 320
+	extraLongs         = []int{256, 416}
+	logitBias  float32 = -0.5
 )
 
 // flipAverage runs the network on the mirrored photo too and averages the two.
@@ -118,8 +130,42 @@ func coarse(ctx context.Context, pix *image.NRGBA) (*coarseMatte, error) {
 		return nil, err
 	}
 
-	// The network's input: netLong on the long side, sides multiples of 32.
-	nw, nh := netSize(W, H)
+	logits, err := netLogits(ctx, net, mid, W, H, netLong)
+	if err != nil {
+		return nil, err
+	}
+	for _, long := range extraLongs {
+		// Other input sizes: their logits, resampled to the main grid, averaged in.
+		more, err := netLogits(ctx, net, mid, W, H, long)
+		if err != nil {
+			return nil, err
+		}
+		up := bilinear(more.d, more.w, more.h, logits.w, logits.h)
+		for i := range logits.d {
+			logits.d[i] += up[i]
+		}
+	}
+	if n := len(extraLongs); n > 0 {
+		for i := range logits.d {
+			logits.d[i] /= float32(n + 1)
+		}
+	}
+	prob := logits.d
+	for i, v := range prob {
+		prob[i] = float32(1 / (1 + math.Exp(-float64(v+logitBias))))
+	}
+	raw := append([]float32(nil), prob...)
+	clean(prob, logits.w, logits.h, keepBlobs)
+	return &coarseMatte{mid: mid, prob: prob, raw: raw, lw: logits.w, lh: logits.h}, nil
+}
+
+// netLogits runs the network on mid (the photo on the refinement grid, mw×mh, for a
+// W×H photo) shrunk to long pixels on its long side, and on its mirror image with
+// flipAverage, and returns the (averaged) logits at half the input's resolution.
+func netLogits(ctx context.Context, net *network, mid *plane, W, H, long int) (*plane, error) {
+	mw, mh := mid.w, mid.h
+	// The network's input: long pixels on the long side, sides multiples of 32.
+	nw, nh := netSize(W, H, long)
 	var x *plane
 	if mw >= nw && mh >= nh {
 		x = shrinkPlane(mid, nw, nh)
@@ -148,13 +194,7 @@ func coarse(ctx context.Context, pix *image.NRGBA) (*coarseMatte, error) {
 			return nil, err
 		}
 	}
-	prob := logits.d
-	for i, v := range prob {
-		prob[i] = float32(1 / (1 + math.Exp(-float64(v))))
-	}
-	raw := append([]float32(nil), prob...)
-	clean(prob, logits.w, logits.h, keepBlobs)
-	return &coarseMatte{mid: mid, prob: prob, raw: raw, lw: logits.w, lh: logits.h}, nil
+	return logits, nil
 }
 
 // refine turns the coarse matte into pix's full-resolution alpha: a guided filter
@@ -328,16 +368,16 @@ func fitLong(w, h, long int) (int, int) {
 	return max(1, int(math.Round(float64(w)*float64(long)/float64(h)))), long
 }
 
-// netSize returns the network's input size for a w×h photo: netLong on the long side,
-// the short side in proportion, both multiples of 32.
-func netSize(w, h int) (int, int) {
+// netSize returns the network's input size for a w×h photo: long (a multiple of 32)
+// on the long side, the short side in proportion, both multiples of 32.
+func netSize(w, h, long int) (int, int) {
 	short := func(s, l int) int {
-		return max(32, int(math.Round(float64(s)*netLong/float64(l)/32))*32)
+		return max(32, int(math.Round(float64(s)*float64(long)/float64(l)/32))*32)
 	}
 	if w >= h {
-		return netLong, short(h, w)
+		return long, short(h, w)
 	}
-	return short(w, h), netLong
+	return short(w, h), long
 }
 
 // bandOf marks the grid pixels within r (a square neighbourhood) of the coarse
