@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"image"
 	"image/color"
 	"image/draw"
 	_ "image/jpeg"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -267,4 +269,34 @@ func twelveMP(tb testing.TB) image.Image {
 		}
 	}
 	return dst
+}
+
+// TestDetectOddShapes runs the detector on noise of odd sizes and pixel
+// types: whatever it proposes and verifies, it must not fail and every
+// quad must stay on the photo.
+func TestDetectOddShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, r := range []image.Rectangle{
+		image.Rect(0, 0, 2, 3), image.Rect(0, 0, 5, 900), image.Rect(0, 0, 1700, 7),
+		image.Rect(-40, 13, 60, 90), image.Rect(0, 0, 1601, 1201),
+	} {
+		gray := image.NewGray(r)
+		for i := range gray.Pix {
+			gray.Pix[i] = uint8(rng.IntN(256))
+		}
+		ycc := image.NewYCbCr(r, image.YCbCrSubsampleRatio422)
+		for i := range ycc.Y {
+			ycc.Y[i] = uint8(rng.IntN(256))
+		}
+		for _, img := range []image.Image{gray, ycc} {
+			got, err := plates.Detect(context.Background(), img)
+			if err != nil {
+				t.Fatalf("%v %T: %v", r, img, err)
+			}
+			for _, p := range got {
+				checkQuad(t, fmt.Sprintf("%v %T", r, img), p.Quad, r)
+				checkQuad(t, fmt.Sprintf("%v %T", r, img), p.Tight, r)
+			}
+		}
+	}
 }
