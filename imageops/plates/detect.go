@@ -21,15 +21,15 @@ const stride = 4
 // decoding holds the first stage's settings: how the network's cells
 // become proposals.
 type decoding struct {
-	threshold float64 // a cell's plate probability to propose a box
-	detect    float64 // the strongest cell's probability to keep a proposal
+	threshold float64 // a peak cell's plate probability to propose a box
 	nmsIoU    float64 // boxes overlapping a stronger one this much are dropped
 }
 
-// proposing is deliberately permissive: at these thresholds the first
-// stage proposes a box on 98% of the plates of the training and validation
-// photos (about twenty proposals a photo), and the verifier sorts them.
-var proposing = decoding{threshold: 0.08, detect: 0.08, nmsIoU: 0.35}
+// proposing is deliberately permissive: at this threshold one of the 24
+// strongest proposals lies on 95.6% of the web plates and 99.2% of the
+// dash-cam plates of the validation photos (IoU ≥ 0.3 or centre inside),
+// and the verifier sorts them.
+var proposing = decoding{threshold: 0.08, nmsIoU: 0.35}
 
 // judging holds the second stage's settings.
 type judging struct {
@@ -164,7 +164,7 @@ func (dc decoding) decode(out *nn.Tensor, validW, validH int) []box {
 			x0:    cx - d(1), y0: cy - d(2), x1: cx + d(3), y1: cy + d(4),
 		}
 	}
-	var groups []box
+	var peaks []box
 	var cells []box
 	for y := range validH {
 	peak:
@@ -198,12 +198,11 @@ func (dc decoding) decode(out *nn.Tensor, validW, validH int) []box {
 					}
 				}
 			}
-			if g := fuse(cells); g.score >= dc.detect {
-				groups = append(groups, g)
-			}
+			// The peak clears the threshold, and fuse keeps its score.
+			peaks = append(peaks, fuse(cells))
 		}
 	}
-	slices.SortFunc(groups, func(a, b box) int {
+	slices.SortFunc(peaks, func(a, b box) int {
 		switch {
 		case a.score > b.score:
 			return -1
@@ -214,7 +213,7 @@ func (dc decoding) decode(out *nn.Tensor, validW, validH int) []box {
 	})
 	var keep []box
 next:
-	for _, g := range groups {
+	for _, g := range peaks {
 		for _, k := range keep {
 			if g.iou(k) >= dc.nmsIoU {
 				continue next
