@@ -303,8 +303,8 @@ func prepare(img image.Image) (*nn.Tensor, float64) {
 	nw := max(1, int(math.Round(float64(b.Dx())*s)))
 	nh := max(1, int(math.Round(float64(b.Dy())*s)))
 	t := nn.NewTensor(3, (nh+31)/32*32, (nw+31)/32*32)
-	xs := axisSamples(b.Dx(), nw, b.Min.X)
-	ys := axisSamples(b.Dy(), nh, b.Min.Y)
+	xs := windowSamples(0, float64(b.Dx()), nw, b.Dx(), b.Min.X, 2)
+	ys := windowSamples(0, float64(b.Dy()), nh, b.Dy(), b.Min.Y, 2)
 	r, g, bl := t.Plane(0), t.Plane(1), t.Plane(2)
 	if m, ok := img.(*image.YCbCr); ok {
 		// Average luma and chroma, then convert once per working pixel.
@@ -322,7 +322,7 @@ func prepare(img image.Image) (*nn.Tensor, float64) {
 			for ox := range nw {
 				var sy, scb, scr, sw float32
 				if s < 1 {
-					// Shrinking: every sample weighs 1; sum in integers.
+					// Shrinking: the samples weigh alike; sum in integers.
 					var iy, icb, icr int
 					for _, py := range ys[oy] {
 						yrow, crow := m.YOffset(o.X, py.at), m.COffset(o.X, py.at)
@@ -385,30 +385,30 @@ type sample struct {
 	weight float32
 }
 
-// axisSamples lists, for each of n output positions along an axis of src
-// pixels, the source positions to average: up to two evenly spread points
-// inside the output pixel's footprint when shrinking (a sparse box filter:
-// exact enough for proposals, which the verifier checks at full resolution;
-// a 12-megapixel photo is read at about a tenth of its pixels, 8 ms less
-// than three points), or the two bilinear neighbours when enlarging.
-func axisSamples(src, n, origin int) [][]sample {
+// windowSamples lists, for each of n outputs covering [o, o+length) of an
+// axis of src pixels, the source positions and weights: the two bilinear
+// neighbours when enlarging, or up to most evenly spread samples inside
+// the output pixel's footprint when shrinking (a sparse box filter). The
+// first stage takes 2 (exact enough for proposals, which the verifier checks
+// at full resolution; a 12-megapixel photo is read at about a tenth of its
+// pixels, 8 ms less than 3), the verifier and the slant 3. Positions are
+// clamped to the photo.
+func windowSamples(o, length float64, n, src, origin, most int) [][]sample {
 	out := make([][]sample, n)
-	scale := float64(src) / float64(n)
-	for o := range out {
+	scale := length / float64(n)
+	for i := range out {
 		if scale <= 1 {
-			f := (float64(o)+0.5)*scale - 0.5
-			f = clamp(f, 0, float64(src-1))
-			i := int(f)
-			fr := float32(f - float64(i))
-			j := min(i+1, src-1)
-			out[o] = []sample{{origin + i, 1 - fr}, {origin + j, fr}}
+			f := clamp(o+(float64(i)+0.5)*scale-0.5, 0, float64(src-1))
+			j := int(f)
+			fr := float32(f - float64(j))
+			out[i] = []sample{{origin + j, 1 - fr}, {origin + min(j+1, src-1), fr}}
 			continue
 		}
-		k := min(2, int(math.Ceil(scale-1e-9)))
+		k := min(most, int(math.Ceil(scale-1e-9)))
 		for s := range k {
-			f := (float64(o) + (float64(s)+0.5)/float64(k)) * scale
-			i := min(src-1, int(f))
-			out[o] = append(out[o], sample{origin + i, 1})
+			f := o + (float64(i)+(float64(s)+0.5)/float64(k))*scale
+			j := max(0, min(src-1, int(math.Floor(f))))
+			out[i] = append(out[i], sample{origin + j, 1 / float32(k)})
 		}
 	}
 	return out

@@ -27,8 +27,8 @@ func slant(px func(x, y int) (r, g, b float32), bounds image.Rectangle, d box) f
 	if w < minSlantWidth || h < 4 {
 		return 0
 	}
-	xs := windowSamples(d.x0, w, slantGridW, bounds.Dx(), bounds.Min.X)
-	ys := windowSamples(d.y0, h, slantGridH, bounds.Dy(), bounds.Min.Y)
+	xs := windowSamples(d.x0, w, slantGridW, bounds.Dx(), bounds.Min.X, 3)
+	ys := windowSamples(d.y0, h, slantGridH, bounds.Dy(), bounds.Min.Y, 3)
 	var g [slantGridH][slantGridW]float32
 	for gy, sy := range ys {
 		for gx, sx := range xs {

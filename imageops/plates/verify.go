@@ -91,31 +91,6 @@ func windowOf(d box) win {
 	return win{(d.x0+d.x1)/2 - ww/2, (d.y0+d.y1)/2 - wh/2, ww, wh}
 }
 
-// windowSamples lists, for each of n outputs covering [o, o+length) of an
-// axis of src pixels, the source positions and weights: the two bilinear
-// neighbours when enlarging, up to three evenly spread samples (a sparse
-// box filter) when shrinking. Positions are clamped to the photo.
-func windowSamples(o, length float64, n, src, origin int) [][]sample {
-	out := make([][]sample, n)
-	scale := length / float64(n)
-	for i := range out {
-		if scale <= 1 {
-			f := clamp(o+(float64(i)+0.5)*scale-0.5, 0, float64(src-1))
-			j := int(f)
-			fr := float32(f - float64(j))
-			out[i] = []sample{{origin + j, 1 - fr}, {origin + min(j+1, src-1), fr}}
-			continue
-		}
-		k := min(3, int(math.Ceil(scale-1e-9)))
-		for s := range k {
-			f := o + (float64(i)+(float64(s)+0.5)/float64(k))*scale
-			j := max(0, min(src-1, int(math.Floor(f))))
-			out[i] = append(out[i], sample{origin + j, 1 / float32(k)})
-		}
-	}
-	return out
-}
-
 // cut resamples the window of img to the verifier's input, normalised.
 // A decoded JPEG's planes are averaged as they are and converted to RGB
 // once per input pixel (the conversion is linear, so this is the same as
@@ -123,8 +98,8 @@ func windowSamples(o, length float64, n, src, origin int) [][]sample {
 func cut(img image.Image, px func(x, y int) (r, g, b float32), w win) *nn.Tensor {
 	t := nn.NewTensor(3, inH, inW)
 	bounds := img.Bounds()
-	xs := windowSamples(w.x, w.w, inW, bounds.Dx(), bounds.Min.X)
-	ys := windowSamples(w.y, w.h, inH, bounds.Dy(), bounds.Min.Y)
+	xs := windowSamples(w.x, w.w, inW, bounds.Dx(), bounds.Min.X, 3)
+	ys := windowSamples(w.y, w.h, inH, bounds.Dy(), bounds.Min.Y, 3)
 	r, g, b := t.Plane(0), t.Plane(1), t.Plane(2)
 	if m, ok := img.(*image.YCbCr); ok {
 		// Plane offsets are separable: row part plus column part.
