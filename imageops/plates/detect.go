@@ -33,7 +33,8 @@ var proposing = decoding{threshold: 0.08, nmsIoU: 0.35}
 
 // judging holds the second stage's settings.
 type judging struct {
-	accept  float64 // the verifier's probability to report a plate
+	accept  float64 // the combined probability (score) to report a plate
+	first   float64 // the weight of the first stage's log-odds in the score
 	nmsIoU  float64 // refined boxes overlapping a stronger one this much are dropped
 	marginH float64 // added above and below, as a fraction of the box height
 	marginW float64 // added left and right, as a fraction of the box width (plus half the vertical margin)
@@ -41,7 +42,7 @@ type judging struct {
 
 // tuned was set on the validation split (train/plates/README.md), never on
 // held-out photos.
-var tuned = judging{accept: 0.6, nmsIoU: 0.3, marginH: 0.6, marginW: 0.2}
+var tuned = judging{accept: 0.6, first: 0, nmsIoU: 0.3, marginH: 0.6, marginW: 0.2}
 
 // Detect finds every licence plate in img (displayed orientation) and
 // returns each as a perspective quad, clockwise from top-left, with a score
@@ -103,16 +104,37 @@ func (dc decoding) proposals(out *nn.Tensor, b image.Rectangle, s float64) []box
 	return props
 }
 
-// plates keeps the proposals the verifier accepts, strongest first, drops
-// refined boxes that overlap a stronger one, and maps the rest to plates,
-// tilted to the slant read from the photo (px).
+// score is a verified proposal's probability of being a plate: the
+// verifier's log-odds plus, weighted by j.first, the first stage's, so that
+// a window the verifier likes but the first stage barely proposed needs
+// more of the verifier's confidence.
+func (j judging) score(v verified) float64 {
+	return 1 / (1 + math.Exp(-(logOdds(v.p) + j.first*logOdds(v.first))))
+}
+
+func logOdds(p float64) float64 {
+	p = clamp(p, 1e-6, 1-1e-6)
+	return math.Log(p / (1 - p))
+}
+
+// plates keeps the proposals whose score clears j.accept, strongest first,
+// drops refined boxes that overlap a stronger one, and maps the rest to
+// plates, tilted to the slant read from the photo (px).
 func (j judging) plates(judged []verified, b image.Rectangle, px func(x, y int) (r, g, bl float32)) []Plate {
-	slices.SortStableFunc(judged, func(a, b verified) int { return cmp.Compare(b.p, a.p) })
+	type scored struct {
+		verified
+		score float64
+	}
+	all := make([]scored, len(judged))
+	for i, v := range judged {
+		all[i] = scored{v, j.score(v)}
+	}
+	slices.SortStableFunc(all, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
 	found := []Plate{}
 	var kept []box
 next:
-	for _, v := range judged {
-		if v.p < j.accept || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
+	for _, v := range all {
+		if v.score < j.accept || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
 			continue
 		}
 		for _, k := range kept {
@@ -121,7 +143,7 @@ next:
 			}
 		}
 		kept = append(kept, v.box)
-		found = append(found, j.plate(v, slant(px, b, v.box), b))
+		found = append(found, j.plate(v.box, v.score, slant(px, b, v.box), b))
 	}
 	return found
 }
@@ -263,8 +285,8 @@ func fuse(cells []box) box {
 	return f
 }
 
-// plate maps a verified box (photo pixels relative to b.Min) with slope t
-// (dy/dx) to a Plate. The box is the plate's axis-aligned bounds, so a
+// plate maps a verified box d (photo pixels relative to b.Min) with slope t
+// (dy/dx) and its score to a Plate. The box is the plate's axis-aligned bounds, so a
 // slanted plate is the parallelogram inside it whose top and bottom edges
 // have slope t: Tight. Quad adds the margin, measured on the box, around
 // that parallelogram, and half the slant's rise more above and below, so
@@ -272,8 +294,7 @@ func fuse(cells []box) box {
 // (on the validation split this made the slanted quads cover as many
 // plates as level rectangles of the same margin). Corners are clamped to
 // the photo.
-func (j judging) plate(v verified, t float64, b image.Rectangle) Plate {
-	d := v.box
+func (j judging) plate(d box, score, t float64, b image.Rectangle) Plate {
 	w, h := d.x1-d.x0, d.y1-d.y0
 	hp := h - math.Abs(t)*w // the plate's own height
 	cx, cy := (d.x0+d.x1)/2, (d.y0+d.y1)/2
@@ -287,7 +308,7 @@ func (j judging) plate(v verified, t float64, b image.Rectangle) Plate {
 	return Plate{
 		Quad:  Quad{at(d.x0-mx, -hp/2-my-ex), at(d.x1+mx, -hp/2-my-ex), at(d.x1+mx, hp/2+my+ex), at(d.x0-mx, hp/2+my+ex)},
 		Tight: Quad{at(d.x0, -hp/2), at(d.x1, -hp/2), at(d.x1, hp/2), at(d.x0, hp/2)},
-		Score: v.p,
+		Score: score,
 	}
 }
 
@@ -318,14 +339,23 @@ func prepare(img image.Image) (*nn.Tensor, float64) {
 			}
 		}
 		cx[nw] = len(yx)
+		type row struct {
+			y, c   int
+			weight float32
+		}
+		var rows []row
 		for oy := range nh {
+			rows = rows[:0]
+			for _, py := range ys[oy] {
+				rows = append(rows, row{m.YOffset(o.X, py.at), m.COffset(o.X, py.at), py.weight})
+			}
 			for ox := range nw {
 				var sy, scb, scr, sw float32
 				if s < 1 {
 					// Shrinking: the samples weigh alike; sum in integers.
 					var iy, icb, icr int
-					for _, py := range ys[oy] {
-						yrow, crow := m.YOffset(o.X, py.at), m.COffset(o.X, py.at)
+					for _, py := range rows {
+						yrow, crow := py.y, py.c
 						for _, off := range yx[cx[ox]:cx[ox+1]] {
 							ci := crow + off[1]
 							iy += int(m.Y[yrow+off[0]])
@@ -333,10 +363,10 @@ func prepare(img image.Image) (*nn.Tensor, float64) {
 							icr += int(m.Cr[ci])
 						}
 					}
-					sy, scb, scr, sw = float32(iy), float32(icb), float32(icr), float32(len(ys[oy])*(cx[ox+1]-cx[ox]))
+					sy, scb, scr, sw = float32(iy), float32(icb), float32(icr), float32(len(rows)*(cx[ox+1]-cx[ox]))
 				} else {
-					for _, py := range ys[oy] {
-						yrow, crow := m.YOffset(o.X, py.at), m.COffset(o.X, py.at)
+					for _, py := range rows {
+						yrow, crow := py.y, py.c
 						for k, off := range yx[cx[ox]:cx[ox+1]] {
 							wt := xs[ox][k].weight * py.weight
 							ci := crow + off[1]

@@ -39,7 +39,7 @@ func TestSlantFollowsTheTilt(t *testing.T) {
 			t.Errorf("plate tilted %.2f: slant %.3f", want, got)
 		}
 		// The tight quad follows the plate's edges.
-		p := tuned.plate(verified{p: 1, box: d}, got, img.Bounds())
+		p := tuned.plate(d, 1, got, img.Bounds())
 		for i, q := range p.Tight {
 			top := i < 2
 			edge := 150 + want*(q.X-200)

@@ -39,10 +39,10 @@ func TestTune(t *testing.T) {
 			}
 			photos = append(photos, photo{p, judged})
 		}
-		for _, m := range [][2]float64{{0.35, 0.1}, {0.5, 0.15}, {0.6, 0.2}} {
+		for _, m := range [][3]float64{{0.5, 0.15, 0}, {0.6, 0.2, 0}, {0.6, 0.2, 0.25}, {0.6, 0.2, 0.5}, {0.6, 0.2, 1}} {
 			line := ""
 			for _, accept := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9} {
-				j := judging{accept: accept, nmsIoU: tuned.nmsIoU, marginH: m[0], marginW: m[1]}
+				j := judging{accept: accept, first: m[2], nmsIoU: tuned.nmsIoU, marginH: m[0], marginW: m[1]}
 				found, total, false_ := 0, 0, 0
 				for _, p := range photos {
 					plates := j.plates(append([]verified(nil), p.judged...), p.img.Bounds(), pixelReader(p.img))
@@ -64,7 +64,7 @@ func TestTune(t *testing.T) {
 				}
 				line += " " + formatPoint(accept, float64(found)/float64(total), float64(false_)/float64(len(photos)))
 			}
-			t.Logf("%-18s margin %.2f/%.2f:%s", set, m[0], m[1], line)
+			t.Logf("%-18s margin %.2f/%.2f first %.2f:%s", set, m[0], m[1], m[2], line)
 		}
 	}
 }

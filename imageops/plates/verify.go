@@ -163,11 +163,12 @@ func cut(img image.Image, px func(x, y int) (r, g, b float32), w win) *nn.Tensor
 	return t
 }
 
-// verified is a proposal the verifier judged: its probability of being a
-// plate and its refined box, in photo pixels relative to the bounds' origin.
+// verified is a proposal the verifier judged: the verifier's and the first
+// stage's probabilities of its being a plate, and its refined box, in photo
+// pixels relative to the bounds' origin.
 type verified struct {
-	p   float64
-	box box
+	p, first float64
+	box      box
 }
 
 // verify judges each proposal (photo pixels) on img.
@@ -181,7 +182,8 @@ func (v *verifier) verify(ctx context.Context, img image.Image, props []box) ([]
 		w := windowOf(d)
 		o := v.forward(cut(img, px, w))
 		out = append(out, verified{
-			p: 1 / (1 + math.Exp(-float64(o[0]))),
+			p:     1 / (1 + math.Exp(-float64(o[0]))),
+			first: d.score,
 			box: box{
 				x0: w.x + float64(o[1])*w.w, y0: w.y + float64(o[2])*w.h,
 				x1: w.x + float64(o[3])*w.w, y1: w.y + float64(o[4])*w.h,
