@@ -4,13 +4,15 @@ package plates
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"testing"
 )
 
 // TestTune prints the validation split's recall and false detections per
-// photo for a grid of the second stage's settings (judging). Only
-// validation photos are read; the held-out split is never touched.
+// photo for a grid of the second stage's settings (judging), each point
+// twice: against the sets' labels, then against them plus the plates they
+// miss (train/plates/unlabelled.json). Only validation photos are read; the
+// held-out split is never touched.
 //
 //	go test -tags platestune -run TestTune -v ./imageops/plates/
 func TestTune(t *testing.T) {
@@ -43,33 +45,41 @@ func TestTune(t *testing.T) {
 			line := ""
 			for _, accept := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9} {
 				j := judging{accept: accept, first: m[2], nmsIoU: tuned.nmsIoU, marginH: m[0], marginW: m[1]}
-				found, total, false_ := 0, 0, 0
+				var given, audited score
 				for _, p := range photos {
 					plates := j.plates(append([]verified(nil), p.judged...), p.img.Bounds(), pixelReader(p.img))
-					for _, b := range p.boxes {
-						total++
-						if b.CoveredBy(plates) >= 0.95 {
-							found++
-						}
-					}
-				next:
-					for _, pl := range plates {
-						for _, b := range p.boxes {
-							if b.Overlaps(pl.Quad) {
-								continue next
-							}
-						}
-						false_++
-					}
+					given.add(p.boxes, plates)
+					audited.add(append(p.missed, p.boxes...), plates)
 				}
-				line += " " + formatPoint(accept, float64(found)/float64(total), float64(false_)/float64(len(photos)))
+				line += fmt.Sprintf("  %.1f: %s | %s", accept, given.format(len(photos)), audited.format(len(photos)))
 			}
 			t.Logf("%-18s margin %.2f/%.2f first %.2f:%s", set, m[0], m[1], m[2], line)
 		}
 	}
 }
 
-func formatPoint(accept, recall, falsePer float64) string {
-	b, _ := json.Marshal([]float64{accept, float64(int(recall*1000)) / 1000, float64(int(falsePer*100)) / 100})
-	return string(b)
+// score counts plates found and false detections against a set of boxes.
+type score struct{ found, total, wrong int }
+
+func (s *score) add(boxes []Box, plates []Plate) {
+	for _, b := range boxes {
+		s.total++
+		if b.CoveredBy(plates) >= 0.95 {
+			s.found++
+		}
+	}
+next:
+	for _, pl := range plates {
+		for _, b := range boxes {
+			if b.Overlaps(pl.Quad) {
+				continue next
+			}
+		}
+		s.wrong++
+	}
+}
+
+// format gives the recall and the false detections per photo.
+func (s score) format(photos int) string {
+	return fmt.Sprintf("%.3f/%.2f", float64(s.found)/float64(s.total), float64(s.wrong)/float64(photos))
 }
