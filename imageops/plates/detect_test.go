@@ -88,8 +88,11 @@ func TestDetectHeldOutRecall(t *testing.T) {
 		minRecall float64
 		maxFalse  float64
 	}{
-		{"plates-web-cc0", 0.78, 0.40},    // measured 0.844 and 0.300 on these 30 photos
-		{"plates-dashcam-ro", 0.85, 0.25}, // measured 0.900 and 0.133
+		// Measured 0.906 and 0.400 on these 30 photos, 0.975 and 0.267 on
+		// those; most dash-cam "false" detections are plates the labels
+		// miss (docs/BENCHMARKS.md).
+		{"plates-web-cc0", 0.84, 0.50},
+		{"plates-dashcam-ro", 0.92, 0.37},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			photos := loadHeldOut(t, tc.set, 30)

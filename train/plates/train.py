@@ -198,8 +198,24 @@ def write_parity(net, path):
 # ---------------------------------------------------------------- data
 
 
+UNLABELLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unlabelled.json")
+
+
+def unlabelled(path=UNLABELLED):
+    """Plates the sets' labels miss, found by reviewing the detector's
+    unlabelled detections on the training and validation photos by eye
+    (README.md): {(set, file): [(x0, y0, x1, y1), ...]}. Without them the
+    networks are taught that these plates, mostly small ones in traffic, are
+    background."""
+    extra = {}
+    for e in json.load(open(path)):
+        extra.setdefault((e["set"], e["file"]), []).append(tuple(e["box"]))
+    return extra
+
+
 def load(data_dir):
     items = {"train": [], "val": []}
+    extra = unlabelled()
     for s in SETS:
         labels = json.load(open(os.path.join(data_dir, s, "labels.json")))
         for e in labels:
@@ -209,6 +225,7 @@ def load(data_dir):
                 continue
             img = Image.open(os.path.join(data_dir, s, e["file"])).convert("RGB")
             boxes = [(p["x"], p["y"], p["x"] + p["w"], p["y"] + p["h"]) for p in e["plates"]]
+            boxes += extra.get((s, e["file"]), [])
             items[sp].append((name, img, np.array(boxes, dtype=np.float32).reshape(-1, 4)))
     return items
 

@@ -25,6 +25,7 @@ range of acceptance thresholds, through a decoder that mirrors the Go one.
 """
 
 import argparse
+import io
 import json
 import math
 import os
@@ -37,16 +38,17 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from PIL import Image
+from PIL import Image, ImageFilter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train import Block, ConvBN, SETS, folded, normalise, parity_input, split_of, write_tensors  # noqa: E402
+from train import Block, ConvBN, SETS, folded, normalise, parity_input, split_of, unlabelled, write_tensors  # noqa: E402
 
 # The window around a proposal box (bw x bh): centred on it, WIN_W wide and
 # half as high, resampled to IN_H x IN_W. Keep in step with verify.go.
 IN_H, IN_W = 48, 96
 CTX_W, CTX_H = 1.75, 3.5  # window width = max(CTX_W * bw, CTX_H * bh)
 MAX_PROPOSALS = 24  # strongest proposals verified per photo (verify.go)
+POS_JITTERS = 5  # jittered windows per labelled plate per epoch
 
 
 def window(box):
@@ -157,6 +159,7 @@ def load(data, cand_files):
             props = sorted(r["cands"] or [], key=lambda c: -c[0])[:MAX_PROPOSALS]
             cands.setdefault((r["set"], r["file"]), []).extend(props)
     items = {"train": [], "val": []}
+    extra = unlabelled()
     for s in SETS:
         for e in json.load(open(os.path.join(data, s, "labels.json"))):
             sp = split_of(os.path.basename(e["file"]))
@@ -164,6 +167,7 @@ def load(data, cand_files):
                 continue
             arr = np.asarray(Image.open(os.path.join(data, s, e["file"])).convert("RGB"))
             gts = [(p["x"], p["y"], p["x"] + p["w"], p["y"] + p["h"]) for p in e["plates"]]
+            gts += extra.get((s, e["file"]), [])
             items[sp].append((s, e["file"], arr, gts, cands[(s, e["file"])]))
     return items
 
@@ -206,7 +210,7 @@ def samples(items):
         for g in gts:
             if g[2] - g[0] < 4 or g[3] - g[1] < 3:
                 continue
-            boxes += [jitter(g) for _ in range(3)]
+            boxes += [jitter(g) for _ in range(POS_JITTERS)]
         boxes += [jitter(c[1:], False) for c in cands]
         for _ in range(2):  # random plate-shaped boxes anywhere
             bh = math.exp(random.uniform(math.log(6), math.log(max(7, h / 4))))
@@ -241,6 +245,42 @@ def photometric(x):
     return np.clip(x, 0, 255)
 
 
+def geometric(x, lab, t):
+    """Small rotation and shear of the window about its centre (plates seen
+    at an angle), its box target moved along; then, now and then, the window
+    seen at a lower resolution (plates a few pixels high), blurred or JPEG
+    compressed. x: IN_H x IN_W x 3 float 0..255."""
+    im = Image.fromarray(np.clip(x, 0, 255).astype(np.uint8))
+    if random.random() < 0.35:
+        ang = math.radians(random.uniform(-8, 8))
+        sh = random.uniform(-0.15, 0.15)
+        ca, sa = math.cos(ang), math.sin(ang)
+        m = np.array([[ca, ca * sh - sa], [sa, sa * sh + ca]])
+        inv = np.linalg.inv(m)
+        cx, cy = IN_W / 2, IN_H / 2
+        im = im.transform((IN_W, IN_H), Image.AFFINE,
+                          (inv[0, 0], inv[0, 1], cx - inv[0, 0] * cx - inv[0, 1] * cy,
+                           inv[1, 0], inv[1, 1], cy - inv[1, 0] * cx - inv[1, 1] * cy),
+                          Image.BILINEAR, fillcolor=tuple(int(v) for v in x.reshape(-1, 3).mean(0)))
+        if lab:
+            x0, y0, x1, y1 = t[0] * IN_W, t[1] * IN_H, t[2] * IN_W, t[3] * IN_H
+            q = (np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]) - [cx, cy]) @ m.T + [cx, cy]
+            (bx0, by0), (bx1, by1) = q.min(0), q.max(0)
+            ix, iy = (bx1 - bx0 - (x1 - x0)) * 0.25, (by1 - by0 - (y1 - y0)) * 0.25
+            t = np.array([(bx0 + ix) / IN_W, (by0 + iy) / IN_H, (bx1 - ix) / IN_W, (by1 - iy) / IN_H], np.float32)
+    r = random.random()
+    if r < 0.25:
+        f = random.uniform(1.5, 4)
+        im = im.resize((max(4, round(IN_W / f)), max(2, round(IN_H / f))), Image.BOX).resize((IN_W, IN_H), Image.BILINEAR)
+    elif r < 0.4:
+        im = im.filter(ImageFilter.GaussianBlur(random.uniform(0.4, 1.3)))
+    if random.random() < 0.2:
+        buf = io.BytesIO()
+        im.save(buf, "JPEG", quality=random.randint(20, 70))
+        im = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+    return np.asarray(im).astype(np.float32), t
+
+
 def batches(samps, bs, augment=True):
     for i in range(0, len(samps), bs):
         chunk = samps[i:i + bs]
@@ -248,6 +288,7 @@ def batches(samps, bs, augment=True):
         for arr, win, lab, t in chunk:
             x = crop(arr, win)
             if augment:
+                x, t = geometric(x, lab, t)
                 x = photometric(x)
                 if random.random() < 0.5:
                     x = x[:, ::-1]
