@@ -1,4 +1,4 @@
-//go:build platesmine || platestune
+//go:build platesmine || platestune || platesaudit
 
 package plates
 
