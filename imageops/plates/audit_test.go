@@ -39,17 +39,10 @@ import (
 //	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestHeldOutSheets ./imageops/plates/
 
 func TestAuditSheets(t *testing.T) {
-	n, err := embeddedNet()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := embeddedVerifier()
-	if err != nil {
-		t.Fatal(err)
-	}
 	j := tuned
 	j.accept = 0.3
 	if s := os.Getenv("PLATES_AUDIT_MIN"); s != "" {
+		var err error
 		if j.accept, err = strconv.ParseFloat(s, 64); err != nil {
 			t.Fatal(err)
 		}
@@ -57,15 +50,7 @@ func TestAuditSheets(t *testing.T) {
 	var a audit
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
-			out, s, err := n.run(context.Background(), p.img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			judged, err := v.verify(context.Background(), p.img, proposing.proposals(out, p.img.Bounds(), s))
-			if err != nil {
-				t.Fatal(err)
-			}
-			a.add(p, j.plates(judged, p.img.Bounds(), pixelReader(p.img)), append(p.missed, p.boxes...))
+			a.add(p, j.plates(p.judged(t), p.img.Bounds(), pixelReader(p.img)), append(p.missed, p.boxes...))
 		}
 	}
 	a.write(t, "audit")

@@ -3,6 +3,7 @@
 package plates
 
 import (
+	"context"
 	"encoding/json"
 	"image"
 	_ "image/jpeg"
@@ -73,4 +74,33 @@ func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []lab
 		out = append(out, labelled{set, e.File, img, e.Plates, missed})
 	}
 	return out
+}
+
+// proposed runs the first stage on p's photo: its proposals, photo pixels.
+func (p labelled) proposed(t *testing.T) []box {
+	t.Helper()
+	n, err := embeddedNet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, s, err := n.run(context.Background(), p.img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proposing.proposals(out, p.img.Bounds(), s)
+}
+
+// judged runs both stages on p's photo: the verifier's judgement of each
+// proposal, before any threshold.
+func (p labelled) judged(t *testing.T) []verified {
+	t.Helper()
+	v, err := embeddedVerifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := v.verify(context.Background(), p.img, p.proposed(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
 }

@@ -3,7 +3,6 @@
 package plates
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"testing"
@@ -27,18 +26,10 @@ func TestMine(t *testing.T) {
 	}
 	defer f.Close()
 	enc := json.NewEncoder(f)
-	n, err := embeddedNet()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
-			o, s, err := n.run(context.Background(), p.img)
-			if err != nil {
-				t.Fatal(err)
-			}
 			cands := [][5]float64{}
-			for _, d := range proposing.proposals(o, p.img.Bounds(), s) {
+			for _, d := range p.proposed(t) {
 				cands = append(cands, [5]float64{d.score, d.x0, d.y0, d.x1, d.y1})
 			}
 			split := "train"

@@ -3,7 +3,6 @@
 package plates
 
 import (
-	"context"
 	"fmt"
 	"testing"
 )
@@ -16,14 +15,6 @@ import (
 //
 //	go test -tags platestune -run TestTune -v ./imageops/plates/
 func TestTune(t *testing.T) {
-	n, err := embeddedNet()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := embeddedVerifier()
-	if err != nil {
-		t.Fatal(err)
-	}
 	type photo struct {
 		labelled
 		judged []verified
@@ -31,15 +22,7 @@ func TestTune(t *testing.T) {
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		var photos []photo
 		for _, p := range labelledPhotos(t, set, Validation) {
-			o, s, err := n.run(context.Background(), p.img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			judged, err := v.verify(context.Background(), p.img, proposing.proposals(o, p.img.Bounds(), s))
-			if err != nil {
-				t.Fatal(err)
-			}
-			photos = append(photos, photo{p, judged})
+			photos = append(photos, photo{p, p.judged(t)})
 		}
 		for _, m := range [][3]float64{{0.5, 0.15, 0}, {0.6, 0.2, 0}, {0.6, 0.2, 0.25}, {0.6, 0.2, 0.5}, {0.6, 0.2, 1}} {
 			line := ""
