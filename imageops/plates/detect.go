@@ -286,9 +286,9 @@ func fuse(cells []box) box {
 }
 
 // plate maps a verified box d (photo pixels relative to b.Min) with slope t
-// (dy/dx) and its score to a Plate. The box is the plate's axis-aligned bounds, so a
-// slanted plate is the parallelogram inside it whose top and bottom edges
-// have slope t: Tight. Quad adds the margin, measured on the box, around
+// (dy/dx) and its score to a Plate. The box is the plate's axis-aligned
+// bounds, so a slanted plate is the parallelogram inside it whose top and
+// bottom edges have slope t: Tight. Quad adds the margin, measured on the box, around
 // that parallelogram, and half the slant's rise more above and below, so
 // that a misread slope or a loose estimate still leaves the plate hidden
 // (on the validation split this made the slanted quads cover as many
@@ -355,10 +355,9 @@ func prepare(img image.Image) (*nn.Tensor, float64) {
 					// Shrinking: the samples weigh alike; sum in integers.
 					var iy, icb, icr int
 					for _, py := range rows {
-						yrow, crow := py.y, py.c
 						for _, off := range yx[cx[ox]:cx[ox+1]] {
-							ci := crow + off[1]
-							iy += int(m.Y[yrow+off[0]])
+							ci := py.c + off[1]
+							iy += int(m.Y[py.y+off[0]])
 							icb += int(m.Cb[ci])
 							icr += int(m.Cr[ci])
 						}
@@ -366,11 +365,10 @@ func prepare(img image.Image) (*nn.Tensor, float64) {
 					sy, scb, scr, sw = float32(iy), float32(icb), float32(icr), float32(len(rows)*(cx[ox+1]-cx[ox]))
 				} else {
 					for _, py := range rows {
-						yrow, crow := py.y, py.c
 						for k, off := range yx[cx[ox]:cx[ox+1]] {
 							wt := xs[ox][k].weight * py.weight
-							ci := crow + off[1]
-							sy += wt * float32(m.Y[yrow+off[0]])
+							ci := py.c + off[1]
+							sy += wt * float32(m.Y[py.y+off[0]])
 							scb += wt * float32(m.Cb[ci])
 							scr += wt * float32(m.Cr[ci])
 							sw += wt
