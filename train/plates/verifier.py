@@ -384,7 +384,7 @@ def main():
                     help="proposals written by TestMine (repeat for several working sizes)")
     ap.add_argument("--out", default="imageops/plates/verifier.bin")
     ap.add_argument("--parity", default="imageops/plates/testdata/verifier-parity.bin")
-    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--epochs", type=int, default=60)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=1)
