@@ -33,9 +33,14 @@ import torch.nn as nn
 import torch.nn.functional as F
 from PIL import Image, ImageEnhance, ImageFilter
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import synth  # noqa: E402
+
 SETS = ["plates-web-cc0", "plates-dashcam-ro"]
 WORK = 640  # long side of the working image, as in Go (workSide)
 STRIDE = 4
+SWAP = 0.0  # chance that a labelled plate in a sample is repainted as another design (synth.py); --swap
+TEXT = 0.0  # chance that a sample gets a caption or watermark written on it, as background (synth.py); --text
 
 
 def fnv32a(s):
@@ -201,15 +206,16 @@ def write_parity(net, path):
 UNLABELLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unlabelled.json")
 
 
-def unlabelled(path=UNLABELLED):
+def unlabelled(paths=(UNLABELLED,)):
     """Plates the sets' labels miss, found by reviewing the detector's
     unlabelled detections on the training and validation photos by eye
-    (README.md): {(set, file): [(x0, y0, x1, y1), ...]}. Without them the
-    networks are taught that these plates, mostly small ones in traffic, are
-    background."""
+    (README.md), from each file of paths: {(set, file): [(x0, y0, x1, y1),
+    ...]}. Without them the networks are taught that these plates, mostly
+    small ones in traffic, are background."""
     extra = {}
-    for e in json.load(open(path)):
-        extra.setdefault((e["set"], e["file"]), []).append(tuple(e["box"]))
+    for path in paths:
+        for e in json.load(open(path)):
+            extra.setdefault((e["set"], e["file"]), []).append(tuple(e["box"]))
     return extra
 
 
@@ -277,6 +283,17 @@ def augment(img, boxes, crop):
     im = img.transform((crop, crop), Image.EXTENT, region, Image.BILINEAR, fillcolor=(128, 128, 128)) \
         if sx >= 1 else _shrink(img, region, crop, sx, sy)
     b = b - [ox, oy, ox, oy]
+    # Now and then a plate repainted as one of another country, and text
+    # that is not a plate written on the background (synth.py).
+    if SWAP or TEXT:
+        arr = np.array(im)
+        for i in range(len(b)):
+            if random.random() < SWAP:
+                b[i] = synth.swap(arr, tuple(b[i]), random)
+        if random.random() < TEXT:
+            for _ in range(random.randint(1, 2)):
+                synth.scribble(arr, b, random, 6, 40)
+        im = Image.fromarray(arr)
     # Small rotation/shear around the crop centre.
     if random.random() < 0.5:
         ang = math.radians(random.uniform(-10, 10))
@@ -494,6 +511,7 @@ def evaluate(net, items, thrs=(0.2, 0.3, 0.4, 0.5)):
 
 
 def main():
+    global SWAP, TEXT
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--out", default="imageops/plates/weights.bin")
@@ -507,8 +525,11 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--all", action="store_true", help="train on train+val (no tuning split)")
+    ap.add_argument("--swap", type=float, default=SWAP, help="chance a plate is repainted (synth.py)")
+    ap.add_argument("--text", type=float, default=TEXT, help="chance a sample gets a caption as background (synth.py)")
     ap.add_argument("--init", help="start from these weights (a torch state dict) instead of random")
     args = ap.parse_args()
+    SWAP, TEXT = args.swap, args.text
 
     torch.set_num_threads(args.threads)
     random.seed(args.seed)

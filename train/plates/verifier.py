@@ -41,7 +41,8 @@ import torch.nn.functional as F
 from PIL import Image, ImageFilter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train import Block, ConvBN, SETS, folded, normalise, parity_input, split_of, unlabelled, write_tensors  # noqa: E402
+from train import Block, ConvBN, SETS, UNLABELLED, folded, normalise, parity_input, split_of, unlabelled, write_tensors  # noqa: E402
+import synth  # noqa: E402
 
 # The window around a proposal box (bw x bh): centred on it, WIN_W wide and
 # half as high, resampled to IN_H x IN_W. Keep in step with verify.go.
@@ -49,6 +50,8 @@ IN_H, IN_W = 48, 96
 CTX_W, CTX_H = 1.75, 3.5  # window width = max(CTX_W * bw, CTX_H * bh)
 MAX_PROPOSALS = 24  # strongest proposals verified per photo (verify.go)
 POS_JITTERS = 5  # jittered windows per labelled plate per epoch
+SWAP = 0.0  # chance that a plate window's plate is repainted as another design (synth.py); --swap
+TEXT = 0.0  # chance that a background window gets a caption written across its middle (synth.py); --text
 
 
 def window(box):
@@ -148,10 +151,11 @@ def overlaps(a, b):
     return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
-def load(data, cand_files):
-    """Photos with their labels and proposals; with several proposal files
-    (the first stage at different working sizes) a photo gets each file's
-    strongest MAX_PROPOSALS."""
+def load(data, cand_files, missed=(UNLABELLED,)):
+    """Photos with their labels, the plates the labels miss (the files of
+    missed) and proposals; with several proposal files (the first stage at
+    different working sizes) a photo gets each file's strongest
+    MAX_PROPOSALS."""
     cands = {}
     for cand_file in cand_files:
         for line in open(cand_file):
@@ -159,7 +163,7 @@ def load(data, cand_files):
             props = sorted(r["cands"] or [], key=lambda c: -c[0])[:MAX_PROPOSALS]
             cands.setdefault((r["set"], r["file"]), []).extend(props)
     items = {"train": [], "val": []}
-    extra = unlabelled()
+    extra = unlabelled(missed)
     for s in SETS:
         for e in json.load(open(os.path.join(data, s, "labels.json"))):
             sp = split_of(os.path.basename(e["file"]))
@@ -281,12 +285,42 @@ def geometric(x, lab, t):
     return np.asarray(im).astype(np.float32), t
 
 
+def swapped(arr, win, t):
+    """The window with its plate (t, window units) repainted as a plate of
+    another design (synth.py), painted on a copy of the photo's part under
+    the window, and the new plate's box in window units."""
+    wx, wy, ww, wh = win
+    h, w = arr.shape[:2]
+    g = (wx + t[0] * ww, wy + t[1] * wh, wx + t[2] * ww, wy + t[3] * wh)
+    # The new plate may be taller than the old one: take the window's part
+    # of the photo and a plate height more above and below.
+    rx0, rx1 = max(0, int(math.floor(min(wx, g[0]))) - 2), min(w, int(math.ceil(max(wx + ww, g[2]))) + 2)
+    ph = g[3] - g[1]
+    ry0 = max(0, int(math.floor(min(wy, g[1] - ph))) - 2)
+    ry1 = min(h, int(math.ceil(max(wy + wh, g[3] + ph))) + 2)
+    if rx1 <= rx0 or ry1 <= ry0:
+        return crop(arr, win), t
+    part = arr[ry0:ry1, rx0:rx1].copy()
+    n = synth.swap(part, (g[0] - rx0, g[1] - ry0, g[2] - rx0, g[3] - ry0), random)
+    n = (n[0] + rx0, n[1] + ry0, n[2] + rx0, n[3] + ry0)
+    x = crop(part, (wx - rx0, wy - ry0, ww, wh))
+    return x, np.array([(n[0] - wx) / ww, (n[1] - wy) / wh, (n[2] - wx) / ww, (n[3] - wy) / wh], np.float32)
+
+
 def batches(samps, bs, augment=True):
     for i in range(0, len(samps), bs):
         chunk = samps[i:i + bs]
         xs, ls, ts = [], [], []
         for arr, win, lab, t in chunk:
-            x = crop(arr, win)
+            if augment and lab and SWAP and random.random() < SWAP:
+                x, t = swapped(arr, win, t)
+            else:
+                x = crop(arr, win)
+                if augment and not lab and TEXT and random.random() < TEXT:
+                    # Text that is not a plate where a plate would be.
+                    x = np.ascontiguousarray(x.astype(np.uint8))
+                    synth.scribble(x[IN_H // 4:IN_H - IN_H // 4, IN_W // 16:IN_W - IN_W // 16], [], random, 7, 18)
+                    x = x.astype(np.float32)
             if augment:
                 x, t = geometric(x, lab, t)
                 x = photometric(x)
@@ -378,6 +412,7 @@ def evaluate(net, items, thrs=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), margins=((0.2
 
 
 def main():
+    global SWAP, TEXT
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--candidates", action="append",
@@ -390,14 +425,19 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--all", action="store_true", help="train on train+val (no tuning split)")
+    ap.add_argument("--missed", action="append",
+                    help="plates the labels miss (default train/plates/unlabelled.json; repeat to add files)")
+    ap.add_argument("--swap", type=float, default=SWAP, help="chance a plate window's plate is repainted (synth.py)")
+    ap.add_argument("--text", type=float, default=TEXT, help="chance a background window gets a caption (synth.py)")
     args = ap.parse_args()
+    SWAP, TEXT = args.swap, args.text
 
     torch.set_num_threads(args.threads)
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     t0 = time.time()
-    items = load(args.data, args.candidates or ["/tmp/plates-candidates.jsonl"])
+    items = load(args.data, args.candidates or ["/tmp/plates-candidates.jsonl"], args.missed or [UNLABELLED])
     train = items["train"] + (items["val"] if args.all else [])
     print("train %d photos, val %d (loaded in %.0fs)" % (len(train), len(items["val"]), time.time() - t0), flush=True)
     net = Verifier()
