@@ -42,7 +42,7 @@ type judging struct {
 
 // tuned was set on the validation split (train/plates/README.md), never on
 // held-out photos.
-var tuned = judging{accept: 0.7, first: 0.25, nmsIoU: 0.3, marginH: 0.6, marginW: 0.2}
+var tuned = judging{accept: 0.75, first: 0.25, nmsIoU: 0.3, marginH: 0.6, marginW: 0.2}
 
 // Detect finds every licence plate in img (displayed orientation) and
 // returns each as a perspective quad, clockwise from top-left, with a score
@@ -51,9 +51,10 @@ var tuned = judging{accept: 0.7, first: 0.25, nmsIoU: 0.3, marginH: 0.6, marginW
 // empty slice.
 //
 // Two stages: a small fully-convolutional network on the photo shrunk to
-// workSide proposes boxes generously, then a verifier looks at each of the
-// strongest proposals again in a window cut from the full-resolution photo,
-// rejects what is not a plate and refines the box of what is.
+// workSide proposes boxes generously, then two verifiers (a jury) look at
+// each of the strongest proposals again in a window cut from the
+// full-resolution photo, reject what is not a plate and refine the box of
+// what is.
 func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	b := img.Bounds()
 	if b.Empty() {
@@ -63,7 +64,7 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := embeddedVerifier()
+	j, err := embeddedJury()
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 		return nil, err
 	}
 	props := proposing.proposals(out, b, s)
-	judged, err := v.verify(ctx, img, props)
+	judged, err := j.verify(ctx, img, props)
 	if err != nil {
 		return nil, err
 	}
@@ -105,9 +106,9 @@ func (dc decoding) proposals(out *nn.Tensor, b image.Rectangle, s float64) []box
 }
 
 // score is a verified proposal's probability of being a plate: the
-// verifier's log-odds plus, weighted by j.first, the first stage's, so that
-// a window the verifier likes but the first stage barely proposed needs
-// more of the verifier's confidence.
+// verifiers' averaged log-odds plus, weighted by j.first, the first
+// stage's, so that a window the verifiers like but the first stage barely
+// proposed needs more of their confidence.
 func (j judging) score(v verified) float64 {
 	return 1 / (1 + math.Exp(-(logOdds(v.p) + j.first*logOdds(v.first))))
 }

@@ -94,7 +94,7 @@ func (p labelled) proposed(t *testing.T) []box {
 // proposal, before any threshold.
 func (p labelled) judged(t *testing.T) []verified {
 	t.Helper()
-	v, err := embeddedVerifier()
+	v, err := embeddedJury()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,23 +39,26 @@ func TestForwardMatchesTorch(t *testing.T) {
 	checkParity(t, got.Data, want)
 }
 
-// TestVerifierMatchesTorch does the same for the second stage
-// (testdata/verifier-parity.bin, written by train/plates/verifier.py).
+// TestVerifierMatchesTorch does the same for the second stage's verifiers
+// (testdata/verifier-parity.bin and verifier2-parity.bin, written by
+// train/plates/verifier.py), in the jury's order.
 func TestVerifierMatchesTorch(t *testing.T) {
-	data, err := os.ReadFile("testdata/verifier-parity.bin")
+	j, err := embeddedJury()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := make([]float32, binary.LittleEndian.Uint32(data))
-	for i := range want {
-		want[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4+4*i:]))
+	for i, file := range []string{"testdata/verifier-parity.bin", "testdata/verifier2-parity.bin"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, binary.LittleEndian.Uint32(data))
+		for k := range want {
+			want[k] = math.Float32frombits(binary.LittleEndian.Uint32(data[4+4*k:]))
+		}
+		got := j[i].forward(parityInput(inH, inW))
+		checkParity(t, got[:], want)
 	}
-	v, err := embeddedVerifier()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := v.forward(parityInput(inH, inW))
-	checkParity(t, got[:], want)
 }
 
 // parityInput is the training programs' fixed test input (parity_input in
@@ -97,6 +100,7 @@ func TestParseRejectsDamagedWeights(t *testing.T) {
 	}{
 		{"detector", weightsBin, func(b []byte) error { _, err := parseNet(b); return err }},
 		{"verifier", verifierBin, func(b []byte) error { _, err := parseVerifier(b); return err }},
+		{"verifier 2", verifier2Bin, func(b []byte) error { _, err := parseVerifier(b); return err }},
 	} {
 		for name, data := range map[string][]byte{
 			"empty":     nil,

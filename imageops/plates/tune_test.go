@@ -26,7 +26,7 @@ func TestTune(t *testing.T) {
 		}
 		for _, m := range [][3]float64{{0.5, 0.15, 0}, {0.6, 0.2, 0}, {0.6, 0.2, 0.25}, {0.6, 0.2, 0.5}, {0.6, 0.2, 1}} {
 			line := ""
-			for _, accept := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9} {
+			for _, accept := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9} {
 				j := judging{accept: accept, first: m[2], nmsIoU: tuned.nmsIoU, marginH: m[0], marginW: m[1]}
 				var given, audited score
 				for _, p := range photos {
@@ -34,7 +34,7 @@ func TestTune(t *testing.T) {
 					given.add(p.boxes, plates)
 					audited.add(append(p.missed, p.boxes...), plates)
 				}
-				line += fmt.Sprintf("  %.1f: %s | %s", accept, given.format(len(photos)), audited.format(len(photos)))
+				line += fmt.Sprintf("  %.2f: %s | %s", accept, given.format(len(photos)), audited.format(len(photos)))
 			}
 			t.Logf("%-18s margin %.2f/%.2f first %.2f:%s", set, m[0], m[1], m[2], line)
 		}

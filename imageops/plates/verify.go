@@ -10,11 +10,17 @@ import (
 	"carphoto/imageops/internal/nn"
 )
 
-// verifierBin is written by train/plates/verifier.py: the second stage,
-// batch norm folded into each convolution.
-//
-//go:embed verifier.bin
-var verifierBin []byte
+// The second stage is two verifiers trained by train/plates/verifier.py
+// (batch norm folded into each convolution) on the same proposals but
+// different plates: verifier.bin with the plates the labels miss in
+// unlabelled.json, verifier2.bin with those of unlabelled-pending.json too.
+// Their judgements are averaged: each alone errs on different windows.
+var (
+	//go:embed verifier.bin
+	verifierBin []byte
+	//go:embed verifier2.bin
+	verifier2Bin []byte
+)
 
 // The verifier sees a window around each proposal, cut from the
 // full-resolution photo: centred on the proposal's box (bw × bh),
@@ -60,15 +66,27 @@ func parseVerifier(data []byte) (*verifier, error) {
 	return v, nil
 }
 
+// jury is the verifiers whose judgements are averaged.
+type jury []*verifier
+
 var (
-	verifierOnce sync.Once
-	loadedVer    *verifier
-	loadVerErr   error
+	juryOnce    sync.Once
+	loadedJury  jury
+	loadJuryErr error
 )
 
-func embeddedVerifier() (*verifier, error) {
-	verifierOnce.Do(func() { loadedVer, loadVerErr = parseVerifier(verifierBin) })
-	return loadedVer, loadVerErr
+func embeddedJury() (jury, error) {
+	juryOnce.Do(func() {
+		for _, data := range [][]byte{verifierBin, verifier2Bin} {
+			v, err := parseVerifier(data)
+			if err != nil {
+				loadJuryErr = err
+				return
+			}
+			loadedJury = append(loadedJury, v)
+		}
+	})
+	return loadedJury, loadJuryErr
 }
 
 // forward returns the plate logit and the plate's box (x0, y0, x1, y1) as
@@ -163,7 +181,7 @@ func cut(img image.Image, px func(x, y int) (r, g, b float32), w win) *nn.Tensor
 	return t
 }
 
-// verified is a proposal the verifier judged: the verifier's and the first
+// verified is a proposal the jury judged: the verifiers' (averaged) and the first
 // stage's probabilities of its being a plate, and its refined box, in photo
 // pixels relative to the bounds' origin.
 type verified struct {
@@ -171,8 +189,15 @@ type verified struct {
 	box      box
 }
 
-// verify judges each proposal (photo pixels) on img.
-func (v *verifier) verify(ctx context.Context, img image.Image, props []box) ([]verified, error) {
+// outright is the first verifier's log-odds (p ≈ 0.01) under which a
+// proposal is rejected without asking the others: most proposals are
+// grilles and lamps it is sure of, and each further look costs as much.
+const outright = -4.6
+
+// verify judges each proposal (photo pixels) on img: every verifier looks
+// at the same window, unless the first rejects it outright; their plate
+// log-odds and boxes are averaged.
+func (j jury) verify(ctx context.Context, img image.Image, props []box) ([]verified, error) {
 	px := pixelReader(img)
 	out := make([]verified, 0, len(props))
 	for _, d := range props {
@@ -180,13 +205,24 @@ func (v *verifier) verify(ctx context.Context, img image.Image, props []box) ([]
 			return nil, err
 		}
 		w := windowOf(d)
-		o := v.forward(cut(img, px, w))
+		x := cut(img, px, w)
+		var sum [5]float64
+		n := 0.0
+		for k, v := range j {
+			if k > 0 && sum[0] < outright {
+				break // the first verifier rejects it outright: not worth a second look
+			}
+			for i, o := range v.forward(x) {
+				sum[i] += float64(o)
+			}
+			n++
+		}
 		out = append(out, verified{
-			p:     1 / (1 + math.Exp(-float64(o[0]))),
+			p:     1 / (1 + math.Exp(-sum[0]/n)),
 			first: d.score,
 			box: box{
-				x0: w.x + float64(o[1])*w.w, y0: w.y + float64(o[2])*w.h,
-				x1: w.x + float64(o[3])*w.w, y1: w.y + float64(o[4])*w.h,
+				x0: w.x + sum[1]/n*w.w, y0: w.y + sum[2]/n*w.h,
+				x1: w.x + sum[3]/n*w.w, y1: w.y + sum[4]/n*w.h,
 			},
 		})
 	}
