@@ -94,11 +94,11 @@ func (p labelled) proposed(t *testing.T) []box {
 // proposal, before any threshold.
 func (p labelled) judged(t *testing.T) []verified {
 	t.Helper()
-	v, err := embeddedJury()
+	vs, err := embeddedJury()
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := v.verify(context.Background(), p.img, p.proposed(t))
+	j, err := vs.verify(context.Background(), p.img, p.proposed(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,14 +77,16 @@ var (
 
 func embeddedJury() (jury, error) {
 	juryOnce.Do(func() {
+		var j jury
 		for _, data := range [][]byte{verifierBin, verifier2Bin} {
 			v, err := parseVerifier(data)
 			if err != nil {
 				loadJuryErr = err
 				return
 			}
-			loadedJury = append(loadedJury, v)
+			j = append(j, v)
 		}
+		loadedJury = j
 	})
 	return loadedJury, loadJuryErr
 }
@@ -181,9 +183,9 @@ func cut(img image.Image, px func(x, y int) (r, g, b float32), w win) *nn.Tensor
 	return t
 }
 
-// verified is a proposal the jury judged: the verifiers' (averaged) and the first
-// stage's probabilities of its being a plate, and its refined box, in photo
-// pixels relative to the bounds' origin.
+// verified is a proposal the jury judged: the verifiers' (averaged) and the
+// first stage's probabilities of its being a plate, and its refined box, in
+// photo pixels relative to the bounds' origin.
 type verified struct {
 	p, first float64
 	box      box
