@@ -442,8 +442,12 @@ def main():
     print("train %d photos, val %d (loaded in %.0fs)" % (len(train), len(items["val"]), time.time() - t0), flush=True)
     net = Verifier()
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
+    # An epoch's window count varies a little (jittered boxes that land
+    # ambiguously are skipped), so the schedule is sized from the first and
+    # holds its last rate if an epoch runs longer.
     per_epoch = math.ceil(len(samples(train)) / args.batch)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=args.epochs * per_epoch + 10, pct_start=0.1)
+    total = args.epochs * per_epoch + 10
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, args.lr, total_steps=total, pct_start=0.1)
     for ep in range(1, args.epochs + 1):
         samps = samples(train)
         npos = sum(1 for s in samps if s[2])
@@ -453,7 +457,8 @@ def main():
             opt.zero_grad()
             (lc + lr_).backward()
             opt.step()
-            sched.step()
+            if sched.last_epoch < total - 1:
+                sched.step()
             tc += lc.item()
             tr += lr_.item()
             nb += 1
