@@ -289,10 +289,10 @@ func fuse(cells []box) box {
 // plate maps a verified box d (photo pixels relative to b.Min) with slope t
 // (dy/dx) and its score to a Plate. The box is the plate's axis-aligned
 // bounds, so a slanted plate is the parallelogram inside it whose top and
-// bottom edges have slope t: Tight. Quad adds the margin, measured on the box, around
-// that parallelogram, and half the slant's rise more above and below, so
-// that a misread slope or a loose estimate still leaves the plate hidden
-// (on the validation split this made the slanted quads cover as many
+// bottom edges have slope t: Tight. Quad adds the margin, measured on the
+// box, around that parallelogram, and half the slant's rise more above and
+// below, so that a misread slope or a loose estimate still leaves the plate
+// hidden (on the validation split this made the slanted quads cover as many
 // plates as level rectangles of the same margin). Corners are clamped to
 // the photo.
 func (j judging) plate(d box, score, t float64, b image.Rectangle) Plate {

@@ -90,7 +90,7 @@ func (p labelled) proposed(t *testing.T) []box {
 	return proposing.proposals(out, p.img.Bounds(), s)
 }
 
-// judged runs both stages on p's photo: the verifier's judgement of each
+// judged runs both stages on p's photo: the jury's judgement of each
 // proposal, before any threshold.
 func (p labelled) judged(t *testing.T) []verified {
 	t.Helper()

@@ -211,8 +211,8 @@ func (j jury) verify(ctx context.Context, img image.Image, props []box) ([]verif
 		var sum [5]float64
 		n := 0.0
 		for k, v := range j {
-			if k > 0 && sum[0] < outright {
-				break // the first verifier rejects it outright: not worth a second look
+			if k > 0 && sum[0]/n < outright {
+				break // rejected outright by those asked so far: not worth another look
 			}
 			for i, o := range v.forward(x) {
 				sum[i] += float64(o)
