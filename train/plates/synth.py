@@ -108,7 +108,7 @@ def render(rng, w, h):
             d.text((cx, y), "".join(rng.choice(LETTERS) for _ in range(rng.randint(4, 10))), font=f2,
                    fill=ink, anchor="mm")
     else:
-        for i, (y, n) in enumerate([(0.3, rng.randint(2, 4)), (0.72, rng.randint(3, 6))]):
+        for y, n in [(0.3, rng.randint(2, 4)), (0.72, rng.randint(3, 6))]:
             s = text(rng, n)
             size = int(H * rng.uniform(0.3, 0.4))
             f = font(name, size)
