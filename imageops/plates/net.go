@@ -117,31 +117,44 @@ func embeddedNet() (*net, error) {
 
 // forward runs the network on x (3 channels, sides multiples of 32) and
 // returns the head: channel 0 the plate logit, 1..4 log distances (in
-// strides) to the box's left, top, right and bottom edges.
+// strides) to the box's left, top, right and bottom edges. Each layer's
+// output is freed for reuse (nn.Free) once nothing reads it; x is not.
 func (n *net) forward(ctx context.Context, x *nn.Tensor) (*nn.Tensor, error) {
-	steps := []func(){}
+	// then applies a layer to a tensor read by nothing else.
+	then := func(f func(*nn.Tensor) *nn.Tensor, x *nn.Tensor) *nn.Tensor {
+		y := f(x)
+		nn.Free(x)
+		return y
+	}
+	// merge adds the coarser map p, upsampled, to the lateral l(f), frees
+	// p and f, and returns the sum.
+	merge := func(l *nn.Conv, f, p *nn.Tensor) *nn.Tensor {
+		sum := nn.UpAdd(l.Apply(f), p)
+		nn.Free(f, p)
+		return sum
+	}
 	var f4, f8, f16, f32, p *nn.Tensor
-	steps = append(steps,
-		func() { x = n.stem.Apply(x) },
-		func() { f4 = n.b4b.apply(n.b4a.apply(x)) },
-		func() { f8 = n.b8b.apply(n.b8a.apply(f4)) },
-		func() { f16 = n.b16b.apply(n.b16a.apply(f8)) },
-		func() { f32 = n.b32b.apply(n.b32a.apply(f16)) },
-		func() { p = n.m16.apply(nn.UpAdd(n.l16.Apply(f16), n.l32.Apply(f32))) },
-		func() { p = n.r8.Apply(n.m8.apply(nn.UpAdd(n.l8.Apply(f8), p))) },
-		func() { p = n.head.Apply(n.m4.apply(nn.UpAdd(n.l4.Apply(f4), p))) },
-	)
-	for _, s := range steps {
+	for _, step := range []func(){
+		func() { f4 = then(n.b4b.apply, then(n.b4a.apply, n.stem.Apply(x))) },
+		func() { f8 = then(n.b8b.apply, n.b8a.apply(f4)) },
+		func() { f16 = then(n.b16b.apply, n.b16a.apply(f8)) },
+		func() { f32 = then(n.b32b.apply, n.b32a.apply(f16)) },
+		func() { p = then(n.m16.apply, merge(n.l16, f16, then(n.l32.Apply, f32))) },
+		func() { p = then(n.r8.Apply, then(n.m8.apply, merge(n.l8, f8, p))) },
+		func() { p = then(n.head.Apply, then(n.m4.apply, merge(n.l4, f4, p))) },
+	} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s()
+		step()
 	}
 	return p, nil
 }
 
 func (b block) apply(x *nn.Tensor) *nn.Tensor {
-	y := b.pw.Apply(b.dw.Apply(x))
+	t := b.dw.Apply(x)
+	y := b.pw.Apply(t)
+	nn.Free(t)
 	if b.dw.Stride == 1 && b.pw.Cin == b.pw.Cout {
 		for i, v := range x.Data {
 			y.Data[i] += v
