@@ -76,18 +76,19 @@ func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []lab
 	return out
 }
 
-// proposed runs the first stage on p's photo: its proposals, photo pixels.
+// proposed runs the first stage on p's photo: its proposals from both
+// looks, photo pixels.
 func (p labelled) proposed(t *testing.T) []box {
 	t.Helper()
 	n, err := embeddedNet()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, s, err := n.run(context.Background(), p.img)
+	props, err := n.propose(context.Background(), p.img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return proposing.proposals(out, p.img.Bounds(), s)
+	return props
 }
 
 // judged runs both stages on p's photo: the jury's judgement of each

@@ -3,15 +3,17 @@
 package plates
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"testing"
 )
 
 // TestMine writes, for every photo of the plate sets outside the held-out
-// split, the first stage's proposals (photo pixels), for
+// split, the first stage's proposals at workSide (photo pixels), for
 // train/plates/verifier.py to learn from (hard negatives) and to tune on
-// (validation split). Held-out photos are not read.
+// (validation split): the proposals the shipped verifiers learnt from (the
+// coarse look's few additions came later). Held-out photos are not read.
 //
 //	PLATES_MINE_OUT=/tmp/plates-candidates.jsonl \
 //	    go test -tags platesmine -run TestMine ./imageops/plates/
@@ -26,10 +28,18 @@ func TestMine(t *testing.T) {
 	}
 	defer f.Close()
 	enc := json.NewEncoder(f)
+	n, err := embeddedNet()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
 			cands := [][5]float64{}
-			for _, d := range p.proposed(t) {
+			props, err := n.proposeAt(context.Background(), p.img, workSide)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range props {
 				cands = append(cands, [5]float64{d.score, d.x0, d.y0, d.x1, d.y1})
 			}
 			split := "train"

@@ -29,7 +29,7 @@ var (
 const (
 	inH, inW     = 48, 96
 	ctxW, ctxH   = 1.75, 3.5
-	maxProposals = 24 // the strongest proposals verified per photo
+	maxProposals = 24 // the strongest proposals of a look (workSide, coarseSide) kept
 )
 
 // verifier mirrors Verifier in train/plates/verifier.py layer for layer.
