@@ -52,6 +52,7 @@ MAX_PROPOSALS = 24  # strongest proposals verified per photo (verify.go)
 POS_JITTERS = 5  # jittered windows per labelled plate per epoch
 SWAP = 0.0  # chance that a plate window's plate is repainted as another design (synth.py); --swap
 TEXT = 0.0  # chance that a background window gets a caption written across its middle (synth.py); --text
+ROLL = 0.0  # chance that a window is turned 8-25 degrees (a tilted camera) instead of the usual at most 8; --roll
 
 
 def window(box):
@@ -255,8 +256,11 @@ def geometric(x, lab, t):
     seen at a lower resolution (plates a few pixels high), blurred or JPEG
     compressed. x: IN_H x IN_W x 3 float 0..255."""
     im = Image.fromarray(np.clip(x, 0, 255).astype(np.uint8))
-    if random.random() < 0.35:
-        ang = math.radians(random.uniform(-8, 8))
+    # (No draw for the roll unless asked for, so that runs without it repeat
+    # the earlier ones exactly.)
+    roll = ROLL and random.random() < ROLL
+    if roll or random.random() < 0.35:
+        ang = math.radians(random.choice((-1, 1)) * random.uniform(8, 25) if roll else random.uniform(-8, 8))
         sh = random.uniform(-0.15, 0.15)
         ca, sa = math.cos(ang), math.sin(ang)
         m = np.array([[ca, ca * sh - sa], [sa, sa * sh + ca]])
@@ -412,7 +416,7 @@ def evaluate(net, items, thrs=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), margins=((0.2
 
 
 def main():
-    global SWAP, TEXT
+    global SWAP, TEXT, ROLL
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--candidates", action="append",
@@ -429,8 +433,9 @@ def main():
                     help="plates the labels miss (default train/plates/unlabelled.json; repeat to add files)")
     ap.add_argument("--swap", type=float, default=SWAP, help="chance a plate window's plate is repainted (synth.py)")
     ap.add_argument("--text", type=float, default=TEXT, help="chance a background window gets a caption (synth.py)")
+    ap.add_argument("--roll", type=float, default=ROLL, help="chance a window is turned 8-25 degrees instead of at most 8")
     args = ap.parse_args()
-    SWAP, TEXT = args.swap, args.text
+    SWAP, TEXT, ROLL = args.swap, args.text, args.roll
 
     torch.set_num_threads(args.threads)
     random.seed(args.seed)
