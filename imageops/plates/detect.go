@@ -240,7 +240,7 @@ func (dc decoding) decode(out *nn.Tensor, validW, validH int) []box {
 	peak:
 		for x := range validW {
 			v := out.Data[y*out.W+x]
-			if v < logit {
+			if !(v >= logit) { // (a NaN, never expected, proposes nothing)
 				continue
 			}
 			for dy := -1; dy <= 1; dy++ {

@@ -14,6 +14,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -351,6 +353,41 @@ func signedArea(q plates.Quad) float64 {
 		a += p.X*n.Y - n.X*p.Y
 	}
 	return a / 2
+}
+
+// TestDetectConcurrent runs detections side by side, as a worker does:
+// the networks' scratch storage is shared through pools (nn.Free), and
+// no detection may see another's.
+func TestDetectConcurrent(t *testing.T) {
+	photos := loadHeldOut(t, "plates-web-cc0", 4)
+	photos = append(photos, loadHeldOut(t, "plates-dashcam-ro", 4)...)
+	want := make([][]plates.Plate, len(photos))
+	for i, e := range photos {
+		got, err := plates.Detect(context.Background(), e.img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = got
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for round := range 3 {
+				for k := range photos {
+					i := (k + g + round) % len(photos)
+					got, err := plates.Detect(context.Background(), photos[i].img)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !reflect.DeepEqual(got, want[i]) {
+						t.Errorf("%s: side by side found %v, alone %v", photos[i].File, got, want[i])
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestDetectNoPlate(t *testing.T) {
