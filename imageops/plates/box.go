@@ -9,8 +9,8 @@ type Box struct {
 	H float64 `json:"h"`
 }
 
-// coverageGrid is the number of sample points per side of a box: the
-// coverage is exact to about 1/coverageGrid² of the box's area.
+// coverageGrid is the number of sample points per side of a box or quad:
+// the coverage is exact to about 1/coverageGrid² of its area.
 const coverageGrid = 40
 
 // CoveredBy returns the fraction of b's area inside the union of the found
@@ -20,13 +20,22 @@ func (b Box) CoveredBy(found []Plate) float64 {
 	if b.W <= 0 || b.H <= 0 {
 		return 1
 	}
+	return Quad{{b.X, b.Y}, {b.X + b.W, b.Y}, {b.X + b.W, b.Y + b.H}, {b.X, b.Y + b.H}}.CoveredBy(found)
+}
+
+// CoveredBy returns the fraction of q's area (corners in order, clockwise
+// or not) inside the union of the found plates' quads, sampled on a grid
+// spread over q as a box's is over the box.
+func (q Quad) CoveredBy(found []Plate) float64 {
 	in := 0
 	for i := range coverageGrid {
-		y := b.Y + (float64(i)+0.5)*b.H/coverageGrid
+		v := (float64(i) + 0.5) / coverageGrid
+		left := lerp(q[0], q[3], v)
+		right := lerp(q[1], q[2], v)
 		for j := range coverageGrid {
-			x := b.X + (float64(j)+0.5)*b.W/coverageGrid
-			for _, p := range found {
-				if p.Quad.Contains(Point{x, y}) {
+			p := lerp(left, right, (float64(j)+0.5)/coverageGrid)
+			for _, f := range found {
+				if f.Quad.Contains(p) {
 					in++
 					break
 				}
@@ -34,6 +43,11 @@ func (b Box) CoveredBy(found []Plate) float64 {
 		}
 	}
 	return float64(in) / (coverageGrid * coverageGrid)
+}
+
+// lerp is the point a fraction t of the way from a to b.
+func lerp(a, b Point, t float64) Point {
+	return Point{a.X + t*(b.X-a.X), a.Y + t*(b.Y-a.Y)}
 }
 
 // Overlaps reports whether q's bounding rectangle shares any area with b.

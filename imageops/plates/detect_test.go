@@ -10,7 +10,6 @@ import (
 	"image/color"
 	"image/draw"
 	_ "image/jpeg"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -20,9 +19,7 @@ import (
 	"testing"
 	"time"
 
-	xdraw "golang.org/x/image/draw"
-	"golang.org/x/image/math/f64"
-
+	"carphoto/imageops/internal/imgtest"
 	"carphoto/imageops/plates"
 )
 
@@ -154,7 +151,7 @@ func TestDetectCloseUps(t *testing.T) {
 			for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 				for _, e := range loadHeldOut(t, set, 30) {
 					for _, b := range e.Plates {
-						img, ok := closeUp(e.img, b, tc.frac)
+						img, ok := imgtest.CloseUp(e.img, b.X, b.Y, b.W, b.H, tc.frac)
 						if b.W < 30 || !ok {
 							continue
 						}
@@ -192,18 +189,18 @@ func TestDetectTilted(t *testing.T) {
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		for _, e := range loadHeldOut(t, set, 20) {
 			for _, deg := range []float64{-15, 15} {
-				img, turn := rotated(e.img, deg)
+				img, turn := imgtest.Rotated(e.img, deg)
 				got, err := plates.Detect(context.Background(), img)
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, b := range e.Plates {
-					q := [4]plates.Point{turn(b.X, b.Y), turn(b.X+b.W, b.Y), turn(b.X+b.W, b.Y+b.H), turn(b.X, b.Y+b.H)}
-					if !inFrame(q, img.Bounds()) {
+					q, ok := turned(b, turn, img.Bounds())
+					if !ok {
 						continue
 					}
 					total++
-					if c := areaCovered(q, got); c >= 0.95 {
+					if c := q.CoveredBy(got); c >= 0.95 {
 						found++
 					} else {
 						t.Logf("%s turned %+.0f°: plate %+v covered %.2f", e.File, deg, b, c)
@@ -219,68 +216,16 @@ func TestDetectTilted(t *testing.T) {
 	}
 }
 
-// rotated returns img turned by deg degrees (clockwise on screen) about
-// its centre, same size, mid-grey where nothing was, and the map from
-// img's pixels to the result's.
-func rotated(img image.Image, deg float64) (image.Image, func(x, y float64) plates.Point) {
-	b := img.Bounds()
-	cx, cy := float64(b.Min.X+b.Dx()/2), float64(b.Min.Y+b.Dy()/2)
-	sin, cos := math.Sincos(deg * math.Pi / 180)
-	turn := func(x, y float64) plates.Point {
-		dx, dy := x-cx, y-cy
-		return plates.Point{X: cx + cos*dx - sin*dy, Y: cy + sin*dx + cos*dy}
+// turned is box b moved by turn (a photo's rotation) as a quad, and
+// whether it stays within bounds.
+func turned(b plates.Box, turn func(x, y float64) (float64, float64), bounds image.Rectangle) (plates.Quad, bool) {
+	var q plates.Quad
+	ok := true
+	for i, c := range [4][2]float64{{b.X, b.Y}, {b.X + b.W, b.Y}, {b.X + b.W, b.Y + b.H}, {b.X, b.Y + b.H}} {
+		q[i].X, q[i].Y = turn(c[0], c[1])
+		ok = ok && imgtest.Inside(bounds, q[i].X, q[i].Y)
 	}
-	dst := image.NewRGBA(b)
-	draw.Draw(dst, b, image.NewUniform(color.Gray{128}), image.Point{}, draw.Src)
-	m := f64.Aff3{cos, -sin, cx - cos*cx + sin*cy, sin, cos, cy - sin*cx - cos*cy}
-	xdraw.BiLinear.Transform(dst, m, img, b, xdraw.Over, nil)
-	return dst, turn
-}
-
-func inFrame(q [4]plates.Point, b image.Rectangle) bool {
-	for _, c := range q {
-		if c.X < float64(b.Min.X) || c.Y < float64(b.Min.Y) || c.X > float64(b.Max.X) || c.Y > float64(b.Max.Y) {
-			return false
-		}
-	}
-	return true
-}
-
-// areaCovered is the share of a 16×16 grid of points spread over the
-// quadrilateral q (corners in order) that lie inside a found plate's quad.
-func areaCovered(q [4]plates.Point, found []plates.Plate) float64 {
-	const n = 16
-	in := 0
-	for i := range n {
-		for j := range n {
-			u, v := (float64(i)+0.5)/n, (float64(j)+0.5)/n
-			top := plates.Point{X: q[0].X + u*(q[1].X-q[0].X), Y: q[0].Y + u*(q[1].Y-q[0].Y)}
-			bot := plates.Point{X: q[3].X + u*(q[2].X-q[3].X), Y: q[3].Y + u*(q[2].Y-q[3].Y)}
-			p := plates.Point{X: top.X + v*(bot.X-top.X), Y: top.Y + v*(bot.Y-top.Y)}
-			for _, pl := range found {
-				if pl.Quad.Contains(p) {
-					in++
-					break
-				}
-			}
-		}
-	}
-	return float64(in) / n / n
-}
-
-// closeUp crops img to a 4:3 frame centred on b in which b spans frac of
-// the width; ok is false when the photo cannot hold most of that frame.
-func closeUp(img image.Image, b plates.Box, frac float64) (image.Image, bool) {
-	cw := b.W / frac
-	ch := cw * 3 / 4
-	cx, cy := b.X+b.W/2, b.Y+b.H/2
-	r := image.Rect(int(cx-cw/2), int(cy-ch/2), int(cx+cw/2), int(cy+ch/2)).Intersect(img.Bounds())
-	if float64(r.Dx()) < 0.8*cw || float64(r.Dy()) < 0.8*ch {
-		return nil, false
-	}
-	return img.(interface {
-		SubImage(image.Rectangle) image.Image
-	}).SubImage(r), true
+	return q, ok
 }
 
 func overlapsAny(boxes []plates.Box, q plates.Quad) bool {

@@ -6,12 +6,9 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/color"
-	"math"
 	"testing"
 
-	"golang.org/x/image/draw"
-	"golang.org/x/image/math/f64"
+	"carphoto/imageops/internal/imgtest"
 )
 
 // TestScaleSweep crops the validation photos around each labelled plate at
@@ -33,7 +30,7 @@ func TestScaleSweep(t *testing.T) {
 			for _, p := range photos {
 				all := append(append([]Box(nil), p.boxes...), p.missed...)
 				for _, b := range p.boxes {
-					img, ok := closeUp(p.img, b, f)
+					img, ok := imgtest.CloseUp(p.img, b.X, b.Y, b.W, b.H, f)
 					if b.W < 30 || !ok {
 						continue
 					}
@@ -78,21 +75,6 @@ func countOn(others []Box, plates []Plate, framed Box) int {
 	return n
 }
 
-// closeUp crops img to a 4:3 frame centred on b in which b spans frac of
-// the width; ok is false when the photo cannot hold most of that frame.
-func closeUp(img image.Image, b Box, frac float64) (image.Image, bool) {
-	cw := b.W / frac
-	ch := cw * 3 / 4
-	cx, cy := b.X+b.W/2, b.Y+b.H/2
-	r := image.Rect(int(cx-cw/2), int(cy-ch/2), int(cx+cw/2), int(cy+ch/2)).Intersect(img.Bounds())
-	if float64(r.Dx()) < 0.8*cw || float64(r.Dy()) < 0.8*ch {
-		return nil, false
-	}
-	return img.(interface {
-		SubImage(image.Rectangle) image.Image
-	}).SubImage(r), true
-}
-
 // TestRotationSweep rotates the validation photos about their centre, as
 // a tilted camera would, and prints for each angle the share of the
 // labelled plates (rotated with the photo, those that stay inside it) of
@@ -107,21 +89,25 @@ func TestRotationSweep(t *testing.T) {
 		for _, deg := range []float64{-20, -10, -5, 0, 5, 10, 20} {
 			found, total, wrong := 0, 0, 0
 			for _, p := range photos {
-				img, turn := rotated(p.img, deg)
+				img, turn := imgtest.Rotated(p.img, deg)
 				plates, err := Detect(context.Background(), img)
 				if err != nil {
 					t.Fatal(err)
 				}
-				var all [][4]Point
-				for _, b := range append(append([]Box(nil), p.boxes...), p.missed...) {
-					all = append(all, [4]Point{turn(b.X, b.Y), turn(b.X+b.W, b.Y), turn(b.X+b.W, b.Y+b.H), turn(b.X, b.Y+b.H)})
-				}
-				for i := range p.boxes {
-					if !inside(all[i], img.Bounds()) {
-						continue
+				var all []Quad
+				for i, b := range append(append([]Box(nil), p.boxes...), p.missed...) {
+					var q Quad
+					inside := true
+					for k, c := range [4][2]float64{{b.X, b.Y}, {b.X + b.W, b.Y}, {b.X + b.W, b.Y + b.H}, {b.X, b.Y + b.H}} {
+						q[k].X, q[k].Y = turn(c[0], c[1])
+						inside = inside && imgtest.Inside(img.Bounds(), q[k].X, q[k].Y)
+					}
+					all = append(all, q)
+					if i >= len(p.boxes) || !inside {
+						continue // only labelled plates the photo still holds count towards recall
 					}
 					total++
-					if areaCovered(all[i], plates) >= 0.95 {
+					if q.CoveredBy(plates) >= 0.95 {
 						found++
 					}
 				}
@@ -133,7 +119,7 @@ func TestRotationSweep(t *testing.T) {
 								continue next
 							}
 						}
-						if Quad(q).Contains(pl.Quad[0]) {
+						if q.Contains(pl.Quad[0]) {
 							continue next
 						}
 					}
@@ -144,53 +130,4 @@ func TestRotationSweep(t *testing.T) {
 		}
 		t.Logf("%-18s%s", set, line)
 	}
-}
-
-// rotated returns img turned by deg degrees (clockwise on screen) about
-// its centre, same size, mid-grey where nothing was, and the map from
-// img's pixels to the result's.
-func rotated(img image.Image, deg float64) (image.Image, func(x, y float64) Point) {
-	b := img.Bounds()
-	cx, cy := float64(b.Min.X+b.Dx()/2), float64(b.Min.Y+b.Dy()/2)
-	sin, cos := math.Sincos(deg * math.Pi / 180)
-	turn := func(x, y float64) Point {
-		dx, dy := x-cx, y-cy
-		return Point{cx + cos*dx - sin*dy, cy + sin*dx + cos*dy}
-	}
-	dst := image.NewRGBA(b)
-	draw.Draw(dst, b, image.NewUniform(color.Gray{128}), image.Point{}, draw.Src)
-	m := f64.Aff3{cos, -sin, cx - cos*cx + sin*cy, sin, cos, cy - sin*cx - cos*cy}
-	draw.BiLinear.Transform(dst, m, img, b, draw.Over, nil)
-	return dst, turn
-}
-
-func inside(q [4]Point, b image.Rectangle) bool {
-	for _, c := range q {
-		if c.X < float64(b.Min.X) || c.Y < float64(b.Min.Y) || c.X > float64(b.Max.X) || c.Y > float64(b.Max.Y) {
-			return false
-		}
-	}
-	return true
-}
-
-// areaCovered is the share of a grid of points over the quadrilateral q
-// (corners in order) that lie inside one of the plates' quads.
-func areaCovered(q [4]Point, plates []Plate) float64 {
-	const n = 16
-	in := 0
-	for i := range n {
-		for j := range n {
-			u, v := (float64(i)+0.5)/n, (float64(j)+0.5)/n
-			top := Point{q[0].X + u*(q[1].X-q[0].X), q[0].Y + u*(q[1].Y-q[0].Y)}
-			bot := Point{q[3].X + u*(q[2].X-q[3].X), q[3].Y + u*(q[2].Y-q[3].Y)}
-			p := Point{top.X + v*(bot.X-top.X), top.Y + v*(bot.Y-top.Y)}
-			for _, pl := range plates {
-				if pl.Quad.Contains(p) {
-					in++
-					break
-				}
-			}
-		}
-	}
-	return float64(in) / n / n
 }

@@ -1,0 +1,53 @@
+// Package imgtest holds the photo manipulations that the vision packages'
+// tests and measuring tools share: framing a close-up around a region, and
+// turning a photo as a camera held askew would. Only tests import it.
+package imgtest
+
+import (
+	"image"
+	"image/color"
+	"image/draw"
+	"math"
+
+	xdraw "golang.org/x/image/draw"
+	"golang.org/x/image/math/f64"
+)
+
+// CloseUp crops img to a 4:3 frame centred on the region (x, y, w, h) in
+// which the region spans frac of the frame's width, at img's resolution;
+// ok is false when img cannot hold most (80%) of that frame.
+func CloseUp(img image.Image, x, y, w, h, frac float64) (crop image.Image, ok bool) {
+	cw := w / frac
+	ch := cw * 3 / 4
+	cx, cy := x+w/2, y+h/2
+	r := image.Rect(int(cx-cw/2), int(cy-ch/2), int(cx+cw/2), int(cy+ch/2)).Intersect(img.Bounds())
+	if float64(r.Dx()) < 0.8*cw || float64(r.Dy()) < 0.8*ch {
+		return nil, false
+	}
+	return img.(interface {
+		SubImage(image.Rectangle) image.Image
+	}).SubImage(r), true
+}
+
+// Rotated returns img turned by deg degrees (clockwise on screen) about
+// its centre, bilinear, the same size, mid-grey where nothing was, and the
+// map from img's pixel coordinates to the result's.
+func Rotated(img image.Image, deg float64) (image.Image, func(x, y float64) (float64, float64)) {
+	b := img.Bounds()
+	cx, cy := float64(b.Min.X+b.Dx()/2), float64(b.Min.Y+b.Dy()/2)
+	sin, cos := math.Sincos(deg * math.Pi / 180)
+	turn := func(x, y float64) (float64, float64) {
+		dx, dy := x-cx, y-cy
+		return cx + cos*dx - sin*dy, cy + sin*dx + cos*dy
+	}
+	dst := image.NewRGBA(b)
+	draw.Draw(dst, b, image.NewUniform(color.Gray{128}), image.Point{}, draw.Src)
+	m := f64.Aff3{cos, -sin, cx - cos*cx + sin*cy, sin, cos, cy - sin*cx - cos*cy}
+	xdraw.BiLinear.Transform(dst, m, img, b, xdraw.Over, nil)
+	return dst, turn
+}
+
+// Inside reports whether the point (x, y) lies within b (edges included).
+func Inside(b image.Rectangle, x, y float64) bool {
+	return x >= float64(b.Min.X) && y >= float64(b.Min.Y) && x <= float64(b.Max.X) && y <= float64(b.Max.Y)
+}
