@@ -123,10 +123,16 @@ func (n *net) proposeAt(ctx context.Context, img image.Image, side int) ([]box, 
 // merge adds to a's proposals the strongest of b's that do not overlap
 // any kept one as much as dc.nmsIoU, at most extra of them.
 func (dc decoding) merge(a, b []box, extra int) []box {
-	keep := append([]box(nil), a...)
+	return dc.suppress(append([]box(nil), a...), b, extra)
+}
+
+// suppress appends to keep, in order, the boxes of cands that overlap no
+// kept box as much as dc.nmsIoU, at most most of them.
+func (dc decoding) suppress(keep, cands []box, most int) []box {
+	added := 0
 next:
-	for _, g := range b {
-		if len(keep) == len(a)+extra {
+	for _, g := range cands {
+		if added == most {
 			break
 		}
 		for _, k := range keep {
@@ -135,6 +141,7 @@ next:
 			}
 		}
 		keep = append(keep, g)
+		added++
 	}
 	return keep
 }
@@ -281,17 +288,7 @@ func (dc decoding) decode(out *nn.Tensor, validW, validH int) []box {
 		}
 		return 0
 	})
-	var keep []box
-next:
-	for _, g := range peaks {
-		for _, k := range keep {
-			if g.iou(k) >= dc.nmsIoU {
-				continue next
-			}
-		}
-		keep = append(keep, g)
-	}
-	return keep
+	return dc.suppress(nil, peaks, len(peaks))
 }
 
 // fuse returns the per-edge score-weighted median of cells' boxes, with
