@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -52,6 +54,36 @@ func TestForwardMatchesTorch(t *testing.T) {
 	if worst > 1e-3 {
 		t.Errorf("largest logit difference from torch %.5f, want <= 0.001", worst)
 	}
+}
+
+// TestForwardConcurrent runs the network side by side, as a worker does: layer
+// storage is shared through pools (nn.Free), and no run may see another's.
+func TestForwardConcurrent(t *testing.T) {
+	net, err := model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := [][2]int{{64, 96}, {96, 128}, {128, 128}, {160, 96}}
+	inputs := make([]*plane, len(sizes))
+	want := make([][]float32, len(sizes))
+	for i, s := range sizes {
+		inputs[i] = syntheticInput(s[0], s[1])
+		want[i] = net.forward(inputs[i]).d
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for round := range 3 {
+				for k := range inputs {
+					i := (k + g + round) % len(inputs)
+					if got := net.forward(inputs[i]).d; !slices.Equal(got, want[i]) {
+						t.Errorf("%dx%d: side by side the logits differ from alone", sizes[i][1], sizes[i][0])
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestParseNetworkRejectsBadFiles(t *testing.T) {
