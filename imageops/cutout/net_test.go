@@ -5,8 +5,9 @@ import (
 	"math"
 	"os"
 	"slices"
-	"sync"
 	"testing"
+
+	"carphoto/imageops/internal/imgtest"
 )
 
 // syntheticInput mirrors synthetic_input in train/cutout/train.py: a fixed pattern
@@ -56,8 +57,9 @@ func TestForwardMatchesTorch(t *testing.T) {
 	}
 }
 
-// TestForwardConcurrent runs the network side by side, as a worker does: layer
-// storage is shared through pools (nn.Free), and no run may see another's.
+// TestForwardConcurrent runs the network side by side, as a worker does: the
+// inference kit's storage pools are shared with the plate networks (nn.Free),
+// and no run may see another's.
 func TestForwardConcurrent(t *testing.T) {
 	net, err := model()
 	if err != nil {
@@ -70,20 +72,11 @@ func TestForwardConcurrent(t *testing.T) {
 		inputs[i] = syntheticInput(s[0], s[1])
 		want[i] = net.forward(inputs[i]).d
 	}
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Go(func() {
-			for round := range 3 {
-				for k := range inputs {
-					i := (k + g + round) % len(inputs)
-					if got := net.forward(inputs[i]).d; !slices.Equal(got, want[i]) {
-						t.Errorf("%dx%d: side by side the logits differ from alone", sizes[i][1], sizes[i][0])
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
+	imgtest.SideBySide(len(inputs), func(i int) {
+		if got := net.forward(inputs[i]).d; !slices.Equal(got, want[i]) {
+			t.Errorf("%dx%d: side by side the logits differ from alone", sizes[i][1], sizes[i][0])
+		}
+	})
 }
 
 func TestParseNetworkRejectsBadFiles(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -314,25 +313,16 @@ func TestDetectConcurrent(t *testing.T) {
 		}
 		want[i] = got
 	}
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Go(func() {
-			for round := range 3 {
-				for k := range photos {
-					i := (k + g + round) % len(photos)
-					got, err := plates.Detect(context.Background(), photos[i].img)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if !reflect.DeepEqual(got, want[i]) {
-						t.Errorf("%s: side by side found %v, alone %v", photos[i].File, got, want[i])
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
+	imgtest.SideBySide(len(photos), func(i int) {
+		got, err := plates.Detect(context.Background(), photos[i].img)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if !reflect.DeepEqual(got, want[i]) {
+			t.Errorf("%s: side by side found %v, alone %v", photos[i].File, got, want[i])
+		}
+	})
 }
 
 func TestDetectNoPlate(t *testing.T) {

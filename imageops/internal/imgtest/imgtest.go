@@ -1,6 +1,7 @@
 // Package imgtest holds the photo manipulations that the vision packages'
-// tests and measuring tools share: framing a close-up around a region, and
-// turning a photo as a camera held askew would. Only tests import it.
+// tests and measuring tools share: framing a close-up around a region,
+// turning a photo as a camera held askew would, and running work side by side
+// as a worker does. Only tests import it.
 package imgtest
 
 import (
@@ -8,6 +9,7 @@ import (
 	"image/color"
 	"image/draw"
 	"math"
+	"sync"
 
 	xdraw "golang.org/x/image/draw"
 	"golang.org/x/image/math/f64"
@@ -50,4 +52,21 @@ func Rotated(img image.Image, deg float64) (image.Image, func(x, y float64) (flo
 // Inside reports whether the point (x, y) lies within b (edges included).
 func Inside(b image.Rectangle, x, y float64) bool {
 	return x >= float64(b.Min.X) && y >= float64(b.Min.Y) && x <= float64(b.Max.X) && y <= float64(b.Max.Y)
+}
+
+// SideBySide calls run for each of the n items, three times each, from four
+// goroutines at once, each going through the items in its own order, and
+// returns when all calls have returned.
+func SideBySide(n int, run func(i int)) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for round := range 3 {
+				for k := range n {
+					run((k + g + round) % n)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
