@@ -6,14 +6,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"image"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"carphoto/imageops"
 	"carphoto/imageops/plates"
+
+	"golang.org/x/image/draw"
 )
 
 // platesLine is one line of `carphoto plates --json`.
@@ -87,21 +91,27 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 // 95% of its box lies inside the detected quads), false detections per
 // image (a detection overlapping no labelled plate), detection time p50/p95
 // on the set's photos, and p50 on a 12-megapixel photo (decode excluded).
+// Recall is also given by the labelled plate's width; --scale shrinks every
+// photo first, so that the sets' plates stand in for smaller ones.
 func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench plates", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	split := fs.String("split", "heldout", "photos to score: heldout, val (the tuning split) or all")
 	runs := fs.Int("n", 7, "timed runs on the 12 MP photo (0 skips it)")
 	verbose := fs.Bool("v", false, "print every missed plate and false detection")
+	scale := fs.Float64("scale", 1, "shrink every photo and its labels by this factor first (0 < scale <= 1): a stress test of small plates")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|all] [-n N] [-v] DIR")
+		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|all] [-n N] [-v] [--scale F] DIR")
 	}
 	dir := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow DIR
 		return err
+	}
+	if !(*scale > 0 && *scale <= 1) {
+		return fmt.Errorf("bench plates: --scale %g: want a factor in (0, 1]", *scale)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 	if err != nil {
@@ -119,6 +129,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		times                        []float64
 		first                        string
 	)
+	bySize := make([]struct{ found, total int }, len(widthClasses))
 	for _, l := range labels {
 		name := filepath.Base(l.File)
 		switch *split {
@@ -143,6 +154,12 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 			return fmt.Errorf("bench plates: %s: %w", name, err)
 		}
 		img := photo.Image
+		if *scale != 1 {
+			img = shrink(img, *scale)
+			for i, b := range l.Plates {
+				l.Plates[i] = plates.Box{X: b.X * *scale, Y: b.Y * *scale, W: b.W * *scale, H: b.H * *scale}
+			}
+		}
 		start := time.Now()
 		got, err := plates.Detect(ctx, img)
 		times = append(times, ms(time.Since(start)))
@@ -152,8 +169,11 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		images++
 		for _, b := range l.Plates {
 			total++
+			class := &bySize[widthClass(b.W)]
+			class.total++
 			if c := b.CoveredBy(got); c >= 0.95 {
 				found++
+				class.found++
 			} else if *verbose {
 				fmt.Fprintf(stdout, "missed %s: plate %.0fx%.0f at (%.0f,%.0f), %.0f%% covered\n", name, b.W, b.H, b.X, b.Y, 100*c)
 			}
@@ -174,8 +194,17 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	if images == 0 {
 		return fmt.Errorf("bench plates: no %s photos in %s", *split, dir)
 	}
-	fmt.Fprintf(stdout, "%s, split %s: %d photos, %d plates\n", filepath.Base(filepath.Clean(dir)), *split, images, total)
+	shrunk := ""
+	if *scale != 1 {
+		shrunk = fmt.Sprintf(", shrunk to %g", *scale)
+	}
+	fmt.Fprintf(stdout, "%s, split %s%s: %d photos, %d plates\n", filepath.Base(filepath.Clean(dir)), *split, shrunk, images, total)
 	fmt.Fprintf(stdout, "recall %.3f (%d of %d found, >= 95%% of the box inside the quads)\n", float64(found)/float64(max(total, 1)), found, total)
+	classes := make([]string, len(bySize))
+	for i, c := range bySize {
+		classes[i] = fmt.Sprintf("%s px %d/%d", widthClasses[i].name, c.found, c.total)
+	}
+	fmt.Fprintf(stdout, "recall by plate width: %s\n", strings.Join(classes, ", "))
 	fmt.Fprintf(stdout, "false detections %.3f per photo (%d)\n", float64(falses)/float64(images), falses)
 	fmt.Fprintf(stdout, "detection p50 %.1f ms, p95 %.1f ms (decode excluded)\n", pct(times, 50), pct(times, 95))
 	if *runs == 0 {
@@ -205,4 +234,30 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	fmt.Fprintf(stdout, "12 MP photo (%dx%d %T, %s enlarged): detection p50 %.1f ms over %d runs\n",
 		b.Dx(), b.Dy(), p.Image, filepath.Base(first), pct(bigTimes, 50), len(bigTimes))
 	return nil
+}
+
+// widthClasses group labelled plates by width in pixels for the benchmark's
+// recall by size, the smallest first.
+var widthClasses = []struct {
+	name  string
+	below float64
+}{{"<20", 20}, {"20-40", 40}, {"40-80", 80}, {">=80", math.Inf(1)}}
+
+func widthClass(w float64) int {
+	for i, c := range widthClasses {
+		if w < c.below {
+			return i
+		}
+	}
+	return len(widthClasses) - 1
+}
+
+// shrink returns img resampled to f of its size (Catmull-Rom, which
+// filters over the source pixels a destination pixel spans, as a camera
+// farther away would see the scene).
+func shrink(img image.Image, f float64) image.Image {
+	b := img.Bounds()
+	dst := image.NewRGBA(image.Rect(0, 0, max(1, int(math.Round(float64(b.Dx())*f))), max(1, int(math.Round(float64(b.Dy())*f)))))
+	draw.CatmullRom.Scale(dst, dst.Bounds(), img, b, draw.Src, nil)
+	return dst
 }

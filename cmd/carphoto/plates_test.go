@@ -126,12 +126,25 @@ func TestRunBenchPlates(t *testing.T) {
 	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", dir}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"1 photos, 1 plates", "recall 0.000 (0 of 1 found", "false detections 0.000 per photo", "detection p50"} {
+	for _, want := range []string{"1 photos, 1 plates", "recall 0.000 (0 of 1 found", "<20 px 0/0, 20-40 px 0/0, 40-80 px 0/1, >=80 px 0/0",
+		"false detections 0.000 per photo", "detection p50"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if err := runBenchPlates(context.Background(), []string{"--split", "sideways", dir}, &out); err == nil {
-		t.Error("--split sideways: got no error")
+	// Shrunk to half, the 40-pixel plate is 20 pixels wide.
+	out.Reset()
+	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", "--scale", "0.5", dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"shrunk to 0.5: 1 photos, 1 plates", "<20 px 0/0, 20-40 px 0/1, 40-80 px 0/0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--scale 0.5: output lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, args := range [][]string{{"--split", "sideways", dir}, {"--scale", "0", dir}, {"--scale", "2", dir}} {
+		if err := runBenchPlates(context.Background(), args, &out); err == nil {
+			t.Errorf("%q: got no error", args)
+		}
 	}
 }
