@@ -23,6 +23,9 @@ var (
 	verifier2Bin []byte
 )
 
+// juryBins are the jury's weights, in the order asked.
+var juryBins = [][]byte{verifierBin, verifier2Bin}
+
 // The verifier sees a window around each proposal, cut from the
 // full-resolution photo: centred on the proposal's box (bw × bh),
 // max(ctxW·bw, ctxH·bh) wide and half as high, resampled to inH × inW.
@@ -79,7 +82,7 @@ var (
 func embeddedJury() (jury, error) {
 	juryOnce.Do(func() {
 		var j jury
-		for _, data := range [][]byte{verifierBin, verifier2Bin} {
+		for _, data := range juryBins {
 			v, err := parseVerifier(data)
 			if err != nil {
 				loadJuryErr = err
