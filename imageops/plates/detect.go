@@ -38,11 +38,14 @@ type judging struct {
 	nmsIoU  float64 // refined boxes overlapping a stronger one this much are dropped
 	marginH float64 // added above and below, as a fraction of the box height
 	marginW float64 // added left and right, as a fraction of the box width (plus half the vertical margin)
+	// acceptFine is the score a proposal only the fine look made needs:
+	// enlarged, captions and lettering look more like plates.
+	acceptFine float64
 }
 
 // tuned was set on the validation split (train/plates/README.md), never on
 // held-out photos.
-var tuned = judging{accept: 0.7, first: 0.25, nmsIoU: 0.3, marginH: 0.6, marginW: 0.2}
+var tuned = judging{accept: 0.7, first: 0.25, nmsIoU: 0.3, marginH: 0.6, marginW: 0.2, acceptFine: 0.95}
 
 // Detect finds every licence plate in img (displayed orientation) and
 // returns each as a perspective quad, clockwise from top-left, with a score
@@ -51,8 +54,8 @@ var tuned = judging{accept: 0.7, first: 0.25, nmsIoU: 0.3, marginH: 0.6, marginW
 // empty slice.
 //
 // Two stages: a small fully-convolutional network on the photo resized to
-// workSide, and again to coarseSide for close-ups, proposes boxes
-// generously, then two verifiers (a jury) look at each of the strongest
+// workSide, again to coarseSide for close-ups and, for small photos, to
+// fineSide for small plates, proposes boxes generously, then two verifiers (a jury) look at each of the strongest
 // proposals again in a window cut from the full-resolution photo, reject
 // what is not a plate and refine the box of what is.
 func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
@@ -94,8 +97,19 @@ const coarseSide = 192
 // coarseExtra is the most proposals the coarse look adds.
 const coarseExtra = 4
 
-// propose runs the first stage on img at workSide and at coarseSide: the
-// strongest proposals, in photo pixels relative to the bounds' origin.
+// fineSide is the long side, in pixels, of a third, fine look at photos
+// smaller than workSide (web photos are 225–600 pixels wide): there a plate
+// 20 pixels wide is 21–57 pixels at workSide, as small as the network
+// knows, and half as large again at fineSide. Larger photos are not looked
+// at again: it would cost more than the rest of the detection.
+const fineSide = 960
+
+// fineExtra is the most proposals the fine look adds.
+const fineExtra = 2
+
+// propose runs the first stage on img at workSide, at coarseSide and, if
+// img is smaller than workSide, at fineSide: the strongest proposals, in
+// photo pixels relative to the bounds' origin.
 func (n *net) propose(ctx context.Context, img image.Image) ([]box, error) {
 	props, err := n.proposeAt(ctx, img, workSide)
 	if err != nil {
@@ -105,7 +119,18 @@ func (n *net) propose(ctx context.Context, img image.Image) ([]box, error) {
 	if err != nil {
 		return nil, err
 	}
-	return proposing.merge(props, coarse, coarseExtra), nil
+	props = proposing.merge(props, coarse, coarseExtra)
+	if b := img.Bounds(); max(b.Dx(), b.Dy()) >= workSide {
+		return props, nil
+	}
+	fine, err := n.proposeAt(ctx, img, fineSide)
+	if err != nil {
+		return nil, err
+	}
+	for i := range fine {
+		fine[i].fine = true
+	}
+	return proposing.merge(props, fine, fineExtra), nil
 }
 
 // proposeAt runs the network on img resized to a long side of side pixels.
@@ -189,7 +214,7 @@ func (j judging) plates(judged []verified, b image.Rectangle, px func(x, y int) 
 	var kept []box
 next:
 	for _, v := range all {
-		if v.score < j.accept || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
+		if v.score < j.accept || v.box.fine && v.score < j.acceptFine || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
 			continue
 		}
 		for _, k := range kept {
@@ -207,6 +232,7 @@ next:
 type box struct {
 	score          float64
 	x0, y0, x1, y1 float64
+	fine           bool // proposed by the fine look only
 }
 
 func (a box) iou(b box) float64 {

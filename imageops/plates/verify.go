@@ -229,6 +229,7 @@ func (j jury) verify(ctx context.Context, img image.Image, props []box) ([]verif
 			box: box{
 				x0: w.x + sum[1]/n*w.w, y0: w.y + sum[2]/n*w.h,
 				x1: w.x + sum[3]/n*w.w, y1: w.y + sum[4]/n*w.h,
+				fine: d.fine,
 			},
 		})
 	}
