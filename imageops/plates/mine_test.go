@@ -5,6 +5,7 @@ package plates
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"testing"
 )
@@ -17,7 +18,21 @@ import (
 //
 //	PLATES_MINE_OUT=/tmp/plates-candidates.jsonl \
 //	    go test -tags platesmine -run TestMine ./imageops/plates/
+//
+// PLATES_MINE_LOOK=fine writes the fine look's proposals instead (photos
+// smaller than workSide, seen at fineSide; the others get none), and
+// PLATES_MINE_LOOK=coarse the coarse look's (coarseSide).
 func TestMine(t *testing.T) {
+	side, below := workSide, math.MaxInt
+	switch look := os.Getenv("PLATES_MINE_LOOK"); look {
+	case "":
+	case "fine":
+		side, below = fineSide, workSide
+	case "coarse":
+		side = coarseSide
+	default:
+		t.Fatalf("PLATES_MINE_LOOK=%q: want fine or coarse", look)
+	}
 	out := os.Getenv("PLATES_MINE_OUT")
 	if out == "" {
 		out = "/tmp/plates-candidates.jsonl"
@@ -35,9 +50,12 @@ func TestMine(t *testing.T) {
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
 			cands := [][5]float64{}
-			props, err := n.proposeAt(context.Background(), p.img, workSide)
-			if err != nil {
-				t.Fatal(err)
+			var props []box
+			if b := p.img.Bounds(); max(b.Dx(), b.Dy()) < below {
+				props, err = n.proposeAt(context.Background(), p.img, side)
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 			for _, d := range props {
 				cands = append(cands, [5]float64{d.score, d.x0, d.y0, d.x1, d.y1})
