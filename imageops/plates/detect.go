@@ -55,9 +55,10 @@ var tuned = judging{accept: 0.7, first: 0.25, nmsIoU: 0.3, marginH: 0.6, marginW
 //
 // Two stages: a small fully-convolutional network on the photo resized to
 // workSide, again to coarseSide for close-ups and, for small photos, to
-// fineSide for small plates, proposes boxes generously, then two verifiers (a jury) look at each of the strongest
-// proposals again in a window cut from the full-resolution photo, reject
-// what is not a plate and refine the box of what is.
+// fineSide for small plates, proposes boxes generously, then two verifiers
+// (a jury) look at each of the strongest proposals again in a window cut
+// from the full-resolution photo, reject what is not a plate and refine the
+// box of what is.
 func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	b := img.Bounds()
 	if b.Empty() {
@@ -107,6 +108,9 @@ const fineSide = 960
 // fineExtra is the most proposals the fine look adds.
 const fineExtra = 2
 
+// looksFine reports whether a photo with bounds b gets the fine look.
+func looksFine(b image.Rectangle) bool { return max(b.Dx(), b.Dy()) < workSide }
+
 // propose runs the first stage on img at workSide, at coarseSide and, if
 // img is smaller than workSide, at fineSide: the strongest proposals, in
 // photo pixels relative to the bounds' origin.
@@ -120,7 +124,7 @@ func (n *net) propose(ctx context.Context, img image.Image) ([]box, error) {
 		return nil, err
 	}
 	props = proposing.merge(props, coarse, coarseExtra)
-	if b := img.Bounds(); max(b.Dx(), b.Dy()) >= workSide {
+	if !looksFine(img.Bounds()) {
 		return props, nil
 	}
 	fine, err := n.proposeAt(ctx, img, fineSide)

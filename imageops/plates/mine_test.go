@@ -5,7 +5,7 @@ package plates
 import (
 	"context"
 	"encoding/json"
-	"math"
+	"image"
 	"os"
 	"testing"
 )
@@ -23,11 +23,11 @@ import (
 // smaller than workSide, seen at fineSide; the others get none), and
 // PLATES_MINE_LOOK=coarse the coarse look's (coarseSide).
 func TestMine(t *testing.T) {
-	side, below := workSide, math.MaxInt
+	side, looks := workSide, func(image.Rectangle) bool { return true }
 	switch look := os.Getenv("PLATES_MINE_LOOK"); look {
 	case "":
 	case "fine":
-		side, below = fineSide, workSide
+		side, looks = fineSide, looksFine
 	case "coarse":
 		side = coarseSide
 	default:
@@ -51,7 +51,7 @@ func TestMine(t *testing.T) {
 		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
 			cands := [][5]float64{}
 			var props []box
-			if b := p.img.Bounds(); max(b.Dx(), b.Dy()) < below {
+			if looks(p.img.Bounds()) {
 				props, err = n.proposeAt(context.Background(), p.img, side)
 				if err != nil {
 					t.Fatal(err)
