@@ -289,6 +289,14 @@ func processCPUTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// resized returns img resampled (Catmull-Rom) to w×h pixels: the tools'
+// enlarged and shrunk test photos.
+func resized(img image.Image, w, h int) *image.RGBA {
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	xdraw.CatmullRom.Scale(dst, dst.Rect, img, img.Bounds(), xdraw.Src, nil)
+	return dst
+}
+
 // upscaleJPEG turns a photo into one of about mp megapixels, for a
 // realistic large input from a small real photo.
 func upscaleJPEG(ctx context.Context, data []byte, mp float64) ([]byte, error) {
@@ -298,8 +306,7 @@ func upscaleJPEG(ctx context.Context, data []byte, mp float64) ([]byte, error) {
 	}
 	b := ph.Image.Bounds()
 	f := math.Sqrt(mp * 1e6 / float64(b.Dx()*b.Dy()))
-	dst := image.NewRGBA(image.Rect(0, 0, int(float64(b.Dx())*f), int(float64(b.Dy())*f)))
-	xdraw.CatmullRom.Scale(dst, dst.Bounds(), ph.Image, b, xdraw.Src, nil)
+	dst := resized(ph.Image, int(float64(b.Dx())*f), int(float64(b.Dy())*f))
 	var out bytes.Buffer
 	if err := imageops.EncodeJPEG(&out, dst, 90, nil); err != nil {
 		return nil, err

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	xdraw "golang.org/x/image/draw"
-
 	"carphoto/imageops"
 	"carphoto/imageops/cutout"
 )
@@ -135,9 +133,7 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 		if err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
-		dst := image.NewRGBA(image.Rect(0, 0, 4000, 3000))
-		xdraw.CatmullRom.Scale(dst, dst.Rect, p.Image, p.Image.Bounds(), xdraw.Src, nil)
-		big = dst
+		big = resized(p.Image, 4000, 3000)
 	}
 	// Wall time, and the process's CPU time (user + system, GC included), which says
 	// what the work costs when other processes share the cores.

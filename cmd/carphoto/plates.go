@@ -16,8 +16,6 @@ import (
 
 	"carphoto/imageops"
 	"carphoto/imageops/plates"
-
-	"golang.org/x/image/draw"
 )
 
 // platesLine is one line of `carphoto plates --json`.
@@ -257,7 +255,5 @@ func widthClass(w float64) int {
 // farther away would see the scene).
 func shrink(img image.Image, f float64) image.Image {
 	b := img.Bounds()
-	dst := image.NewRGBA(image.Rect(0, 0, max(1, int(math.Round(float64(b.Dx())*f))), max(1, int(math.Round(float64(b.Dy())*f)))))
-	draw.CatmullRom.Scale(dst, dst.Bounds(), img, b, draw.Src, nil)
-	return dst
+	return resized(img, max(1, int(math.Round(float64(b.Dx())*f))), max(1, int(math.Round(float64(b.Dy())*f))))
 }
