@@ -8,9 +8,13 @@ import (
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+
+	xdraw "golang.org/x/image/draw"
 )
 
 // labelled is a photo of the shared plate sets with its labelled boxes and
@@ -25,10 +29,26 @@ type labelled struct {
 
 // labelledPhotos decodes the photos of a plate set whose file names keep
 // says to read; the others (the held-out split, for the tools) are not
-// opened.
+// opened. The sets are read from ../shared/datasets, or from the folder
+// PLATES_DATA names (the validation sets with repainted plates that
+// train/plates/othersets.py writes, say). PLATES_SCALE=F shrinks every
+// photo and its boxes by F first, as `carphoto bench plates --scale F` does,
+// so that the sets' plates stand in for smaller ones.
 func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []labelled {
 	t.Helper()
-	dir := filepath.Join("../../../shared/datasets", set)
+	root := "../../../shared/datasets"
+	if d := os.Getenv("PLATES_DATA"); d != "" {
+		root = d
+	}
+	scale := 1.0
+	if s := os.Getenv("PLATES_SCALE"); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(f > 0 && f <= 1) {
+			t.Fatalf("PLATES_SCALE=%q: want a factor in (0, 1]", s)
+		}
+		scale = f
+	}
+	dir := filepath.Join(root, set)
 	data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +91,25 @@ func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []lab
 				missed = append(missed, Box{X: a.Box[0], Y: a.Box[1], W: a.Box[2] - a.Box[0], H: a.Box[3] - a.Box[1]})
 			}
 		}
-		out = append(out, labelled{set, e.File, img, e.Plates, missed})
+		boxes := e.Plates
+		if scale != 1 {
+			b := img.Bounds()
+			dst := image.NewRGBA(image.Rect(0, 0, max(1, int(math.Round(float64(b.Dx())*scale))), max(1, int(math.Round(float64(b.Dy())*scale)))))
+			xdraw.CatmullRom.Scale(dst, dst.Rect, img, b, xdraw.Src, nil)
+			img = dst
+			boxes = scaled(boxes, scale)
+			missed = scaled(missed, scale)
+		}
+		out = append(out, labelled{set, e.File, img, boxes, missed})
+	}
+	return out
+}
+
+// scaled returns the boxes times f.
+func scaled(boxes []Box, f float64) []Box {
+	out := make([]Box, len(boxes))
+	for i, b := range boxes {
+		out[i] = Box{X: b.X * f, Y: b.Y * f, W: b.W * f, H: b.H * f}
 	}
 	return out
 }

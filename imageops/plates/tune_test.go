@@ -3,6 +3,7 @@
 package plates
 
 import (
+	"context"
 	"fmt"
 	"testing"
 )
@@ -65,4 +66,53 @@ next:
 // format gives the recall and the false detections per photo.
 func (s score) format(photos int) string {
 	return fmt.Sprintf("%.3f/%.2f", float64(s.found)/float64(s.total), float64(s.wrong)/float64(photos))
+}
+
+// TestReach splits the validation plates by labelled width and counts, for
+// each band, those the first stage proposes (a proposal with IoU ≥ 0.3, or
+// whose centre lies on the plate) and those the detector finds: whether a
+// band's misses are the first stage's or the verifiers'. With PLATES_SCALE
+// it measures shrunk photos.
+//
+//	go test -tags platestune -run TestReach -v ./imageops/plates/
+func TestReach(t *testing.T) {
+	bands := []float64{0, 20, 40, 80}
+	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+		total, reached, found := make([]int, len(bands)), make([]int, len(bands)), make([]int, len(bands))
+		for _, p := range labelledPhotos(t, set, Validation) {
+			props := p.proposed(t)
+			vs, err := embeddedJury()
+			if err != nil {
+				t.Fatal(err)
+			}
+			judged, err := vs.verify(context.Background(), p.img, props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plates := tuned.plates(judged, p.img.Bounds(), pixelReader(p.img))
+			for _, b := range p.boxes {
+				k := len(bands) - 1
+				for k > 0 && b.W < bands[k] {
+					k--
+				}
+				total[k]++
+				g := box{x0: b.X, y0: b.Y, x1: b.X + b.W, y1: b.Y + b.H}
+				for _, d := range props {
+					cx, cy := (d.x0+d.x1)/2, (d.y0+d.y1)/2
+					if d.iou(g) >= 0.3 || (cx >= g.x0 && cx <= g.x1 && cy >= g.y0 && cy <= g.y1) {
+						reached[k]++
+						break
+					}
+				}
+				if b.CoveredBy(plates) >= 0.95 {
+					found[k]++
+				}
+			}
+		}
+		line := ""
+		for k, lo := range bands {
+			line += fmt.Sprintf("  ≥%g px: %d plates, %d proposed, %d found;", lo, total[k], reached[k], found[k])
+		}
+		t.Logf("%-18s%s", set, line)
+	}
 }
