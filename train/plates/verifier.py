@@ -53,6 +53,7 @@ POS_JITTERS = 5  # jittered windows per labelled plate per epoch
 SWAP = 0.0  # chance that a plate window's plate is repainted as another design (synth.py); --swap
 TEXT = 0.0  # chance that a background window gets a caption written across its middle (synth.py); --text
 ROLL = 0.0  # chance that a window is turned 8-25 degrees (a tilted camera) instead of the usual at most 8; --roll
+SMALL_JPEG = 0.0  # chance that a window seen at a lower resolution is JPEG compressed at that resolution; --small-jpeg
 
 
 def window(box):
@@ -279,14 +280,25 @@ def geometric(x, lab, t):
     r = random.random()
     if r < 0.25:
         f = random.uniform(1.5, 4)
-        im = im.resize((max(4, round(IN_W / f)), max(2, round(IN_H / f))), Image.BOX).resize((IN_W, IN_H), Image.BILINEAR)
+        small = im.resize((max(4, round(IN_W / f)), max(2, round(IN_H / f))), Image.BOX)
+        if SMALL_JPEG and random.random() < SMALL_JPEG:
+            # A small plate in a JPEG photo: the blocks are the photo's
+            # pixels, so they are compressed at the small size, before the
+            # window is enlarged (the JPEG below compresses the window).
+            small = jpeg(small, random.randint(25, 85))
+        im = small.resize((IN_W, IN_H), Image.BILINEAR)
     elif r < 0.4:
         im = im.filter(ImageFilter.GaussianBlur(random.uniform(0.4, 1.3)))
     if random.random() < 0.2:
-        buf = io.BytesIO()
-        im.save(buf, "JPEG", quality=random.randint(20, 70))
-        im = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+        im = jpeg(im, random.randint(20, 70))
     return np.asarray(im).astype(np.float32), t
+
+
+def jpeg(im, quality):
+    """im after a round trip through JPEG at this quality."""
+    buf = io.BytesIO()
+    im.save(buf, "JPEG", quality=quality)
+    return Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
 
 
 def swapped(arr, win, t):
@@ -416,7 +428,7 @@ def evaluate(net, items, thrs=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), margins=((0.2
 
 
 def main():
-    global SWAP, TEXT, ROLL
+    global SWAP, TEXT, ROLL, SMALL_JPEG
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--candidates", action="append",
@@ -434,8 +446,10 @@ def main():
     ap.add_argument("--swap", type=float, default=SWAP, help="chance a plate window's plate is repainted (synth.py)")
     ap.add_argument("--text", type=float, default=TEXT, help="chance a background window gets a caption (synth.py)")
     ap.add_argument("--roll", type=float, default=ROLL, help="chance a window is turned 8-25 degrees instead of at most 8")
+    ap.add_argument("--small-jpeg", type=float, default=SMALL_JPEG,
+                    help="chance a window seen at a lower resolution is JPEG compressed at that resolution")
     args = ap.parse_args()
-    SWAP, TEXT, ROLL = args.swap, args.text, args.roll
+    SWAP, TEXT, ROLL, SMALL_JPEG = args.swap, args.text, args.roll, args.small_jpeg
 
     torch.set_num_threads(args.threads)
     random.seed(args.seed)
