@@ -15,6 +15,9 @@ import (
 // train/plates/verifier.py to learn from (hard negatives) and to tune on
 // (validation split): the proposals the shipped verifiers learnt from (the
 // coarse look's few additions came later). Held-out photos are not read.
+// Then the same for the car photos with no plate in sight that
+// train/plates/plateless.json lists (cars-seg training photos), which
+// verifier.py --plateless learns from as background.
 //
 //	PLATES_MINE_OUT=/tmp/plates-candidates.jsonl \
 //	    go test -tags platesmine -run TestMine ./imageops/plates/
@@ -65,6 +68,37 @@ func TestMine(t *testing.T) {
 				split = "val"
 			}
 			if err := enc.Encode(map[string]any{"set": set, "file": p.file, "split": split, "cands": cands}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Car photos with no plate in sight (train/plates/plateless.json): all
+	// their proposals are wheels, windows, lettering and walls.
+	data, err := os.ReadFile("../../train/plates/plateless.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plateless []struct{ Set, File string }
+	if err := json.Unmarshal(data, &plateless); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, e := range plateless {
+		listed[e.Set+"/"+e.File] = true
+	}
+	for _, set := range []string{"cars-seg"} {
+		for _, p := range labelledPhotos(t, set, func(name string) bool { return listed[set+"/"+name] }) {
+			cands := [][5]float64{}
+			if looks(p.img.Bounds()) {
+				props, err := n.proposeAt(context.Background(), p.img, side)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range props {
+					cands = append(cands, [5]float64{d.score, d.x0, d.y0, d.x1, d.y1})
+				}
+			}
+			if err := enc.Encode(map[string]any{"set": set, "file": p.file, "split": "train", "cands": cands}); err != nil {
 				t.Fatal(err)
 			}
 		}

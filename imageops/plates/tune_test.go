@@ -4,7 +4,9 @@ package plates
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"testing"
 )
 
@@ -115,4 +117,37 @@ func TestReach(t *testing.T) {
 		}
 		t.Logf("%-18s%s", set, line)
 	}
+}
+
+// TestPlateless counts the detections on car photos with no plate in sight
+// (by eye): the cars-seg set's validation photos that
+// train/plates/plateless-valid.json lists, mostly side views of parked
+// cars, studio shots and advertisements. Every detection there is false.
+// The set's training photos so listed (plateless.json) are background for
+// verifier.py; these are not.
+//
+//	go test -tags platestune -run TestPlateless -v ./imageops/plates/
+func TestPlateless(t *testing.T) {
+	data, err := os.ReadFile("../../train/plates/plateless-valid.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []struct{ Set, File string }
+	if err := json.Unmarshal(data, &list); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, e := range list {
+		listed[e.File] = true
+	}
+	photos, false_ := 0, 0
+	for _, p := range labelledPhotos(t, "cars-seg", func(name string) bool { return listed[name] }) {
+		plates := tuned.plates(p.judged(t), p.img.Bounds(), pixelReader(p.img))
+		photos++
+		false_ += len(plates)
+		for _, pl := range plates {
+			t.Logf("%s: %v", p.file, pl)
+		}
+	}
+	t.Logf("%d photos with no plate, %d detections (%.2f a photo)", photos, false_, float64(false_)/float64(photos))
 }

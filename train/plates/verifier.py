@@ -153,11 +153,13 @@ def overlaps(a, b):
     return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
-def load(data, cand_files, missed=(UNLABELLED,)):
+def load(data, cand_files, missed=(UNLABELLED,), plateless=None):
     """Photos with their labels, the plates the labels miss (the files of
     missed) and proposals; with several proposal files (the first stage at
     different working sizes) a photo gets each file's strongest
-    MAX_PROPOSALS."""
+    MAX_PROPOSALS. The photos the file plateless lists (car photos with no
+    plate in sight, train/plates/plateless.json) join the training photos
+    with no plates: all their windows are background."""
     cands = {}
     for cand_file in cand_files:
         for line in open(cand_file):
@@ -175,6 +177,9 @@ def load(data, cand_files, missed=(UNLABELLED,)):
             gts = [(p["x"], p["y"], p["x"] + p["w"], p["y"] + p["h"]) for p in e["plates"]]
             gts += extra.get((s, e["file"]), [])
             items[sp].append((s, e["file"], arr, gts, cands[(s, e["file"])]))
+    for e in json.load(open(plateless)) if plateless else []:
+        arr = np.asarray(Image.open(os.path.join(data, e["set"], e["file"])).convert("RGB"))
+        items["train"].append((e["set"], e["file"], arr, [], cands[(e["set"], e["file"])]))
     return items
 
 
@@ -448,6 +453,7 @@ def main():
     ap.add_argument("--roll", type=float, default=ROLL, help="chance a window is turned 8-25 degrees instead of at most 8")
     ap.add_argument("--small-jpeg", type=float, default=SMALL_JPEG,
                     help="chance a window seen at a lower resolution is JPEG compressed at that resolution")
+    ap.add_argument("--plateless", help="car photos with no plate in sight, as more background (train/plates/plateless.json)")
     args = ap.parse_args()
     SWAP, TEXT, ROLL, SMALL_JPEG = args.swap, args.text, args.roll, args.small_jpeg
 
@@ -456,7 +462,7 @@ def main():
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     t0 = time.time()
-    items = load(args.data, args.candidates or ["/tmp/plates-candidates.jsonl"], args.missed or [UNLABELLED])
+    items = load(args.data, args.candidates or ["/tmp/plates-candidates.jsonl"], args.missed or [UNLABELLED], args.plateless)
     train = items["train"] + (items["val"] if args.all else [])
     print("train %d photos, val %d (loaded in %.0fs)" % (len(train), len(items["val"]), time.time() - t0), flush=True)
     net = Verifier()
