@@ -105,6 +105,38 @@ func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []lab
 	return out
 }
 
+// listedPhotos decodes the photos a list names (train/plates/plateless.json
+// and the like: [{"set": ..., "file": ...}], paths inside the shared sets),
+// set by set.
+func listedPhotos(t *testing.T, list string) []labelled {
+	t.Helper()
+	data, err := os.ReadFile(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []struct{ Set, File string }
+	if err := json.Unmarshal(data, &entries); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]map[string]bool{}
+	var sets []string
+	for _, e := range entries {
+		if files[e.Set] == nil {
+			files[e.Set] = map[string]bool{}
+			sets = append(sets, e.Set)
+		}
+		files[e.Set][e.File] = true
+	}
+	var out []labelled
+	for _, set := range sets {
+		out = append(out, labelledPhotos(t, set, func(name string) bool { return files[set][name] })...)
+	}
+	if len(out) != len(entries) {
+		t.Fatalf("%s: %d photos listed, %d of them in the sets' labels", list, len(entries), len(out))
+	}
+	return out
+}
+
 // scaled returns the boxes times f.
 func scaled(boxes []Box, f float64) []Box {
 	out := make([]Box, len(boxes))

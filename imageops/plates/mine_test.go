@@ -50,57 +50,33 @@ func TestMine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
-			cands := [][5]float64{}
-			var props []box
-			if looks(p.img.Bounds()) {
-				props, err = n.proposeAt(context.Background(), p.img, side)
-				if err != nil {
-					t.Fatal(err)
-				}
+	mine := func(set, split string, p labelled) {
+		cands := [][5]float64{}
+		if looks(p.img.Bounds()) {
+			props, err := n.proposeAt(context.Background(), p.img, side)
+			if err != nil {
+				t.Fatal(err)
 			}
 			for _, d := range props {
 				cands = append(cands, [5]float64{d.score, d.x0, d.y0, d.x1, d.y1})
 			}
+		}
+		if err := enc.Encode(map[string]any{"set": set, "file": p.file, "split": split, "cands": cands}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
 			split := "train"
 			if Validation(p.file) {
 				split = "val"
 			}
-			if err := enc.Encode(map[string]any{"set": set, "file": p.file, "split": split, "cands": cands}); err != nil {
-				t.Fatal(err)
-			}
+			mine(set, split, p)
 		}
 	}
-	// Car photos with no plate in sight (train/plates/plateless.json): all
-	// their proposals are wheels, windows, lettering and walls.
-	data, err := os.ReadFile("../../train/plates/plateless.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plateless []struct{ Set, File string }
-	if err := json.Unmarshal(data, &plateless); err != nil {
-		t.Fatal(err)
-	}
-	listed := map[string]bool{}
-	for _, e := range plateless {
-		listed[e.Set+"/"+e.File] = true
-	}
-	for _, set := range []string{"cars-seg"} {
-		for _, p := range labelledPhotos(t, set, func(name string) bool { return listed[set+"/"+name] }) {
-			cands := [][5]float64{}
-			if looks(p.img.Bounds()) {
-				props, err := n.proposeAt(context.Background(), p.img, side)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, d := range props {
-					cands = append(cands, [5]float64{d.score, d.x0, d.y0, d.x1, d.y1})
-				}
-			}
-			if err := enc.Encode(map[string]any{"set": set, "file": p.file, "split": "train", "cands": cands}); err != nil {
-				t.Fatal(err)
-			}
-		}
+	// Car photos with no plate in sight: all their proposals are wheels,
+	// windows, lettering and walls.
+	for _, p := range listedPhotos(t, "../../train/plates/plateless.json") {
+		mine(p.set, "train", p)
 	}
 }

@@ -4,9 +4,7 @@ package plates
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"testing"
 )
 
@@ -79,14 +77,14 @@ func (s score) format(photos int) string {
 //	go test -tags platestune -run TestReach -v ./imageops/plates/
 func TestReach(t *testing.T) {
 	bands := []float64{0, 20, 40, 80}
+	vs, err := embeddedJury()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		total, reached, found := make([]int, len(bands)), make([]int, len(bands)), make([]int, len(bands))
 		for _, p := range labelledPhotos(t, set, Validation) {
 			props := p.proposed(t)
-			vs, err := embeddedJury()
-			if err != nil {
-				t.Fatal(err)
-			}
 			judged, err := vs.verify(context.Background(), p.img, props)
 			if err != nil {
 				t.Fatal(err)
@@ -128,20 +126,8 @@ func TestReach(t *testing.T) {
 //
 //	go test -tags platestune -run TestPlateless -v ./imageops/plates/
 func TestPlateless(t *testing.T) {
-	data, err := os.ReadFile("../../train/plates/plateless-valid.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list []struct{ Set, File string }
-	if err := json.Unmarshal(data, &list); err != nil {
-		t.Fatal(err)
-	}
-	listed := map[string]bool{}
-	for _, e := range list {
-		listed[e.File] = true
-	}
 	photos, false_ := 0, 0
-	for _, p := range labelledPhotos(t, "cars-seg", func(name string) bool { return listed[name] }) {
+	for _, p := range listedPhotos(t, "../../train/plates/plateless-valid.json") {
 		plates := tuned.plates(p.judged(t), p.img.Bounds(), pixelReader(p.img))
 		photos++
 		false_ += len(plates)
