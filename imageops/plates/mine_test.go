@@ -50,7 +50,7 @@ func TestMine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine := func(set, split string, p labelled) {
+	mine := func(split string, p labelled) {
 		cands := [][5]float64{}
 		if looks(p.img.Bounds()) {
 			props, err := n.proposeAt(context.Background(), p.img, side)
@@ -61,7 +61,7 @@ func TestMine(t *testing.T) {
 				cands = append(cands, [5]float64{d.score, d.x0, d.y0, d.x1, d.y1})
 			}
 		}
-		if err := enc.Encode(map[string]any{"set": set, "file": p.file, "split": split, "cands": cands}); err != nil {
+		if err := enc.Encode(map[string]any{"set": p.set, "file": p.file, "split": split, "cands": cands}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,12 +71,12 @@ func TestMine(t *testing.T) {
 			if Validation(p.file) {
 				split = "val"
 			}
-			mine(set, split, p)
+			mine(split, p)
 		}
 	}
 	// Car photos with no plate in sight: all their proposals are wheels,
 	// windows, lettering and walls.
 	for _, p := range listedPhotos(t, "../../train/plates/plateless.json") {
-		mine(p.set, "train", p)
+		mine("train", p)
 	}
 }
