@@ -153,13 +153,14 @@ def overlaps(a, b):
     return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
-def load(data, cand_files, missed=(UNLABELLED,), plateless=None):
+def load(data, cand_files, missed=(UNLABELLED,), plateless=None, plateless_times=1):
     """Photos with their labels, the plates the labels miss (the files of
     missed) and proposals; with several proposal files (the first stage at
     different working sizes) a photo gets each file's strongest
     MAX_PROPOSALS. The photos the file plateless lists (car photos with no
     plate in sight, train/plates/plateless.json) join the training photos
-    with no plates: all their windows are background."""
+    with no plates: all their windows are background, each photo taken
+    plateless_times times an epoch (fresh jitter and random boxes each time)."""
     cands = {}
     for cand_file in cand_files:
         for line in open(cand_file):
@@ -179,7 +180,7 @@ def load(data, cand_files, missed=(UNLABELLED,), plateless=None):
             items[sp].append((s, e["file"], arr, gts, cands[(s, e["file"])]))
     for e in json.load(open(plateless)) if plateless else []:
         arr = np.asarray(Image.open(os.path.join(data, e["set"], e["file"])).convert("RGB"))
-        items["train"].append((e["set"], e["file"], arr, [], cands[(e["set"], e["file"])]))
+        items["train"] += [(e["set"], e["file"], arr, [], cands[(e["set"], e["file"])])] * plateless_times
     return items
 
 
@@ -454,6 +455,7 @@ def main():
     ap.add_argument("--small-jpeg", type=float, default=SMALL_JPEG,
                     help="chance a window seen at a lower resolution is JPEG compressed at that resolution")
     ap.add_argument("--plateless", help="car photos with no plate in sight, as more background (train/plates/plateless.json)")
+    ap.add_argument("--plateless-times", type=int, default=1, help="how many times an epoch each --plateless photo is used")
     args = ap.parse_args()
     SWAP, TEXT, ROLL, SMALL_JPEG = args.swap, args.text, args.roll, args.small_jpeg
 
@@ -462,7 +464,8 @@ def main():
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     t0 = time.time()
-    items = load(args.data, args.candidates or ["/tmp/plates-candidates.jsonl"], args.missed or [UNLABELLED], args.plateless)
+    items = load(args.data, args.candidates or ["/tmp/plates-candidates.jsonl"], args.missed or [UNLABELLED], args.plateless,
+                 args.plateless_times)
     train = items["train"] + (items["val"] if args.all else [])
     print("train %d photos, val %d (loaded in %.0fs)" % (len(train), len(items["val"]), time.time() - t0), flush=True)
     net = Verifier()
