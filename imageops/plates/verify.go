@@ -13,9 +13,10 @@ import (
 // The second stage is two verifiers trained by train/plates/verifier.py
 // (batch norm folded into each convolution) on the same proposals but
 // different plates: verifier.bin with the plates the labels miss in
-// unlabelled.json and windows turned up to 25° (--roll), verifier2.bin with
-// the plates of unlabelled-pending.json too. Their judgements are averaged:
-// each alone errs on different windows.
+// unlabelled.json, verifier2.bin with the plates of unlabelled-pending.json
+// too. Both also learnt windows turned up to 25° (--roll), plates repainted
+// in other designs (--swap) and car photos with no plate (--plateless).
+// Their judgements are averaged: each alone errs on different windows.
 var (
 	//go:embed verifier.bin
 	verifierBin []byte
