@@ -90,7 +90,9 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 // image (a detection overlapping no labelled plate), detection time p50/p95
 // on the set's photos, and p50 on a 12-megapixel photo (decode excluded).
 // Recall is also given by the labelled plate's width; --scale shrinks every
-// photo first, so that the sets' plates stand in for smaller ones.
+// photo first, so that the sets' plates stand in for smaller ones. Recall
+// and false detections are given again for the scored photos that have no
+// copy among the other splits' photos (copies.go).
 func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench plates", flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -122,26 +124,40 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	if err := json.Unmarshal(raw, &labels); err != nil {
 		return fmt.Errorf("bench plates: labels.json: %w", err)
 	}
+	var inSplit func(name string) bool
+	switch *split {
+	case "heldout":
+		inSplit = plates.HeldOut
+	case "val":
+		inSplit = plates.Validation
+	case "all":
+		inSplit = func(string) bool { return true }
+	default:
+		return fmt.Errorf("bench plates: --split %q: want heldout, val or all", *split)
+	}
+	// The other splits' photos, to find the scored photos' copies among.
+	var others []*fingerprint
+	for _, l := range labels {
+		if inSplit(filepath.Base(l.File)) {
+			continue
+		}
+		photo, err := decodeFile(ctx, filepath.Join(dir, l.File))
+		if err != nil {
+			return fmt.Errorf("bench plates: %s: %w", filepath.Base(l.File), err)
+		}
+		others = append(others, fingerprintOf(photo.Image))
+	}
 	var (
 		images, total, found, falses int
+		unique                       struct{ images, total, found, falses int } // photos with no copy among others
 		times                        []float64
 		first                        string
 	)
 	bySize := make([]struct{ found, total int }, len(widthClasses))
 	for _, l := range labels {
 		name := filepath.Base(l.File)
-		switch *split {
-		case "heldout":
-			if !plates.HeldOut(name) {
-				continue
-			}
-		case "val":
-			if !plates.Validation(name) {
-				continue
-			}
-		case "all":
-		default:
-			return fmt.Errorf("bench plates: --split %q: want heldout, val or all", *split)
+		if !inSplit(name) {
+			continue
 		}
 		path := filepath.Join(dir, l.File)
 		if first == "" {
@@ -152,6 +168,10 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 			return fmt.Errorf("bench plates: %s: %w", name, err)
 		}
 		img := photo.Image
+		fp, copied := fingerprintOf(img), false
+		for _, o := range others {
+			copied = copied || fp.copies(o)
+		}
 		if *scale != 1 {
 			img = shrink(img, *scale)
 			for i, b := range l.Plates {
@@ -165,6 +185,10 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 			return fmt.Errorf("bench plates: %s: %w", name, err)
 		}
 		images++
+		if !copied {
+			unique.images++
+			unique.total += len(l.Plates)
+		}
 		for _, b := range l.Plates {
 			total++
 			class := &bySize[widthClass(b.W)]
@@ -172,6 +196,9 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 			if c := b.CoveredBy(got); c >= 0.95 {
 				found++
 				class.found++
+				if !copied {
+					unique.found++
+				}
 			} else if *verbose {
 				fmt.Fprintf(stdout, "missed %s: plate %.0fx%.0f at (%.0f,%.0f), %.0f%% covered\n", name, b.W, b.H, b.X, b.Y, 100*c)
 			}
@@ -183,6 +210,9 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 			}
 			if !hit {
 				falses++
+				if !copied {
+					unique.falses++
+				}
 				if *verbose {
 					fmt.Fprintf(stdout, "false %s: %v\n", name, p)
 				}
@@ -204,6 +234,11 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "recall by plate width: %s\n", strings.Join(classes, ", "))
 	fmt.Fprintf(stdout, "false detections %.3f per photo (%d)\n", float64(falses)/float64(images), falses)
+	if len(others) > 0 {
+		fmt.Fprintf(stdout, "photos with no copy in the other splits (%d of %d; a copy is the same photo or a frame a moment apart): %d plates, recall %.3f (%d), false detections %.3f per photo (%d)\n",
+			unique.images, images, unique.total, float64(unique.found)/float64(max(unique.total, 1)), unique.found,
+			float64(unique.falses)/float64(max(unique.images, 1)), unique.falses)
+	}
 	fmt.Fprintf(stdout, "detection p50 %.1f ms, p95 %.1f ms (decode excluded)\n", pct(times, 50), pct(times, 95))
 	if *runs == 0 {
 		return nil

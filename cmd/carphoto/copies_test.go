@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"carphoto/imageops/plates"
+)
+
+// scene is a smooth 320×200 grey picture, one of a few kinds, brightened
+// by lift.
+func scene(kind int, lift float64) *image.Gray {
+	img := image.NewGray(image.Rect(0, 0, 320, 200))
+	for y := range 200 {
+		for x := range 320 {
+			fx, fy := float64(x), float64(y)
+			v := 100 * math.Sin(fx/40) * math.Cos(fy/30)
+			if kind == 1 {
+				v = 100 * math.Cos(fx/25+fy/60)
+			}
+			img.SetGray(x, y, color.Gray{uint8(max(0, min(255, 120+v+lift)))})
+		}
+	}
+	return img
+}
+
+func writeJPEG(t *testing.T, path string, img image.Image, quality int) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: quality}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFingerprintFindsCopies(t *testing.T) {
+	a := fingerprintOf(scene(0, 0))
+	if !a.copies(fingerprintOf(scene(0, 25))) {
+		t.Error("a brightened copy is not taken for a copy")
+	}
+	if a.copies(fingerprintOf(scene(1, 0))) {
+		t.Error("another picture is taken for a copy")
+	}
+}
+
+// heldOutName returns the first of prefix0.jpg, prefix1.jpg, … that is (or is not)
+// in the held-out split.
+func heldOutName(t *testing.T, prefix string, heldOut bool) string {
+	t.Helper()
+	for i := range 1000 {
+		if n := fmt.Sprintf("%s%d.jpg", prefix, i); plates.HeldOut(n) == heldOut {
+			return n
+		}
+	}
+	t.Fatal("no such name")
+	return ""
+}
+
+// A held-out photo whose copy is among the training photos is scored
+// apart from the held-out photos with none.
+func TestRunBenchPlatesCopies(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "images"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copied, unique, train := heldOutName(t, "c", true), heldOutName(t, "u", true), heldOutName(t, "t", false)
+	writeJPEG(t, filepath.Join(dir, "images", copied), scene(0, 0), 90)
+	writeJPEG(t, filepath.Join(dir, "images", train), scene(0, 20), 60) // the same scene, re-encoded brighter
+	writeJPEG(t, filepath.Join(dir, "images", unique), scene(1, 0), 90)
+	var labels string
+	for i, n := range []string{copied, train, unique} {
+		if i > 0 {
+			labels += ","
+		}
+		labels += fmt.Sprintf(`{"file":"images/%s","width":320,"height":200,"plates":[{"x":10,"y":10,"w":40,"h":12}]}`, n)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "labels.json"), []byte("["+labels+"]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runBenchPlates(context.Background(), []string{"-n", "0", dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 photos, 2 plates", "photos with no copy in the other splits (1 of 2;", "): 1 plates, recall 0.000 (0)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
