@@ -92,7 +92,7 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 // Recall is also given by the labelled plate's width; --scale shrinks every
 // photo first, so that the sets' plates stand in for smaller ones. Recall
 // and false detections are given again for the scored photos that have no
-// copy among the other splits' photos (copies.go).
+// copy among the other splits' photos (plates.Fingerprint).
 func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench plates", flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -136,7 +136,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		return fmt.Errorf("bench plates: --split %q: want heldout, val or all", *split)
 	}
 	// The other splits' photos, to find the scored photos' copies among.
-	var others []*fingerprint
+	var others []*plates.Fingerprint
 	for _, l := range labels {
 		if inSplit(filepath.Base(l.File)) {
 			continue
@@ -145,7 +145,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		if err != nil {
 			return fmt.Errorf("bench plates: %s: %w", filepath.Base(l.File), err)
 		}
-		others = append(others, fingerprintOf(photo.Image))
+		others = append(others, plates.FingerprintOf(photo.Image))
 	}
 	var (
 		images, total, found, falses int
@@ -168,10 +168,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 			return fmt.Errorf("bench plates: %s: %w", name, err)
 		}
 		img := photo.Image
-		fp, copied := fingerprintOf(img), false
-		for _, o := range others {
-			copied = copied || fp.copies(o)
-		}
+		copied := plates.FingerprintOf(img).CopiedIn(others)
 		if *scale != 1 {
 			img = shrink(img, *scale)
 			for i, b := range l.Plates {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,10 +42,38 @@ func heldOut(file string) bool {
 	return h.Sum32()%5 == 0
 }
 
-// loadHeldOut returns up to n held-out photos of a data set, skipping the
-// test when the shared data sets are not on this machine.
+// loadHeldOut returns up to n held-out photos of a data set that have no
+// copy among its other photos (plates.Fingerprint: the web set holds the
+// same photo under several names, and a copy of a training photo tests
+// what the networks remember, not what they find), skipping the test when
+// the shared data sets are not on this machine.
 func loadHeldOut(tb testing.TB, set string, n int) []entry {
 	tb.Helper()
+	var out []entry
+	for _, e := range copyFreeHeldOut(tb, set) {
+		if len(out) == n {
+			break
+		}
+		e.img = decodePhoto(tb, filepath.Join(datasets, set, e.File))
+		out = append(out, e)
+	}
+	return out
+}
+
+// copyFree holds each set's held-out entries with no copy in the other
+// splits, found once per test process: it decodes every photo of the set.
+var copyFree = struct {
+	sync.Mutex
+	sets map[string][]entry
+}{sets: map[string][]entry{}}
+
+func copyFreeHeldOut(tb testing.TB, set string) []entry {
+	tb.Helper()
+	copyFree.Lock()
+	defer copyFree.Unlock()
+	if held, ok := copyFree.sets[set]; ok {
+		return held
+	}
 	dir := filepath.Join(datasets, set)
 	data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -57,26 +86,39 @@ func loadHeldOut(tb testing.TB, set string, n int) []entry {
 	if err := json.Unmarshal(data, &all); err != nil {
 		tb.Fatal(err)
 	}
-	var out []entry
+	var others []*plates.Fingerprint
+	var held []entry
+	var heldPrints []*plates.Fingerprint
 	for _, e := range all {
-		if !heldOut(e.File) {
-			continue
-		}
-		f, err := os.Open(filepath.Join(dir, e.File))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		e.img, _, err = image.Decode(f)
-		f.Close()
-		if err != nil {
-			tb.Fatalf("%s: %v", e.File, err)
-		}
-		out = append(out, e)
-		if len(out) == n {
-			break
+		fp := plates.FingerprintOf(decodePhoto(tb, filepath.Join(dir, e.File)))
+		if heldOut(e.File) {
+			held, heldPrints = append(held, e), append(heldPrints, fp)
+		} else {
+			others = append(others, fp)
 		}
 	}
-	return out
+	var kept []entry
+	for i, e := range held {
+		if !heldPrints[i].CopiedIn(others) {
+			kept = append(kept, e)
+		}
+	}
+	copyFree.sets[set] = kept
+	return kept
+}
+
+func decodePhoto(tb testing.TB, path string) image.Image {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	return img
 }
 
 // TestDetectHeldOutRecall guards the detector's quality on photos that
@@ -90,10 +132,10 @@ func TestDetectHeldOutRecall(t *testing.T) {
 		minRecall float64
 		maxFalse  float64
 	}{
-		// Measured 0.875 (28 of 32) and 0.267 on these 30 photos, 0.975
-		// and 0.300 on those; most dash-cam "false" detections are plates
+		// Measured 0.743 (26 of 35) and 0.367 on these 30 photos, 0.974
+		// and 0.333 on those; most dash-cam "false" detections are plates
 		// the labels miss (docs/BENCHMARKS.md).
-		{"plates-web-cc0", 0.84, 0.40},
+		{"plates-web-cc0", 0.70, 0.45},
 		{"plates-dashcam-ro", 0.92, 0.45},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
@@ -141,9 +183,9 @@ func TestDetectCloseUps(t *testing.T) {
 	for _, tc := range []struct {
 		frac, minRecall float64
 	}{
-		// Measured 0.939 and 0.924 (62 and 61 of 66).
-		{0.6, 0.88},
-		{0.8, 0.87},
+		// Measured 0.836 and 0.866 (56 and 58 of 67).
+		{0.6, 0.80},
+		{0.8, 0.83},
 	} {
 		t.Run(fmt.Sprint(tc.frac), func(t *testing.T) {
 			found, total := 0, 0
@@ -181,10 +223,10 @@ func TestDetectCloseUps(t *testing.T) {
 // plate turned with them (those that stay in the frame) counted found when
 // 95% of its area lies inside the detected quads.
 func TestDetectTilted(t *testing.T) {
-	// Measured 0.882 (82 of 93); 0.828 when only the first verifier
-	// learnt from windows turned up to 25° (verifier.py --roll), 0.645
-	// when neither did.
-	const minRecall = 0.83
+	// Measured 0.842 (80 of 95); 0.828 on other photos, with copies,
+	// when only the first verifier learnt from windows turned up to 25°
+	// (verifier.py --roll), 0.645 when neither did.
+	const minRecall = 0.80
 	found, total := 0, 0
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		for _, e := range loadHeldOut(t, set, 20) {

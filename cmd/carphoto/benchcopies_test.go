@@ -44,16 +44,6 @@ func writeJPEG(t *testing.T, path string, img image.Image, quality int) {
 	}
 }
 
-func TestFingerprintFindsCopies(t *testing.T) {
-	a := fingerprintOf(scene(0, 0))
-	if !a.copies(fingerprintOf(scene(0, 25))) {
-		t.Error("a brightened copy is not taken for a copy")
-	}
-	if a.copies(fingerprintOf(scene(1, 0))) {
-		t.Error("another picture is taken for a copy")
-	}
-}
-
 // heldOutName returns the first of prefix0.jpg, prefix1.jpg, … that is (or is not)
 // in the held-out split.
 func heldOutName(t *testing.T, prefix string, heldOut bool) string {
