@@ -33,7 +33,9 @@ type labelled struct {
 // PLATES_DATA names (the validation sets with repainted plates that
 // train/plates/othersets.py writes, say). PLATES_SCALE=F shrinks every
 // photo and its boxes by F first, as `carphoto bench plates --scale F` does,
-// so that the sets' plates stand in for smaller ones.
+// so that the sets' plates stand in for smaller ones. PLATES_COPYFREE=1
+// leaves out the photos with a copy in another split
+// (train/plates/copies.json).
 func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []labelled {
 	t.Helper()
 	root := "../../../shared/datasets"
@@ -71,9 +73,10 @@ func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []lab
 	if err := json.Unmarshal(data, &audit); err != nil {
 		t.Fatal(err)
 	}
+	copied := copiedElsewhere(t, set)
 	var out []labelled
 	for _, e := range labels {
-		if !keep(e.File) {
+		if !keep(e.File) || copied != nil && copied(e.File) {
 			continue
 		}
 		r, err := os.Open(filepath.Join(dir, e.File))
@@ -174,4 +177,51 @@ func (p labelled) judged(t *testing.T) []verified {
 		t.Fatal(err)
 	}
 	return j
+}
+
+// copiedElsewhere returns, for PLATES_COPYFREE=1, a test of whether a
+// photo of set has a copy in another split (train/plates/copies.json);
+// otherwise nil.
+func copiedElsewhere(t *testing.T, set string) func(file string) bool {
+	t.Helper()
+	if os.Getenv("PLATES_COPYFREE") != "1" {
+		return nil
+	}
+	data, err := os.ReadFile("../../train/plates/copies.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups []struct {
+		Set   string
+		Files []string
+	}
+	if err := json.Unmarshal(data, &groups); err != nil {
+		t.Fatal(err)
+	}
+	copied := map[string]bool{}
+	for _, g := range groups {
+		if g.Set != set {
+			continue
+		}
+		splits := map[string]bool{}
+		for _, f := range g.Files {
+			splits[splitOf(f)] = true
+		}
+		if len(splits) > 1 {
+			for _, f := range g.Files {
+				copied[f] = true
+			}
+		}
+	}
+	return func(file string) bool { return copied[file] }
+}
+
+func splitOf(file string) string {
+	switch {
+	case HeldOut(file):
+		return "heldout"
+	case Validation(file):
+		return "val"
+	}
+	return "train"
 }

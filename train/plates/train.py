@@ -219,7 +219,21 @@ def unlabelled(paths=(UNLABELLED,)):
     return extra
 
 
-def load(data_dir):
+def copies(path, trained=("train",)):
+    """The (set, file) of the photos in the trained splits that have a copy
+    in another split (train/plates/copies.json, which TestListCopies writes:
+    the web set holds the same photo under several names, the dash-cam set
+    frames a moment apart). --drop-copies leaves them out, so that no
+    validation or held-out photo is one the network learnt."""
+    drop = set()
+    for g in json.load(open(path)) if path else []:
+        in_trained = [f for f in g["files"] if split_of(os.path.basename(f)) in trained]
+        if len(in_trained) < len(g["files"]):
+            drop |= {(g["set"], f) for f in in_trained}
+    return drop
+
+
+def load(data_dir, drop=frozenset()):
     items = {"train": [], "val": []}
     extra = unlabelled()
     for s in SETS:
@@ -227,7 +241,7 @@ def load(data_dir):
         for e in labels:
             name = os.path.basename(e["file"])
             sp = split_of(name)
-            if sp == "heldout":
+            if sp == "heldout" or (s, e["file"]) in drop:
                 continue
             img = Image.open(os.path.join(data_dir, s, e["file"])).convert("RGB")
             boxes = [(p["x"], p["y"], p["x"] + p["w"], p["y"] + p["h"]) for p in e["plates"]]
@@ -528,6 +542,7 @@ def main():
     ap.add_argument("--swap", type=float, default=SWAP, help="chance a plate is repainted (synth.py)")
     ap.add_argument("--text", type=float, default=TEXT, help="chance a sample gets a caption as background (synth.py)")
     ap.add_argument("--init", help="start from these weights (a torch state dict) instead of random")
+    ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (train/plates/copies.json)")
     args = ap.parse_args()
     SWAP, TEXT = args.swap, args.text
 
@@ -536,7 +551,7 @@ def main():
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     t0 = time.time()
-    items = load(args.data)
+    items = load(args.data, copies(args.drop_copies, ("train", "val") if args.all else ("train",)))
     train = items["train"] + (items["val"] if args.all else [])
     print("train %d images, val %d images (loaded in %.0fs)" % (
         len(train), len(items["val"]), time.time() - t0), flush=True)

@@ -41,7 +41,7 @@ import torch.nn.functional as F
 from PIL import Image, ImageFilter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train import Block, ConvBN, SETS, UNLABELLED, folded, normalise, parity_input, split_of, unlabelled, write_tensors  # noqa: E402
+from train import Block, ConvBN, SETS, UNLABELLED, copies, folded, normalise, parity_input, split_of, unlabelled, write_tensors  # noqa: E402
 import synth  # noqa: E402
 
 # The window around a proposal box (bw x bh): centred on it, WIN_W wide and
@@ -153,7 +153,7 @@ def overlaps(a, b):
     return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
-def load(data, cand_files, missed=(UNLABELLED,), plateless=None, plateless_times=1):
+def load(data, cand_files, missed=(UNLABELLED,), plateless=None, plateless_times=1, drop=frozenset()):
     """Photos with their labels, the plates the labels miss (the files of
     missed) and proposals; with several proposal files (the first stage at
     different working sizes) a photo gets each file's strongest
@@ -172,7 +172,7 @@ def load(data, cand_files, missed=(UNLABELLED,), plateless=None, plateless_times
     for s in SETS:
         for e in json.load(open(os.path.join(data, s, "labels.json"))):
             sp = split_of(os.path.basename(e["file"]))
-            if sp == "heldout":
+            if sp == "heldout" or (s, e["file"]) in drop:
                 continue
             arr = np.asarray(Image.open(os.path.join(data, s, e["file"])).convert("RGB"))
             gts = [(p["x"], p["y"], p["x"] + p["w"], p["y"] + p["h"]) for p in e["plates"]]
@@ -456,6 +456,7 @@ def main():
                     help="chance a window seen at a lower resolution is JPEG compressed at that resolution")
     ap.add_argument("--plateless", help="car photos with no plate in sight, as more background (train/plates/plateless.json)")
     ap.add_argument("--plateless-times", type=int, default=1, help="how many times an epoch each --plateless photo is used")
+    ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (train/plates/copies.json)")
     args = ap.parse_args()
     SWAP, TEXT, ROLL, SMALL_JPEG = args.swap, args.text, args.roll, args.small_jpeg
 
@@ -465,7 +466,7 @@ def main():
     torch.manual_seed(args.seed)
     t0 = time.time()
     items = load(args.data, args.candidates or ["/tmp/plates-candidates.jsonl"], args.missed or [UNLABELLED], args.plateless,
-                 args.plateless_times)
+                 args.plateless_times, copies(args.drop_copies, ("train", "val") if args.all else ("train",)))
     train = items["train"] + (items["val"] if args.all else [])
     print("train %d photos, val %d (loaded in %.0fs)" % (len(train), len(items["val"]), time.time() - t0), flush=True)
     net = Verifier()
