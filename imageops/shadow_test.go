@@ -17,6 +17,7 @@ import (
 
 	"carphoto"
 	"carphoto/imageops"
+	"carphoto/imageops/internal/imgtest"
 )
 
 // shadowWheel is a tyre of a synthetic car: a disc whose lowest point touches the
@@ -534,8 +535,8 @@ func shadowDatasetCutout(tb testing.TB, name string) *image.NRGBA {
 	if _, err := os.Stat(dir); err != nil {
 		tb.Skipf("cars-seg dataset not found at %s: %v", dir, err)
 	}
-	photo := shadowDecodeFile(tb, filepath.Join(dir, "images", name+".jpg"))
-	mask := shadowDecodeFile(tb, filepath.Join(dir, "masks", name+".png"))
+	photo := imgtest.DecodeFile(tb, filepath.Join(dir, "images", name+".jpg"))
+	mask := imgtest.DecodeFile(tb, filepath.Join(dir, "masks", name+".png"))
 	b := photo.Bounds()
 	car := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
 	for y := 0; y < b.Dy(); y++ {
@@ -546,20 +547,6 @@ func shadowDatasetCutout(tb testing.TB, name string) *image.NRGBA {
 		}
 	}
 	return car
-}
-
-func shadowDecodeFile(tb testing.TB, path string) image.Image {
-	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	img, _, err := image.Decode(f)
-	if err != nil {
-		tb.Fatalf("decode %s: %v", path, err)
-	}
-	return img
 }
 
 // TestCarShadowOnRealCutouts runs side, three-quarter and front views of

@@ -7,14 +7,13 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
-	"image/jpeg"
-	"image/png"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
 	"carphoto/imageops/cutout"
+	"carphoto/imageops/internal/imgtest"
 )
 
 // heldOutIoUFloor is the lowest mean IoU the regression test accepts on its dozen
@@ -71,31 +70,12 @@ func heldOut(tb testing.TB, n int) []sample {
 		if !cutout.HeldOut(name) {
 			continue
 		}
-		out = append(out, sample{name: name, img: readImage(tb, filepath.Join(dir, l.File)), mask: readImage(tb, filepath.Join(dir, l.Mask))})
+		out = append(out, sample{name: name, img: imgtest.DecodeFile(tb, filepath.Join(dir, l.File)), mask: imgtest.DecodeFile(tb, filepath.Join(dir, l.Mask))})
 		if len(out) == n {
 			break
 		}
 	}
 	return out
-}
-
-func readImage(tb testing.TB, path string) image.Image {
-	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var img image.Image
-	if filepath.Ext(path) == ".png" {
-		img, err = png.Decode(f)
-	} else {
-		img, err = jpeg.Decode(f)
-	}
-	if err != nil {
-		tb.Fatalf("%s: %v", path, err)
-	}
-	return img
 }
 
 // TestHeldOutIoU is the regression test: on a dozen held-out photos the matte must

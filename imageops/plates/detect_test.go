@@ -54,7 +54,7 @@ func loadHeldOut(tb testing.TB, set string, n int) []entry {
 		if len(out) == n {
 			break
 		}
-		e.img = decodePhoto(tb, filepath.Join(datasets, set, e.File))
+		e.img = imgtest.DecodeFile(tb, filepath.Join(datasets, set, e.File))
 		out = append(out, e)
 	}
 	return out
@@ -90,7 +90,7 @@ func copyFreeHeldOut(tb testing.TB, set string) []entry {
 	var held []entry
 	var heldPrints []*plates.Fingerprint
 	for _, e := range all {
-		fp := plates.FingerprintOf(decodePhoto(tb, filepath.Join(dir, e.File)))
+		fp := plates.FingerprintOf(imgtest.DecodeFile(tb, filepath.Join(dir, e.File)))
 		if heldOut(e.File) {
 			held, heldPrints = append(held, e), append(heldPrints, fp)
 		} else {
@@ -105,20 +105,6 @@ func copyFreeHeldOut(tb testing.TB, set string) []entry {
 	}
 	copyFree.sets[set] = kept
 	return kept
-}
-
-func decodePhoto(tb testing.TB, path string) image.Image {
-	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	img, _, err := image.Decode(f)
-	if err != nil {
-		tb.Fatalf("%s: %v", path, err)
-	}
-	return img
 }
 
 // TestDetectHeldOutRecall guards the detector's quality on photos that

@@ -1,19 +1,38 @@
 // Package imgtest holds the photo manipulations that the vision packages'
-// tests and measuring tools share: framing a close-up around a region,
-// turning a photo as a camera held askew would, and running work side by side
-// as a worker does. Only tests import it.
+// tests and measuring tools share: reading a labelled photo, framing a
+// close-up around a region, turning a photo as a camera held askew would,
+// and running work side by side as a worker does. Only tests import it.
 package imgtest
 
 import (
 	"image"
 	"image/color"
 	"image/draw"
+	_ "image/jpeg" // the labelled sets' photos
+	_ "image/png"  // and masks
 	"math"
+	"os"
 	"sync"
+	"testing"
 
 	xdraw "golang.org/x/image/draw"
 	"golang.org/x/image/math/f64"
 )
+
+// DecodeFile reads the JPEG or PNG image at path, failing tb if it cannot.
+func DecodeFile(tb testing.TB, path string) image.Image {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	return img
+}
 
 // CloseUp crops img to a 4:3 frame centred on the region (x, y, w, h) in
 // which the region spans frac of the frame's width, at img's resolution;
