@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"image"
 	"image/color"
 	"image/draw"
@@ -33,13 +32,6 @@ type entry struct {
 	Height int          `json:"height"`
 	Plates []plates.Box `json:"plates"`
 	img    image.Image
-}
-
-// heldOut is the fixed held-out split shared with the renderer's tests.
-func heldOut(file string) bool {
-	h := fnv.New32a()
-	h.Write([]byte(filepath.Base(file)))
-	return h.Sum32()%5 == 0
 }
 
 // loadHeldOut returns up to n held-out photos of a data set that have no
@@ -91,7 +83,7 @@ func copyFreeHeldOut(tb testing.TB, set string) []entry {
 	var heldPrints []*plates.Fingerprint
 	for _, e := range all {
 		fp := plates.FingerprintOf(imgtest.DecodeFile(tb, filepath.Join(dir, e.File)))
-		if heldOut(e.File) {
+		if plates.HeldOut(e.File) {
 			held, heldPrints = append(held, e), append(heldPrints, fp)
 		} else {
 			others = append(others, fp)
