@@ -33,14 +33,15 @@ func scene(kind int, lift float64) *image.Gray {
 	return img
 }
 
-func writeJPEG(t *testing.T, path string, img image.Image, quality int) {
-	t.Helper()
+// writeJPEG writes img as a JPEG file at path.
+func writeJPEG(tb testing.TB, path string, img image.Image, quality int) {
+	tb.Helper()
 	var buf bytes.Buffer
 	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: quality}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 

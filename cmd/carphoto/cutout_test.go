@@ -31,13 +31,7 @@ func writeTestPhoto(t *testing.T, dir, name string, w, h int) string {
 		}
 	}
 	path := filepath.Join(dir, name)
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, img, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeJPEG(t, path, img, jpeg.DefaultQuality)
 	return path
 }
 

@@ -19,14 +19,8 @@ func writeGreyJPEG(tb testing.TB, dir, name string, w, h int) string {
 	for i := range img.Pix {
 		img.Pix[i] = uint8(100 + i%7)
 	}
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, img, nil); err != nil {
-		tb.Fatal(err)
-	}
 	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		tb.Fatal(err)
-	}
+	writeJPEG(tb, path, img, jpeg.DefaultQuality)
 	return path
 }
 
