@@ -85,7 +85,8 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 // runBenchPlates implements `carphoto bench plates [--split heldout|val|all]
-// DIR` over DIR/labels.json: recall (a labelled plate is found when at least
+// [--labels FILE] DIR` over DIR/labels.json (or FILE, its photos' paths
+// relative to DIR): recall (a labelled plate is found when at least
 // 95% of its box lies inside the detected quads), false detections per
 // image (a detection overlapping no labelled plate), detection time p50/p95
 // on the set's photos, and p50 on a 12-megapixel photo (decode excluded).
@@ -100,11 +101,12 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	runs := fs.Int("n", 7, "timed runs on the 12 MP photo (0 skips it)")
 	verbose := fs.Bool("v", false, "print every missed plate and false detection")
 	scale := fs.Float64("scale", 1, "shrink every photo and its labels by this factor first (0 < scale <= 1): a stress test of small plates")
+	labelsFile := fs.String("labels", "", "labels to score against instead of DIR/labels.json, in its format, photo paths relative to DIR")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|all] [-n N] [-v] [--scale F] DIR")
+		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|all] [--labels FILE] [-n N] [-v] [--scale F] DIR")
 	}
 	dir := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow DIR
@@ -113,7 +115,10 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	if !(*scale > 0 && *scale <= 1) {
 		return fmt.Errorf("bench plates: --scale %g: want a factor in (0, 1]", *scale)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if *labelsFile == "" {
+		*labelsFile = filepath.Join(dir, "labels.json")
+	}
+	raw, err := os.ReadFile(*labelsFile)
 	if err != nil {
 		return fmt.Errorf("bench plates: %w", err)
 	}
@@ -122,7 +127,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		Plates []plates.Box `json:"plates"`
 	}
 	if err := json.Unmarshal(raw, &labels); err != nil {
-		return fmt.Errorf("bench plates: labels.json: %w", err)
+		return fmt.Errorf("bench plates: %s: %w", *labelsFile, err)
 	}
 	var inSplit func(name string) bool
 	switch *split {

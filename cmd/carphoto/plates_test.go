@@ -136,7 +136,18 @@ func TestRunBenchPlates(t *testing.T) {
 			t.Errorf("--scale 0.5: output lacks %q:\n%s", want, out.String())
 		}
 	}
-	for _, args := range [][]string{{"--split", "sideways", dir}, {"--scale", "0", dir}, {"--scale", "2", dir}} {
+	// Labels from another file score the same photos against its plates:
+	// here none, so the photos are counted and no plate is.
+	other := writeText(t, "other.json", `[{"file":"images/grey.jpg","width":320,"height":200,"plates":[]}]`)
+	out.Reset()
+	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", "--labels", other, dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "1 photos, 0 plates") {
+		t.Errorf("--labels: output lacks %q:\n%s", "1 photos, 0 plates", out.String())
+	}
+	for _, args := range [][]string{{"--split", "sideways", dir}, {"--scale", "0", dir}, {"--scale", "2", dir},
+		{"--labels", filepath.Join(dir, "missing.json"), dir}, {"--labels", writeText(t, "bad.json", "{"), dir}} {
 		if err := runBenchPlates(context.Background(), args, &out); err == nil {
 			t.Errorf("%q: got no error", args)
 		}
