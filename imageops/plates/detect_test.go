@@ -117,38 +117,71 @@ func TestDetectHeldOutRecall(t *testing.T) {
 		{"plates-dashcam-ro", 0.92, 0.45},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
-			photos := loadHeldOut(t, tc.set, 30)
-			found, total, false_ := 0, 0, 0
-			for _, e := range photos {
-				got, err := plates.Detect(context.Background(), e.img)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, b := range e.Plates {
-					total++
-					if b.CoveredBy(got) >= 0.95 {
-						found++
-					} else {
-						t.Logf("%s: plate %+v covered %.2f", e.File, b, b.CoveredBy(got))
-					}
-				}
-				for _, p := range got {
-					if !overlapsAny(e.Plates, p.Quad) {
-						false_++
-						t.Logf("%s: false detection %v", e.File, p)
-					}
-				}
-			}
-			recall := float64(found) / float64(total)
-			falsePerImage := float64(false_) / float64(len(photos))
-			t.Logf("recall %.3f (%d of %d), false detections %.3f per image (%d photos)", recall, found, total, falsePerImage, len(photos))
-			if recall < tc.minRecall {
-				t.Errorf("recall %.3f (%d of %d plates on %d photos), want >= %.2f", recall, found, total, len(photos), tc.minRecall)
-			}
-			if falsePerImage > tc.maxFalse {
-				t.Errorf("false detections %.3f per image, want <= %.2f", falsePerImage, tc.maxFalse)
-			}
+			checkDetections(t, loadHeldOut(t, tc.set, 30), tc.minRecall, tc.maxFalse)
 		})
+	}
+}
+
+// TestDetectOtherSource guards photos of another source than the plate
+// sets: the cars-seg set's 68 photos with a car that might carry a plate
+// (plates of many countries in small stretched frames), whose 16 readable
+// plates were boxed by eye (train/plates/cars-seg-plates.json, never
+// trained on). Measured 0.938 (15 of 16) and 0.147 false per photo; the
+// verifiers before the shipped ones measured 0.875 and 0.279.
+func TestDetectOtherSource(t *testing.T) {
+	data, err := os.ReadFile("../../train/plates/cars-seg-plates.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var photos []entry
+	if err := json.Unmarshal(data, &photos); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(datasets, "cars-seg")
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		t.Skipf("shared data sets not found at %s", datasets)
+	}
+	for i := range photos {
+		photos[i].img = imgtest.DecodeFile(t, filepath.Join(dir, photos[i].File))
+	}
+	checkDetections(t, photos, 0.87, 0.25)
+}
+
+// checkDetections runs the detector on labelled photos and fails when it
+// finds fewer than minRecall of their plates (at least 95% of a plate's
+// box inside the quads) or makes more than maxFalse detections a photo that
+// overlap no labelled plate.
+func checkDetections(t *testing.T, photos []entry, minRecall, maxFalse float64) {
+	t.Helper()
+	found, total, falses := 0, 0, 0
+	for _, e := range photos {
+		got, err := plates.Detect(context.Background(), e.img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range e.Plates {
+			total++
+			if b.CoveredBy(got) >= 0.95 {
+				found++
+			} else {
+				t.Logf("%s: plate %+v covered %.2f", e.File, b, b.CoveredBy(got))
+			}
+		}
+		for _, p := range got {
+			if !overlapsAny(e.Plates, p.Quad) {
+				falses++
+				t.Logf("%s: false detection %v", e.File, p)
+			}
+		}
+	}
+	recall := float64(found) / float64(total)
+	falsePerImage := float64(falses) / float64(len(photos))
+	t.Logf("recall %.3f (%d of %d), false detections %.3f per image (%d photos)", recall, found, total, falsePerImage, len(photos))
+	if recall < minRecall {
+		t.Errorf("recall %.3f (%d of %d plates on %d photos), want >= %.2f", recall, found, total, len(photos), minRecall)
+	}
+	if falsePerImage > maxFalse {
+		t.Errorf("false detections %.3f per image, want <= %.2f", falsePerImage, maxFalse)
 	}
 }
 
