@@ -84,7 +84,7 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// runBenchPlates implements `carphoto bench plates [--split heldout|val|all]
+// runBenchPlates implements `carphoto bench plates [--split heldout|val|train|all]
 // [--labels FILE] DIR` over DIR/labels.json (or FILE, its photos' paths
 // relative to DIR): recall (a labelled plate is found when at least
 // 95% of its box lies inside the detected quads), false detections per
@@ -97,7 +97,7 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench plates", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	split := fs.String("split", "heldout", "photos to score: heldout, val (the tuning split) or all")
+	split := fs.String("split", "heldout", "photos to score: heldout, val (the tuning split), train (what the networks learnt: how well they fit) or all")
 	runs := fs.Int("n", 7, "timed runs on the 12 MP photo (0 skips it)")
 	verbose := fs.Bool("v", false, "print every missed plate and false detection")
 	scale := fs.Float64("scale", 1, "shrink every photo and its labels by this factor first (0 < scale <= 1): a stress test of small plates")
@@ -106,7 +106,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		return err
 	}
 	if fs.NArg() == 0 {
-		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|all] [--labels FILE] [-n N] [-v] [--scale F] DIR")
+		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|train|all] [--labels FILE] [-n N] [-v] [--scale F] DIR")
 	}
 	dir := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow DIR
@@ -135,10 +135,12 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		inSplit = plates.HeldOut
 	case "val":
 		inSplit = plates.Validation
+	case "train":
+		inSplit = plates.Training
 	case "all":
 		inSplit = func(string) bool { return true }
 	default:
-		return fmt.Errorf("bench plates: --split %q: want heldout, val or all", *split)
+		return fmt.Errorf("bench plates: --split %q: want heldout, val, train or all", *split)
 	}
 	// The other splits' photos, to find the scored photos' copies among.
 	var others []*plates.Fingerprint

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"carphoto/imageops/plates"
 )
 
 // writeGreyJPEG writes a plate-less photo and returns its path.
@@ -145,6 +148,25 @@ func TestRunBenchPlates(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "1 photos, 0 plates") {
 		t.Errorf("--labels: output lacks %q:\n%s", "1 photos, 0 plates", out.String())
+	}
+	// --split train scores only the photos whose names fall in the split the
+	// networks learn from: here one of the two.
+	if plates.Training("grey.jpg") {
+		t.Fatal("grey.jpg is a training photo: pick another name for the photo outside the split")
+	}
+	learnt := "grey-0.jpg"
+	for i := 1; !plates.Training(learnt); i++ {
+		learnt = fmt.Sprintf("grey-%d.jpg", i)
+	}
+	writeGreyJPEG(t, filepath.Join(dir, "images"), learnt, 320, 200)
+	two := writeText(t, "two.json", `[{"file":"images/grey.jpg","width":320,"height":200,"plates":[]},
+		{"file":"images/`+learnt+`","width":320,"height":200,"plates":[{"x":10,"y":10,"w":40,"h":12}]}]`)
+	out.Reset()
+	if err := runBenchPlates(context.Background(), []string{"--split", "train", "-n", "0", "--labels", two, dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "1 photos, 1 plates") {
+		t.Errorf("--split train: output lacks %q:\n%s", "1 photos, 1 plates", out.String())
 	}
 	for _, args := range [][]string{{"--split", "sideways", dir}, {"--scale", "0", dir}, {"--scale", "2", dir},
 		{"--labels", filepath.Join(dir, "missing.json"), dir}, {"--labels", writeText(t, "bad.json", "{"), dir}} {

@@ -18,6 +18,10 @@ func HeldOut(name string) bool { return splitHash(name)%5 == 0 }
 // non-held-out photos (mod 5 is 1), on which thresholds and margins were set.
 func Validation(name string) bool { return splitHash(name)%5 == 1 }
 
+// Training reports whether a photo belongs to the rest, which the networks
+// learn from (train/plates/train.py's split).
+func Training(name string) bool { return splitHash(name)%5 > 1 }
+
 func splitHash(name string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(path.Base(name)))

@@ -1,6 +1,7 @@
 package plates
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"testing"
@@ -34,5 +35,26 @@ func TestFingerprintFindsCopies(t *testing.T) {
 	}
 	if !a.CopiedIn([]*Fingerprint{other, a}) {
 		t.Error("CopiedIn misses the copy among others")
+	}
+}
+
+func TestSplitsShareOutEveryPhoto(t *testing.T) {
+	counts := map[string]int{}
+	for i := range 1000 {
+		name := fmt.Sprintf("plates-web-cc0-%04d.jpg", i)
+		in := 0
+		for split, f := range map[string]func(string) bool{"heldout": HeldOut, "val": Validation, "train": Training} {
+			if f(name) {
+				counts[split]++
+				in++
+			}
+		}
+		if in != 1 {
+			t.Fatalf("%s is in %d splits, want 1", name, in)
+		}
+	}
+	// A fifth held out, a fifth for tuning, the rest to learn from.
+	if counts["heldout"] < 150 || counts["heldout"] > 250 || counts["val"] < 150 || counts["val"] > 250 {
+		t.Errorf("splits of 1000 names: %v, want about 200 / 200 / 600", counts)
 	}
 }
