@@ -3,6 +3,7 @@ package plates
 import (
 	"context"
 	_ "embed"
+	"fmt"
 	"image"
 	"math"
 	"sync"
@@ -37,38 +38,64 @@ const (
 	maxProposals = 24 // the strongest proposals of a look (workSide, coarseSide) kept
 )
 
-// verifier mirrors Verifier in train/plates/verifier.py layer for layer.
-type verifier struct {
-	stem               *nn.Conv
-	b1, b2, b3, b4, b5 block
-	fc1, fc2           *nn.Conv // fully connected, as 1×1 convolutions on a 1×1 map
+// layout is a verifier's shape, as LAYOUTS in train/plates/verifier.py: its
+// stem's channels, each depthwise-separable block's channels and stride (the
+// window halves four times, to 3×6), the hidden layer's width, and the
+// weights file's magic, which says which layout a file holds.
+type layout struct {
+	magic  string
+	stem   int
+	blocks []stage
+	hidden int
 }
 
-func newVerifier() *verifier {
-	return &verifier{
-		stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: 12, Stride: 2, ReLU: true},
-		b1:   newBlock(12, 24, 2), b2: newBlock(24, 24, 1),
-		b3: newBlock(24, 48, 2), b4: newBlock(48, 48, 1),
-		b5:  newBlock(48, 64, 2),
-		fc1: point(64*3*6, 64, true), fc2: point(64, 5, false),
+type stage struct{ cout, stride int }
+
+var layouts = []layout{
+	{magic: "PLV1", stem: 12, blocks: []stage{{24, 2}, {24, 1}, {48, 2}, {48, 1}, {64, 2}}, hidden: 64},
+	{magic: "PLV2", stem: 12, blocks: []stage{{24, 2}, {32, 1}, {64, 2}, {64, 1}, {128, 2}, {128, 1}}, hidden: 64},
+}
+
+// verifier mirrors Verifier in train/plates/verifier.py layer for layer.
+type verifier struct {
+	stem     *nn.Conv
+	blocks   []block
+	fc1, fc2 *nn.Conv // fully connected, as 1×1 convolutions on a 1×1 map
+}
+
+func newVerifier(l layout) *verifier {
+	v := &verifier{stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: l.stem, Stride: 2, ReLU: true}}
+	cin := l.stem
+	for _, s := range l.blocks {
+		v.blocks = append(v.blocks, newBlock(cin, s.cout, s.stride))
+		cin = s.cout
 	}
+	v.fc1 = point(cin*(inH/16)*(inW/16), l.hidden, true)
+	v.fc2 = point(l.hidden, 5, false)
+	return v
 }
 
 func (v *verifier) layers() []*nn.Conv {
-	return []*nn.Conv{
-		v.stem, v.b1.dw, v.b1.pw, v.b2.dw, v.b2.pw, v.b3.dw, v.b3.pw,
-		v.b4.dw, v.b4.pw, v.b5.dw, v.b5.pw, v.fc1, v.fc2,
+	ls := []*nn.Conv{v.stem}
+	for _, b := range v.blocks {
+		ls = append(ls, b.dw, b.pw)
 	}
+	return append(ls, v.fc1, v.fc2)
 }
 
-// parseVerifier reads the weights file: "PLV1", a tensor count, then each
-// layer's weight and bias tensors (see nn.Reader).
+// parseVerifier reads the weights file: a layout's magic, a tensor count,
+// then each layer's weight and bias tensors (see nn.Reader).
 func parseVerifier(data []byte) (*verifier, error) {
-	v := newVerifier()
-	if err := readLayers(data, "PLV1", "plate verifier weights", v.layers()); err != nil {
-		return nil, err
+	for _, l := range layouts {
+		if len(data) >= 4 && string(data[:4]) == l.magic {
+			v := newVerifier(l)
+			if err := readLayers(data, l.magic, "plate verifier weights", v.layers()); err != nil {
+				return nil, err
+			}
+			return v, nil
+		}
 	}
-	return v, nil
+	return nil, fmt.Errorf("plate verifier weights: bad magic")
 }
 
 // jury is the verifiers whose judgements are averaged.
@@ -100,7 +127,9 @@ func embeddedJury() (jury, error) {
 // fractions of the window's width and height.
 func (v *verifier) forward(x *nn.Tensor) [5]float32 {
 	x = v.stem.Apply(x)
-	x = v.b5.apply(v.b4.apply(v.b3.apply(v.b2.apply(v.b1.apply(x)))))
+	for _, b := range v.blocks {
+		x = b.apply(x)
+	}
 	flat := &nn.Tensor{C: x.C * x.H * x.W, H: 1, W: 1, Data: x.Data}
 	o := v.fc2.Apply(v.fc1.Apply(flat))
 	return [5]float32(o.Data)

@@ -100,34 +100,46 @@ def crop(arr, win):
     return out
 
 
+# Layouts: the stem's channels, then each depthwise-separable block's
+# (channels out, stride), then the hidden layer's width, and the weights
+# file's magic. Keep in step with verify.go.
+LAYOUTS = {
+    # 48x96 -> 24x48 -> 12x24 -> 6x12 -> 3x6; about 1.1 M multiply-adds.
+    "narrow": (12, ((24, 2), (24, 1), (48, 2), (48, 1), (64, 2)), 64, b"PLV1"),
+    # Wider from 12x24 on and one more block at 3x6; about 1.9 M.
+    "wide": (12, ((24, 2), (32, 1), (64, 2), (64, 1), (128, 2), (128, 1)), 64, b"PLV2"),
+}
+
+
 class Verifier(nn.Module):
-    def __init__(self):
+    def __init__(self, layout="narrow"):
         super().__init__()
-        self.stem = ConvBN(3, 12, 3, 2)  # 24x48
-        self.b1 = Block(12, 24, 2)  # 12x24
-        self.b2 = Block(24, 24)
-        self.b3 = Block(24, 48, 2)  # 6x12
-        self.b4 = Block(48, 48)
-        self.b5 = Block(48, 64, 2)  # 3x6
+        stem, blocks, hidden, self.magic = LAYOUTS[layout]
+        self.stem = ConvBN(3, stem, 3, 2)
+        chans, cin = [], stem
+        for cout, stride in blocks:
+            chans.append(Block(cin, cout, stride))
+            cin = cout
+        self.blocks = nn.Sequential(*chans)
         self.drop = nn.Dropout(0.2)  # training only
-        self.fc1 = nn.Linear(64 * 3 * 6, 64)
-        self.fc2 = nn.Linear(64, 5)
+        self.fc1 = nn.Linear(cin * (IN_H // 16) * (IN_W // 16), hidden)
+        self.fc2 = nn.Linear(hidden, 5)
 
     def forward(self, x):
-        x = self.b5(self.b4(self.b3(self.b2(self.b1(self.stem(x))))))
+        x = self.blocks(self.stem(x))
         x = F.relu(self.fc1(self.drop(x.flatten(1))))
         return self.fc2(x)
 
 
 def export(net, path):
-    tensors = []
-    for c in [net.stem, net.b1.dw, net.b1.pw, net.b2.dw, net.b2.pw, net.b3.dw, net.b3.pw,
-              net.b4.dw, net.b4.pw, net.b5.dw, net.b5.pw]:
-        tensors.extend(folded(c))
+    tensors = list(folded(net.stem))
+    for b in net.blocks:
+        tensors.extend(folded(b.dw))
+        tensors.extend(folded(b.pw))
     for fc in [net.fc1, net.fc2]:
         w = fc.weight.detach().float()
         tensors.extend([w.view(w.shape[0], w.shape[1], 1, 1), fc.bias.detach().float()])
-    write_tensors(path, b"PLV1", tensors)
+    write_tensors(path, net.magic, tensors)
 
 
 def write_parity(net, path):
@@ -456,6 +468,7 @@ def main():
                     help="chance a window seen at a lower resolution is JPEG compressed at that resolution")
     ap.add_argument("--plateless", help="car photos with no plate in sight, as more background (train/plates/plateless.json)")
     ap.add_argument("--plateless-times", type=int, default=1, help="how many times an epoch each --plateless photo is used")
+    ap.add_argument("--layout", choices=sorted(LAYOUTS), default="narrow", help="the network's widths (LAYOUTS)")
     ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (train/plates/copies.json)")
     args = ap.parse_args()
     SWAP, TEXT, ROLL, SMALL_JPEG = args.swap, args.text, args.roll, args.small_jpeg
@@ -469,7 +482,7 @@ def main():
                  args.plateless_times, copies(args.drop_copies, ("train", "val") if args.all else ("train",)))
     train = items["train"] + (items["val"] if args.all else [])
     print("train %d photos, val %d (loaded in %.0fs)" % (len(train), len(items["val"]), time.time() - t0), flush=True)
-    net = Verifier()
+    net = Verifier(args.layout)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
     # An epoch's window count varies a little (jittered boxes that land
     # ambiguously are skipped), so the schedule is sized from the first and
