@@ -114,3 +114,49 @@ func TestParseRejectsDamagedWeights(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifierLayouts writes a weights file for each verifier layout
+// (verifier.py's LAYOUTS) and reads it back: the magic picks the layout, a
+// file of one layout under another's magic is refused, and the network
+// read runs on a window.
+func TestVerifierLayouts(t *testing.T) {
+	for _, l := range layouts {
+		var tensors [][]int
+		for _, c := range newVerifier(l).layers() {
+			tensors = append(tensors, c.WeightShape(), []int{c.Cout})
+		}
+		data := []byte(l.magic)
+		data = binary.LittleEndian.AppendUint32(data, uint32(len(tensors)))
+		for i, shape := range tensors {
+			data = binary.LittleEndian.AppendUint32(data, uint32(len(shape)))
+			n := 1
+			for _, d := range shape {
+				data = binary.LittleEndian.AppendUint32(data, uint32(d))
+				n *= d
+			}
+			for k := range n {
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32((i+k)%7-3)/50))
+			}
+		}
+		v, err := parseVerifier(data)
+		if err != nil {
+			t.Fatalf("%s: %v", l.magic, err)
+		}
+		if len(v.blocks) != len(l.blocks) {
+			t.Errorf("%s: %d blocks read, want %d", l.magic, len(v.blocks), len(l.blocks))
+		}
+		out := v.forward(parityInput(inH, inW))
+		for _, o := range out {
+			if math.IsNaN(float64(o)) || math.IsInf(float64(o), 0) {
+				t.Errorf("%s: forward gave %v", l.magic, out)
+			}
+		}
+		for _, other := range layouts {
+			if other.magic != l.magic {
+				if _, err := parseVerifier(append([]byte(other.magic), data[4:]...)); err == nil {
+					t.Errorf("a %s file read as %s", l.magic, other.magic)
+				}
+			}
+		}
+	}
+}
