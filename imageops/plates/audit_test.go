@@ -70,6 +70,62 @@ func TestHeldOutSheets(t *testing.T) {
 	a.write(t, "heldout")
 }
 
+// TestMissSheets cuts out, for review, every labelled plate of the
+// validation photos (PLATES_AUDIT_SPLIT=train: the training photos) that
+// the detector does not find at its threshold, each captioned with its
+// width and height, and the best score of a proposal that reached it (a
+// proposal with IoU ≥ 0.3 or its centre on the plate) or "not proposed":
+// whether the first stage or the jury lost it. The detections' quads are
+// outlined in red. Respects PLATES_COPYFREE.
+//
+//	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestMissSheets ./imageops/plates/
+func TestMissSheets(t *testing.T) {
+	keep := Validation
+	if os.Getenv("PLATES_AUDIT_SPLIT") == "train" {
+		keep = Training
+	}
+	vs, err := embeddedJury()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a audit
+	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+		for _, p := range labelledPhotos(t, set, keep) {
+			props := p.proposed(t)
+			judged, err := vs.verify(context.Background(), p.img, props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := tuned.plates(append([]verified(nil), judged...), p.img.Bounds(), pixelReader(p.img))
+			for _, b := range p.boxes {
+				if b.CoveredBy(found) >= 0.95 {
+					continue
+				}
+				g := box{x0: b.X, y0: b.Y, x1: b.X + b.W, y1: b.Y + b.H}
+				best := -1.0
+				for i, d := range props {
+					cx, cy := (d.x0+d.x1)/2, (d.y0+d.y1)/2
+					if d.iou(g) >= 0.3 || (cx >= g.x0 && cx <= g.x1 && cy >= g.y0 && cy <= g.y1) {
+						best = max(best, tuned.score(judged[i]))
+					}
+				}
+				caption := fmt.Sprintf("%d %.0fx%.0f not proposed", len(a.list), b.W, b.H)
+				if best >= 0 {
+					caption = fmt.Sprintf("%d %.0fx%.0f best %.2f", len(a.list), b.W, b.H, best)
+				}
+				r := image.Rect(int(b.X), int(b.Y), int(b.X+b.W), int(b.Y+b.H))
+				a.list = append(a.list, auditEntry{p.set, p.file, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, best})
+				var quads []image.Rectangle
+				for _, pl := range found {
+					quads = append(quads, pl.Quad.Bounds())
+				}
+				a.tiles = append(a.tiles, tile(p.img, r, caption, quads...))
+			}
+		}
+	}
+	a.write(t, "missed")
+}
+
 // audit collects the numbered tiles and their list.
 type audit struct {
 	tiles []image.Image
@@ -99,8 +155,9 @@ next:
 }
 
 // tile is a 300×200 view of r's surroundings (three times its width),
-// r outlined in green, the caption in the corner.
-func tile(img image.Image, r image.Rectangle, caption string) image.Image {
+// r outlined in green, the others (detections, say) in red, the caption in
+// the corner.
+func tile(img image.Image, r image.Rectangle, caption string, others ...image.Rectangle) image.Image {
 	const tw, th = 300, 200
 	cw := max(r.Dx()*3/2, 40)
 	c := r.Min.Add(r.Size().Div(2))
@@ -112,16 +169,21 @@ func tile(img image.Image, r image.Rectangle, caption string) image.Image {
 	at := func(p image.Point) image.Point {
 		return image.Pt(int(float64(p.X-src.Min.X)*s), int(float64(p.Y-src.Min.Y)*s))
 	}
-	lo, hi := at(r.Min).Sub(image.Pt(2, 2)), at(r.Max).Add(image.Pt(2, 2))
-	green := color.RGBA{0, 255, 0, 255}
-	for x := lo.X; x <= hi.X; x++ {
-		dst.Set(x, lo.Y, green)
-		dst.Set(x, hi.Y, green)
+	outline := func(r image.Rectangle, c color.Color, pad int) {
+		lo, hi := at(r.Min).Sub(image.Pt(pad, pad)), at(r.Max).Add(image.Pt(pad, pad))
+		for x := lo.X; x <= hi.X; x++ {
+			dst.Set(x, lo.Y, c)
+			dst.Set(x, hi.Y, c)
+		}
+		for y := lo.Y; y <= hi.Y; y++ {
+			dst.Set(lo.X, y, c)
+			dst.Set(hi.X, y, c)
+		}
 	}
-	for y := lo.Y; y <= hi.Y; y++ {
-		dst.Set(lo.X, y, green)
-		dst.Set(hi.X, y, green)
+	for _, o := range others {
+		outline(o, color.RGBA{255, 0, 0, 255}, 0)
 	}
+	outline(r, color.RGBA{0, 255, 0, 255}, 2)
 	d := font.Drawer{Dst: dst, Src: image.NewUniform(color.RGBA{255, 255, 0, 255}), Face: basicfont.Face7x13, Dot: fixed.P(4, 14)}
 	d.DrawString(caption)
 	return dst

@@ -42,6 +42,35 @@ func TestTune(t *testing.T) {
 	}
 }
 
+// TestTuneFine prints the web validation figures at the shipped settings
+// for a grid of acceptFine, the score a plate only the fine look proposed
+// needs (dash-cam frames are too large for the fine look).
+//
+//	go test -tags platestune -run TestTuneFine -v ./imageops/plates/
+func TestTuneFine(t *testing.T) {
+	type photo struct {
+		labelled
+		judged []verified
+	}
+	var photos []photo
+	for _, p := range labelledPhotos(t, "plates-web-cc0", Validation) {
+		photos = append(photos, photo{p, p.judged(t)})
+	}
+	line := ""
+	for _, fine := range []float64{0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98} {
+		j := tuned
+		j.acceptFine = fine
+		var given, audited score
+		for _, p := range photos {
+			plates := j.plates(append([]verified(nil), p.judged...), p.img.Bounds(), pixelReader(p.img))
+			given.add(p.boxes, plates)
+			audited.add(append(p.missed, p.boxes...), plates)
+		}
+		line += fmt.Sprintf("  %.2f: %s | %s", fine, given.format(len(photos)), audited.format(len(photos)))
+	}
+	t.Logf("plates-web-cc0 at %.2f, fine look's plates need:%s", tuned.accept, line)
+}
+
 // score counts plates found and false detections against a set of boxes.
 type score struct{ found, total, wrong int }
 
