@@ -16,26 +16,13 @@ import (
 //
 //	go test -tags platestune -run TestTune -v ./imageops/plates/
 func TestTune(t *testing.T) {
-	type photo struct {
-		labelled
-		judged []verified
-	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		var photos []photo
-		for _, p := range labelledPhotos(t, set, Validation) {
-			photos = append(photos, photo{p, p.judged(t)})
-		}
+		photos := validationJudged(t, set)
 		for _, m := range [][3]float64{{0.5, 0.15, 0}, {0.6, 0.2, 0}, {0.6, 0.2, 0.25}, {0.6, 0.2, 0.5}, {0.6, 0.2, 1}} {
 			line := ""
 			for _, accept := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9} {
 				j := judging{accept: accept, first: m[2], nmsIoU: tuned.nmsIoU, marginH: m[0], marginW: m[1], acceptFine: tuned.acceptFine}
-				var given, audited score
-				for _, p := range photos {
-					plates := j.plates(append([]verified(nil), p.judged...), p.img.Bounds(), pixelReader(p.img))
-					given.add(p.boxes, plates)
-					audited.add(append(p.missed, p.boxes...), plates)
-				}
-				line += fmt.Sprintf("  %.2f: %s | %s", accept, given.format(len(photos)), audited.format(len(photos)))
+				line += fmt.Sprintf("  %.2f: %s", accept, j.scoreOn(photos))
 			}
 			t.Logf("%-18s margin %.2f/%.2f first %.2f:%s", set, m[0], m[1], m[2], line)
 		}
@@ -48,27 +35,41 @@ func TestTune(t *testing.T) {
 //
 //	go test -tags platestune -run TestTuneFine -v ./imageops/plates/
 func TestTuneFine(t *testing.T) {
-	type photo struct {
-		labelled
-		judged []verified
-	}
-	var photos []photo
-	for _, p := range labelledPhotos(t, "plates-web-cc0", Validation) {
-		photos = append(photos, photo{p, p.judged(t)})
-	}
+	photos := validationJudged(t, "plates-web-cc0")
 	line := ""
 	for _, fine := range []float64{0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98} {
 		j := tuned
 		j.acceptFine = fine
-		var given, audited score
-		for _, p := range photos {
-			plates := j.plates(append([]verified(nil), p.judged...), p.img.Bounds(), pixelReader(p.img))
-			given.add(p.boxes, plates)
-			audited.add(append(p.missed, p.boxes...), plates)
-		}
-		line += fmt.Sprintf("  %.2f: %s | %s", fine, given.format(len(photos)), audited.format(len(photos)))
+		line += fmt.Sprintf("  %.2f: %s", fine, j.scoreOn(photos))
 	}
 	t.Logf("plates-web-cc0 at %.2f, fine look's plates need:%s", tuned.accept, line)
+}
+
+// judgedPhoto is a validation photo with the jury's judgement of each of
+// its proposals, before any threshold.
+type judgedPhoto struct {
+	labelled
+	judged []verified
+}
+
+func validationJudged(t *testing.T, set string) []judgedPhoto {
+	var photos []judgedPhoto
+	for _, p := range labelledPhotos(t, set, Validation) {
+		photos = append(photos, judgedPhoto{p, p.judged(t)})
+	}
+	return photos
+}
+
+// scoreOn gives j's recall and false detections per photo on photos,
+// against the labels, then against them plus the plates they miss.
+func (j judging) scoreOn(photos []judgedPhoto) string {
+	var given, audited score
+	for _, p := range photos {
+		plates := j.plates(append([]verified(nil), p.judged...), p.img.Bounds(), pixelReader(p.img))
+		given.add(p.boxes, plates)
+		audited.add(append(p.missed, p.boxes...), plates)
+	}
+	return given.format(len(photos)) + " | " + audited.format(len(photos))
 }
 
 // score counts plates found and false detections against a set of boxes.
