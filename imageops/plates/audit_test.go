@@ -97,6 +97,10 @@ func TestMissSheets(t *testing.T) {
 				t.Fatal(err)
 			}
 			found := tuned.plates(append([]verified(nil), judged...), p.img.Bounds(), pixelReader(p.img))
+			var quads []image.Rectangle
+			for _, pl := range found {
+				quads = append(quads, pl.Quad.Bounds())
+			}
 			for _, b := range p.boxes {
 				if b.CoveredBy(found) >= 0.95 {
 					continue
@@ -104,8 +108,7 @@ func TestMissSheets(t *testing.T) {
 				g := box{x0: b.X, y0: b.Y, x1: b.X + b.W, y1: b.Y + b.H}
 				best := -1.0
 				for i, d := range props {
-					cx, cy := (d.x0+d.x1)/2, (d.y0+d.y1)/2
-					if d.iou(g) >= 0.3 || (cx >= g.x0 && cx <= g.x1 && cy >= g.y0 && cy <= g.y1) {
+					if reaches(d, g) {
 						best = max(best, tuned.score(judged[i]))
 					}
 				}
@@ -115,10 +118,6 @@ func TestMissSheets(t *testing.T) {
 				}
 				r := image.Rect(int(b.X), int(b.Y), int(b.X+b.W), int(b.Y+b.H))
 				a.list = append(a.list, auditEntry{p.set, p.file, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, best})
-				var quads []image.Rectangle
-				for _, pl := range found {
-					quads = append(quads, pl.Quad.Bounds())
-				}
 				a.tiles = append(a.tiles, tile(p.img, r, caption, quads...))
 			}
 		}

@@ -15,20 +15,8 @@ import (
 // TestReach) accept at t instead, for a jury whose threshold is not 0.7;
 // PLATES_ACCEPT_FINE=t likewise for a plate only the fine look proposed.
 func init() {
-	if s := os.Getenv("PLATES_ACCEPT"); s != "" {
-		t, err := strconv.ParseFloat(s, 64)
-		if err != nil || !(t > 0 && t < 1) {
-			panic("PLATES_ACCEPT=" + s + ": want a threshold in (0, 1)")
-		}
-		tuned.accept = t
-	}
-	if s := os.Getenv("PLATES_ACCEPT_FINE"); s != "" {
-		t, err := strconv.ParseFloat(s, 64)
-		if err != nil || !(t > 0 && t < 1) {
-			panic("PLATES_ACCEPT_FINE=" + s + ": want a threshold in (0, 1)")
-		}
-		tuned.acceptFine = t
-	}
+	threshold("PLATES_ACCEPT", &tuned.accept)
+	threshold("PLATES_ACCEPT_FINE", &tuned.acceptFine)
 	files := os.Getenv("PLATES_JURY")
 	if files == "" {
 		return
@@ -41,4 +29,17 @@ func init() {
 		}
 		juryBins = append(juryBins, data)
 	}
+}
+
+// threshold sets *t from the environment variable name, if set.
+func threshold(name string, t *float64) {
+	s := os.Getenv(name)
+	if s == "" {
+		return
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0 && v < 1) {
+		panic(name + "=" + s + ": want a threshold in (0, 1)")
+	}
+	*t = v
 }

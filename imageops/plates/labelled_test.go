@@ -164,6 +164,13 @@ func (p labelled) proposed(t *testing.T) []box {
 	return props
 }
 
+// reaches reports whether proposal d reaches plate g: they overlap with
+// IoU ≥ 0.3, or d's centre lies on g.
+func reaches(d, g box) bool {
+	cx, cy := (d.x0+d.x1)/2, (d.y0+d.y1)/2
+	return d.iou(g) >= 0.3 || (cx >= g.x0 && cx <= g.x1 && cy >= g.y0 && cy <= g.y1)
+}
+
 // judged runs both stages on p's photo: the jury's judgement of each
 // proposal, before any threshold.
 func (p labelled) judged(t *testing.T) []verified {

@@ -128,8 +128,7 @@ func TestReach(t *testing.T) {
 				total[k]++
 				g := box{x0: b.X, y0: b.Y, x1: b.X + b.W, y1: b.Y + b.H}
 				for _, d := range props {
-					cx, cy := (d.x0+d.x1)/2, (d.y0+d.y1)/2
-					if d.iou(g) >= 0.3 || (cx >= g.x0 && cx <= g.x1 && cy >= g.y0 && cy <= g.y1) {
+					if reaches(d, g) {
 						reached[k]++
 						break
 					}
