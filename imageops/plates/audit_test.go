@@ -105,10 +105,9 @@ func TestMissSheets(t *testing.T) {
 				if b.CoveredBy(found) >= 0.95 {
 					continue
 				}
-				g := box{x0: b.X, y0: b.Y, x1: b.X + b.W, y1: b.Y + b.H}
 				best := -1.0
 				for i, d := range props {
-					if reaches(d, g) {
+					if reaches(d, b) {
 						best = max(best, tuned.score(judged[i]))
 					}
 				}

@@ -164,9 +164,10 @@ func (p labelled) proposed(t *testing.T) []box {
 	return props
 }
 
-// reaches reports whether proposal d reaches plate g: they overlap with
-// IoU ≥ 0.3, or d's centre lies on g.
-func reaches(d, g box) bool {
+// reaches reports whether proposal d reaches the labelled plate b: they
+// overlap with IoU ≥ 0.3, or d's centre lies on b.
+func reaches(d box, b Box) bool {
+	g := box{x0: b.X, y0: b.Y, x1: b.X + b.W, y1: b.Y + b.H}
 	cx, cy := (d.x0+d.x1)/2, (d.y0+d.y1)/2
 	return d.iou(g) >= 0.3 || (cx >= g.x0 && cx <= g.x1 && cy >= g.y0 && cy <= g.y1)
 }

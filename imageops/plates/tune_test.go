@@ -126,9 +126,8 @@ func TestReach(t *testing.T) {
 					k--
 				}
 				total[k]++
-				g := box{x0: b.X, y0: b.Y, x1: b.X + b.W, y1: b.Y + b.H}
 				for _, d := range props {
-					if reaches(d, g) {
+					if reaches(d, b) {
 						reached[k]++
 						break
 					}
