@@ -93,9 +93,10 @@ next:
 	}
 }
 
-// format gives the recall and the false detections per photo.
+// format gives the recall and the false detections per photo, then the
+// counts: plates found of all, false detections.
 func (s score) format(photos int) string {
-	return fmt.Sprintf("%.3f/%.2f", float64(s.found)/float64(s.total), float64(s.wrong)/float64(photos))
+	return fmt.Sprintf("%.3f/%.2f (%d/%d, %d)", float64(s.found)/float64(s.total), float64(s.wrong)/float64(photos), s.found, s.total, s.wrong)
 }
 
 // TestReach splits the validation plates by labelled width and counts, for
