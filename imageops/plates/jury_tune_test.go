@@ -14,9 +14,22 @@ import (
 // that judge at the shipped point (TestPlateless, TestRotationSweep,
 // TestReach) accept at t instead, for a jury whose threshold is not 0.7;
 // PLATES_ACCEPT_FINE=t likewise for a plate only the fine look proposed.
+// PLATES_RELOOK=l judges again, around the refined box, each proposal of
+// jury log-odds ≥ l (+Inf: none); PLATES_RELOOK_MODE=mean takes the mean
+// of both looks, =replace the second's.
 func init() {
 	threshold("PLATES_ACCEPT", &tuned.accept)
 	threshold("PLATES_ACCEPT_FINE", &tuned.acceptFine)
+	if s := os.Getenv("PLATES_RELOOK"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			panic("PLATES_RELOOK=" + s + ": want a log-odds")
+		}
+		relook = v
+	}
+	if s := os.Getenv("PLATES_RELOOK_MODE"); s != "" {
+		relookMean = s == "mean"
+	}
 	files := os.Getenv("PLATES_JURY")
 	if files == "" {
 		return
