@@ -101,32 +101,65 @@ func copyFreeHeldOut(tb testing.TB, set string) []entry {
 
 // TestDetectHeldOutRecall guards the detector's quality on photos that
 // training and tuning never saw: a fall in recall is a privacy leak.
-// The floors are the figures measured on these photos less a small margin;
-// they are below the product's bar (recall 0.97, 0.05 false per photo, see
+// A false detection is one that overlaps neither a labelled plate nor a
+// plate the labels miss that was found by eye in the held-out audit
+// (docs/plates-heldout-audit.json): the dash-cam labels leave out most
+// plates of other cars, and finding those is no fault. A detection the
+// audit has not judged counts as false until it is judged. The floors are
+// the figures measured on these photos less a small margin; they are below
+// the product's bar (recall 0.97, 0.05 false per photo, see
 // docs/BENCHMARKS.md) and only stop the detector getting worse.
 func TestDetectHeldOutRecall(t *testing.T) {
+	seen := auditedPlates(t)
 	for _, tc := range []struct {
 		set       string
 		minRecall float64
 		maxFalse  float64
 	}{
-		// Measured 0.743 (26 of 35) and 0.367 on these 30 photos, 0.974
-		// and 0.333 on those; most dash-cam "false" detections are plates
-		// the labels miss (docs/BENCHMARKS.md).
-		{"plates-web-cc0", 0.70, 0.45},
-		{"plates-dashcam-ro", 0.92, 0.45},
+		// Measured 0.857 (30 of 35) and 0.267 false per photo on these
+		// 30 photos, 0.974 (38 of 39) and 0.033 on those (by the labels
+		// alone, 0.400 and 0.500).
+		{"plates-web-cc0", 0.80, 0.35},
+		{"plates-dashcam-ro", 0.92, 0.10},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
-			checkDetections(t, loadHeldOut(t, tc.set, 30), tc.minRecall, tc.maxFalse)
+			checkDetections(t, loadHeldOut(t, tc.set, 30), seen, tc.minRecall, tc.maxFalse)
 		})
 	}
+}
+
+// auditedPlates reads the held-out audit's verdicts: for each photo, the
+// detections judged by eye to be plates the labels miss.
+func auditedPlates(t *testing.T) map[string][]plates.Box {
+	t.Helper()
+	data, err := os.ReadFile("../../docs/plates-heldout-audit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verdicts []struct {
+		File  string     `json:"file"`
+		Box   [4]float64 `json:"box"`
+		Plate bool       `json:"plate"`
+	}
+	if err := json.Unmarshal(data, &verdicts); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string][]plates.Box{}
+	for _, v := range verdicts {
+		if v.Plate {
+			b := plates.Box{X: v.Box[0], Y: v.Box[1], W: v.Box[2] - v.Box[0], H: v.Box[3] - v.Box[1]}
+			seen[v.File] = append(seen[v.File], b)
+		}
+	}
+	return seen
 }
 
 // TestDetectOtherSource guards photos of another source than the plate
 // sets: the cars-seg set's 68 photos with a car that might carry a plate
 // (plates of many countries in small stretched frames), whose 16 readable
 // plates were boxed by eye (train/plates/cars-seg-plates.json, never
-// trained on). Measured 0.938 (15 of 16) and 0.147 false per photo; the
+// trained on). Measured 0.875 (14 of 16) and 0.147 false per photo (0.938
+// and 0.176 before the jury's second look, docs/BENCHMARKS.md); the
 // verifiers before the shipped ones measured 0.875 and 0.279.
 func TestDetectOtherSource(t *testing.T) {
 	data, err := os.ReadFile("../../train/plates/cars-seg-plates.json")
@@ -144,14 +177,15 @@ func TestDetectOtherSource(t *testing.T) {
 	for i := range photos {
 		photos[i].img = imgtest.DecodeFile(t, filepath.Join(dir, photos[i].File))
 	}
-	checkDetections(t, photos, 0.87, 0.25)
+	checkDetections(t, photos, nil, 0.87, 0.25)
 }
 
 // checkDetections runs the detector on labelled photos and fails when it
 // finds fewer than minRecall of their plates (at least 95% of a plate's
 // box inside the quads) or makes more than maxFalse detections a photo that
-// overlap no labelled plate.
-func checkDetections(t *testing.T, photos []entry, minRecall, maxFalse float64) {
+// overlap no labelled plate and none of seen's (plates the labels miss, by
+// photo file).
+func checkDetections(t *testing.T, photos []entry, seen map[string][]plates.Box, minRecall, maxFalse float64) {
 	t.Helper()
 	found, total, falses := 0, 0, 0
 	for _, e := range photos {
@@ -168,7 +202,7 @@ func checkDetections(t *testing.T, photos []entry, minRecall, maxFalse float64) 
 			}
 		}
 		for _, p := range got {
-			if !overlapsAny(e.Plates, p.Quad) {
+			if !overlapsAny(e.Plates, p.Quad) && !overlapsAny(seen[e.File], p.Quad) {
 				falses++
 				t.Logf("%s: false detection %v", e.File, p)
 			}
@@ -194,7 +228,8 @@ func TestDetectCloseUps(t *testing.T) {
 	for _, tc := range []struct {
 		frac, minRecall float64
 	}{
-		// Measured 0.836 and 0.866 (56 and 58 of 67).
+		// Measured 0.881 and 0.925 (59 and 62 of 67); 0.836 and 0.866
+		// before the jury's second look.
 		{0.6, 0.80},
 		{0.8, 0.83},
 	} {
