@@ -24,17 +24,22 @@ import (
 //
 // PLATES_MINE_LOOK=fine writes the fine look's proposals instead (photos
 // smaller than workSide, seen at fineSide; the others get none), and
-// PLATES_MINE_LOOK=coarse the coarse look's (coarseSide).
+// PLATES_MINE_LOOK=coarse the coarse look's (coarseSide), and
+// PLATES_MINE_LOOK=relook the windows the jury's second look judges: the
+// refined boxes of every look's proposals the shipped jury does not reject
+// (log-odds ≥ relook), each with its proposal's first-stage score.
 func TestMine(t *testing.T) {
-	side, looks := workSide, func(image.Rectangle) bool { return true }
+	side, looks, second := workSide, func(image.Rectangle) bool { return true }, false
 	switch look := os.Getenv("PLATES_MINE_LOOK"); look {
 	case "":
 	case "fine":
 		side, looks = fineSide, looksFine
 	case "coarse":
 		side = coarseSide
+	case "relook":
+		second = true
 	default:
-		t.Fatalf("PLATES_MINE_LOOK=%q: want fine or coarse", look)
+		t.Fatalf("PLATES_MINE_LOOK=%q: want fine, coarse or relook", look)
 	}
 	out := os.Getenv("PLATES_MINE_OUT")
 	if out == "" {
@@ -50,9 +55,20 @@ func TestMine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	jury, err := embeddedJury()
+	if err != nil {
+		t.Fatal(err)
+	}
 	mine := func(split string, p labelled) {
 		cands := [][5]float64{}
-		if looks(p.img.Bounds()) {
+		if second {
+			px := pixelReader(p.img)
+			for _, d := range p.proposed(t) {
+				if l, b := jury.judge(p.img, px, d); l >= relook {
+					cands = append(cands, [5]float64{d.score, b.x0, b.y0, b.x1, b.y1})
+				}
+			}
+		} else if looks(p.img.Bounds()) {
 			props, err := n.proposeAt(context.Background(), p.img, side)
 			if err != nil {
 				t.Fatal(err)
