@@ -245,8 +245,8 @@ var (
 
 // verify judges each proposal (photo pixels) on img: every verifier looks
 // at the same window, unless the first rejects it outright; their plate
-// log-odds and boxes are averaged. A proposal they do not reject outright
-// is judged again around the box they refined (relook).
+// log-odds and boxes are averaged. A proposal of log-odds at least relook
+// is judged again around the box they refined.
 func (j jury) verify(ctx context.Context, img image.Image, props []box) ([]verified, error) {
 	px := pixelReader(img)
 	out := make([]verified, 0, len(props))
