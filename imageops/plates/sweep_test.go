@@ -51,7 +51,7 @@ func TestScaleSweep(t *testing.T) {
 					s.wrong -= countOn(others, plates, b)
 				}
 			}
-			line += fmt.Sprintf("  %.2f: %d/%d %s", f, s.found, s.total, s.format(crops))
+			line += fmt.Sprintf("  %.2f: %s", f, s.format(crops))
 		}
 		t.Logf("%-18s%s", set, line)
 	}
