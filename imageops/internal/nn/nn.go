@@ -108,6 +108,17 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 			p[i] = b
 		}
 	}
+	// in returns input plane i as conv3 reads it.
+	in := func(i int) []float32 { return x.Plane(i) }
+	if c.Stride == 2 && c.Kind != Point {
+		// Each plane split once, however many outputs read it.
+		sp := scratch(x.C, x.H, 2*ow)
+		defer Free(sp)
+		for i := range x.C {
+			split(sp.Plane(i), x.Plane(i), x.H, x.W)
+		}
+		in = sp.Plane
+	}
 	switch c.Kind {
 	case Full3:
 		for co := range c.Cout {
@@ -115,7 +126,7 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 			for ci := range c.Cin {
 				var k [9]float32
 				copy(k[:], c.Weights[(co*c.Cin+ci)*9:])
-				conv3(dst, x.Plane(ci), x.H, x.W, oh, ow, c.Stride, &k)
+				conv3(dst, in(ci), x.H, x.W, oh, ow, c.Stride, &k)
 			}
 			c.relu(dst)
 		}
@@ -124,11 +135,11 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 			var k [9]float32
 			copy(k[:], c.Weights[ch*9:])
 			dst := y.Plane(ch)
-			conv3(dst, x.Plane(ch), x.H, x.W, oh, ow, c.Stride, &k)
+			conv3(dst, in(ch), x.H, x.W, oh, ow, c.Stride, &k)
 			c.relu(dst)
 		}
 	default:
-		pointwise(y, x, c.Weights, c.relu)
+		pointwise(y, x, c.Weights, c.ReLU)
 	}
 	return y
 }
@@ -243,7 +254,8 @@ func (r *Reader) Err() error { return r.err }
 // Remaining is the number of unread bytes.
 func (r *Reader) Remaining() int { return len(r.b) - r.off }
 
-// conv3 adds the 3x3 convolution (padding 1) of src into dst.
+// conv3 adds the 3x3 convolution (padding 1) of src (h×w) into dst (oh×ow).
+// For stride 2, src is the input plane split by columns (see split).
 func conv3(dst, src []float32, h, w, oh, ow, stride int, k *[9]float32) {
 	for oy := range oh {
 		drow := dst[oy*ow : (oy+1)*ow]
@@ -252,42 +264,61 @@ func conv3(dst, src []float32, h, w, oh, ow, stride int, k *[9]float32) {
 			if iy < 0 || iy >= h {
 				continue
 			}
-			srow := src[iy*w : (iy+1)*w]
 			k0, k1, k2 := k[ky*3], k[ky*3+1], k[ky*3+2]
 			if stride == 1 {
+				srow := src[iy*w : (iy+1)*w]
 				// Column 0 and ow-1 lack a neighbour.
 				drow[0] += k1*srow[0] + k2*srow[min(1, w-1)]*b2f(w > 1)
 				if ow > 1 {
 					drow[ow-1] += k0*srow[ow-2] + k1*srow[ow-1]
 				}
 				if ow > 2 {
-					d := drow[1 : ow-1]
-					a := srow[0 : ow-2]
-					b := srow[1 : ow-1]
-					c := srow[2:ow]
-					_ = a[len(d)-1]
-					_ = b[len(d)-1]
-					_ = c[len(d)-1]
-					for i := range d {
-						d[i] += k0*a[i] + k1*b[i] + k2*c[i]
-					}
+					taps(drow[1:ow-1], srow[0:ow-2], srow[1:ow-1], srow[2:ow], k0, k1, k2)
 				}
 				continue
 			}
-			// Stride 2: output x reads input 2x-1, 2x, 2x+1.
-			drow[0] += k1*srow[0] + k2*srow[min(1, w-1)]*b2f(w > 1)
-			for ox := 1; ox < ow; ox++ {
-				ix := 2*ox - 1
-				v := k0 * srow[ix]
-				if ix+1 < w {
-					v += k1 * srow[ix+1]
-				}
-				if ix+2 < w {
-					v += k2 * srow[ix+2]
-				}
-				drow[ox] += v
+			// Stride 2: output x reads input 2x-1, 2x, 2x+1, that is odd
+			// column x-1, even column x and odd column x.
+			even := src[iy*2*ow : iy*2*ow+ow]
+			odd := src[iy*2*ow+ow : (iy+1)*2*ow]
+			drow[0] += k1*even[0] + k2*odd[0]
+			if ow > 1 {
+				taps(drow[1:ow], odd[0:ow-1], even[1:ow], odd[1:ow], k0, k1, k2)
 			}
 		}
+	}
+}
+
+// split writes to out the plane p (h×w) as rows of its ow = ⌈w/2⌉ even
+// columns followed by its ow odd columns (the last 0 when w is odd), the
+// layout conv3 reads at stride 2: every tap then reads consecutive values.
+func split(out, p []float32, h, w int) {
+	ow := (w + 1) / 2
+	for y := range h {
+		row := p[y*w : (y+1)*w]
+		even := out[2*y*ow : 2*y*ow+ow]
+		odd := out[2*y*ow+ow : 2*(y+1)*ow]
+		for x := range w / 2 {
+			even[x], odd[x] = row[2*x], row[2*x+1]
+		}
+		if w%2 == 1 {
+			even[ow-1], odd[ow-1] = row[w-1], 0
+		}
+	}
+}
+
+// taps sets d[i] += k0·a[i] + k1·b[i] + k2·c[i]; a, b and c are at least
+// as long as d.
+func taps(d, a, b, c []float32, k0, k1, k2 float32) {
+	i := 0
+	if useAVX2 && len(d) >= 8 {
+		fma3AVX2(&d[0], &a[0], &b[0], &c[0], k0, k1, k2, len(d))
+		i = len(d) &^ 7
+	}
+	d = d[i:]
+	a, b, c = a[i:len(d)+i], b[i:len(d)+i], c[i:len(d)+i]
+	for j := range d {
+		d[j] += k0*a[j] + k1*b[j] + k2*c[j]
 	}
 }
 
@@ -298,14 +329,22 @@ func b2f(b bool) float32 {
 	return 0
 }
 
-// pointwise adds W·x over channels to y (a 1x1 convolution), in column
-// chunks that stay in cache, four output by four input channels at a time
-// so that each loaded value feeds four multiply-adds; done calls act on each
-// finished part of an output plane.
-func pointwise(y, x *Tensor, w []float32, done func([]float32)) {
+// pointwise adds W·x over channels to y (a 1x1 convolution), with ReLU if
+// relu, in column chunks that stay in cache. With AVX2 the kernel takes
+// eight output channels by eight pixels at a time; otherwise, and for what
+// is left over, four output by four input channels at a time so that each
+// loaded value feeds four multiply-adds.
+func pointwise(y, x *Tensor, w []float32, relu bool) {
 	const chunk = 256
 	n := x.H * x.W
 	cin, cout := x.C, y.C
+	done := func(p []float32) {
+		if relu {
+			for i, v := range p {
+				p[i] = max(v, 0)
+			}
+		}
+	}
 	if n == 1 {
 		// A fully connected layer: one dot product per output.
 		for co := range cout {
@@ -326,9 +365,40 @@ func pointwise(y, x *Tensor, w []float32, done func([]float32)) {
 		done(y.Data)
 		return
 	}
+	// wide are the output channels the AVX2 kernel takes, in blocks of 8,
+	// with their weights regrouped input channel by input channel.
+	wide := 0
+	var wt []float32
+	if useAVX2 && n >= 8 && cin > 0 {
+		wide = cout &^ 7
+		wt = make([]float32, wide*cin)
+		for co := range wide {
+			for ci := range cin {
+				wt[(co/8*cin+ci)*8+co%8] = w[co*cin+ci]
+			}
+		}
+	}
 	for p0 := 0; p0 < n; p0 += chunk {
 		p1 := min(p0+chunk, n)
-		co := 0
+		if wide > 0 {
+			m := (p1 - p0) &^ 7
+			for co := 0; co < wide; co += 8 {
+				point8AVX2(&y.Data[co*n+p0], &x.Data[p0], &wt[co*cin], cin, n, m, relu)
+				for k := co; k < co+8; k++ {
+					// The chunk's last pixels, short of a vector.
+					o := y.Data[k*n+p0+m : k*n+p1]
+					for ci := range cin {
+						in := x.Data[ci*n+p0+m : ci*n+p1]
+						wv := w[k*cin+ci]
+						for i, v := range in {
+							o[i] += wv * v
+						}
+					}
+					done(o)
+				}
+			}
+		}
+		co := wide
 		for ; co+4 <= cout; co += 4 {
 			o0 := y.Data[co*n+p0 : co*n+p1]
 			o1 := y.Data[(co+1)*n+p0 : (co+1)*n+p1]
