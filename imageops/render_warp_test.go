@@ -77,3 +77,50 @@ func TestBoxBlur3IsGaussianOfSigma(t *testing.T) {
 		}
 	}
 }
+
+// A wide blur taken on blocks looks like the same blur taken on every
+// pixel: large plates (σ 36–90 px, blocks of 2–5 px) on a photo of stripes,
+// a sawtooth and noise, blurred both ways, differ by under a grey level on
+// average and nowhere by much.
+func TestWideBlurOnBlocksMatchesFullResolution(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 1800, 1000))
+	rnd := uint32(7)
+	for y := range 1000 {
+		for x := range 1800 {
+			rnd = rnd*1664525 + 1013904223
+			v := uint8((x/9%2)*120 + (y/23%2)*60 + int(rnd>>28))
+			copy(img.Pix[img.PixOffset(x, y):], []uint8{v, 255 - v, uint8(x), 255})
+		}
+	}
+	for _, h := range []float64{120, 160, 200, 230, 300} {
+		s, ok, err := newPlateShape(renderRotated(900, 500, 3*h, h, 9))
+		if !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		sigma := blurSigma * s.h
+		if f := boxRadius(sigma) / 16; f < 2 {
+			t.Fatalf("plate %.0f px tall: blocks of %d px; the test is for the blocks' path", h, f)
+		}
+		blocks, full := image.NewRGBA(img.Rect), image.NewRGBA(img.Rect)
+		copy(blocks.Pix, img.Pix)
+		copy(full.Pix, img.Pix)
+		hideBlur(blocks, &s)
+		blurAt(full, &s, sigma, 1)
+		var sum, worst float64
+		changed := 0
+		for i := range full.Pix {
+			if full.Pix[i] == img.Pix[i] && blocks.Pix[i] == img.Pix[i] {
+				continue
+			}
+			d := math.Abs(float64(blocks.Pix[i]) - float64(full.Pix[i]))
+			sum += d
+			worst = max(worst, d)
+			changed++
+		}
+		mean := sum / float64(changed)
+		t.Logf("σ %.0f px, blocks of %d: mean difference %.2f grey levels over %d values, largest %.0f", sigma, boxRadius(sigma)/16, mean, changed, worst)
+		if mean > 1 || worst > 8 {
+			t.Errorf("σ %.0f px: blur on blocks differs from the full-resolution blur by %.2f on average, %.0f at most; want ≤ 1 and ≤ 8", sigma, mean, worst)
+		}
+	}
+}
