@@ -226,9 +226,10 @@ func hideBlur(dst *image.RGBA, s *plateShape) {
 	// read back bilinearly: with blocks of a sixteenth of the box radius
 	// the averaging and the reading back widen the blur by well under 1%
 	// (the radius on blocks, rounded up so the blur is never weaker, by up
-	// to 6% more), and the work on a large plate of a 12 MP photo (σ of
+	// to 6% more), and the blur of a large plate of a 12 MP photo (σ of
 	// tens of pixels, over the plate and three radii around it) falls from
-	// about a quarter of a second to a few tens of milliseconds.
+	// about a quarter of a second to a few milliseconds; blending it in
+	// under the shape's soft edge then takes most of the time.
 	blurAt(dst, s, sigma, max(1, boxRadius(sigma)/16))
 }
 
