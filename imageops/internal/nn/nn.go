@@ -74,6 +74,12 @@ type Conv struct {
 	Stride          int
 	ReLU            bool
 	Weights, Biases []float32
+
+	// packed holds, for a 1×1 convolution, the weights of its outputs in
+	// blocks of 8 regrouped input channel by input channel, as the AVX2
+	// kernel reads them; made on first use.
+	packOnce sync.Once
+	packed   []float32
 }
 
 // WeightShape is the shape the weights file stores for c's weights.
@@ -139,7 +145,7 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 			c.relu(dst)
 		}
 	default:
-		pointwise(y, x, c.Weights, c.ReLU)
+		pointwise(y, x, c)
 	}
 	return y
 }
@@ -329,21 +335,43 @@ func b2f(b bool) float32 {
 	return 0
 }
 
-// pointwise adds W·x over channels to y (a 1x1 convolution), with ReLU if
-// relu, in column chunks that stay in cache. With AVX2 the kernel takes
+// packedWeights returns c's weights for point8AVX2: those of its first
+// Cout&^7 outputs, each block of 8 outputs input channel by input channel.
+func (c *Conv) packedWeights() []float32 {
+	c.packOnce.Do(func() {
+		wide := c.Cout &^ 7
+		c.packed = make([]float32, wide*c.Cin)
+		for co := range wide {
+			for ci := range c.Cin {
+				c.packed[(co/8*c.Cin+ci)*8+co%8] = c.Weights[co*c.Cin+ci]
+			}
+		}
+	})
+	return c.packed
+}
+
+// pointwise adds c's W·x over channels to y (a 1x1 convolution), with
+// c's ReLU, in column chunks that stay in cache. With AVX2 the kernel takes
 // eight output channels by eight pixels at a time; otherwise, and for what
 // is left over, four output by four input channels at a time so that each
 // loaded value feeds four multiply-adds.
-func pointwise(y, x *Tensor, w []float32, relu bool) {
+func pointwise(y, x *Tensor, c *Conv) {
 	const chunk = 256
 	n := x.H * x.W
-	cin, cout := x.C, y.C
-	done := func(p []float32) {
-		if relu {
-			for i, v := range p {
-				p[i] = max(v, 0)
+	cin, cout, w := x.C, y.C, c.Weights
+	done := c.relu
+	// one adds to output channel co's pixels [p0, p1) the weighted sum of
+	// the input channels', one channel at a time.
+	one := func(co, p0, p1 int) {
+		o := y.Data[co*n+p0 : co*n+p1]
+		for ci := range cin {
+			in := x.Data[ci*n+p0 : ci*n+p1]
+			wv := w[co*cin+ci]
+			for i, v := range in {
+				o[i] += wv * v
 			}
 		}
+		done(o)
 	}
 	if n == 1 {
 		// A fully connected layer: one dot product per output.
@@ -365,36 +393,20 @@ func pointwise(y, x *Tensor, w []float32, relu bool) {
 		done(y.Data)
 		return
 	}
-	// wide are the output channels the AVX2 kernel takes, in blocks of 8,
-	// with their weights regrouped input channel by input channel.
+	// wide are the output channels the AVX2 kernel takes, in blocks of 8.
 	wide := 0
 	var wt []float32
 	if useAVX2 && n >= 8 && cin > 0 {
-		wide = cout &^ 7
-		wt = make([]float32, wide*cin)
-		for co := range wide {
-			for ci := range cin {
-				wt[(co/8*cin+ci)*8+co%8] = w[co*cin+ci]
-			}
-		}
+		wide, wt = cout&^7, c.packedWeights()
 	}
 	for p0 := 0; p0 < n; p0 += chunk {
 		p1 := min(p0+chunk, n)
 		if wide > 0 {
 			m := (p1 - p0) &^ 7
 			for co := 0; co < wide; co += 8 {
-				point8AVX2(&y.Data[co*n+p0], &x.Data[p0], &wt[co*cin], cin, n, m, relu)
+				point8AVX2(&y.Data[co*n+p0], &x.Data[p0], &wt[co*cin], cin, n, m, c.ReLU)
 				for k := co; k < co+8; k++ {
-					// The chunk's last pixels, short of a vector.
-					o := y.Data[k*n+p0+m : k*n+p1]
-					for ci := range cin {
-						in := x.Data[ci*n+p0+m : ci*n+p1]
-						wv := w[k*cin+ci]
-						for i, v := range in {
-							o[i] += wv * v
-						}
-					}
-					done(o)
+					one(k, p0+m, p1) // the chunk's last pixels, short of a vector
 				}
 			}
 		}
@@ -447,16 +459,7 @@ func pointwise(y, x *Tensor, w []float32, relu bool) {
 			done(o3)
 		}
 		for ; co < cout; co++ {
-			o := y.Data[co*n+p0 : co*n+p1]
-			for ci := range cin {
-				in := x.Data[ci*n+p0 : ci*n+p1]
-				wv := w[co*cin+ci]
-				o := o[:len(in)]
-				for i, v := range in {
-					o[i] += wv * v
-				}
-			}
-			done(o)
+			one(co, p0, p1)
 		}
 	}
 }
