@@ -261,14 +261,12 @@ func blurAt(dst *image.RGBA, s *plateShape, sigma float64, f int) {
 	// Pixel x's centre, x+½, lies at (x+½)/f − ½ in block-centre coordinates.
 	cw, ch := float64(crop.Rect.Dx()-1), float64(crop.Rect.Dy()-1)
 	blendShape(dst, s, area, func(x, y int) [4]float64 {
-		u := clampF((float64(x-src.Min.X)+0.5)/float64(f)-0.5, 0, cw)
-		v := clampF((float64(y-src.Min.Y)+0.5)/float64(f)-0.5, 0, ch)
+		u := max(0, min((float64(x-src.Min.X)+0.5)/float64(f)-0.5, cw))
+		v := max(0, min((float64(y-src.Min.Y)+0.5)/float64(f)-0.5, ch))
 		r, g, b, a := sampleBilinear(crop, u, v)
 		return [4]float64{r, g, b, a}
 	})
 }
-
-func clampF(v, lo, hi float64) float64 { return max(lo, min(v, hi)) }
 
 // shrinkRGBA returns the pixels of r in img averaged over blocks of f×f
 // (the last row and column of blocks over the pixels left).
