@@ -245,20 +245,17 @@ func blurAt(dst *image.RGBA, s *plateShape, sigma float64, f int) {
 	if area.Empty() {
 		return
 	}
-	src := area.Inset(-3 * boxRadius(sigma)).Intersect(dst.Rect)
+	radius := boxRadius(sigma)
+	src := area.Inset(-3 * radius).Intersect(dst.Rect)
 	crop := shrinkRGBA(dst, src, f)
-	if f == 1 {
-		boxBlur3(crop, boxRadius(sigma))
-		blendShape(dst, s, area, func(x, y int) [4]float64 {
-			o := crop.PixOffset(x-src.Min.X, y-src.Min.Y)
-			return [4]float64{float64(crop.Pix[o]), float64(crop.Pix[o+1]), float64(crop.Pix[o+2]), float64(crop.Pix[o+3])}
-		})
-		return
+	if f > 1 {
+		// Rounded up: on blocks, a radius of a few units rounded to the
+		// nearest could weaken the blur by a tenth.
+		radius = int(math.Ceil((math.Sqrt(1+4*sigma*sigma/float64(f*f)) - 1) / 2))
 	}
-	// The radius rounded up: on blocks, a radius of a few units rounded to
-	// the nearest could weaken the blur by a tenth.
-	boxBlur3(crop, int(math.Ceil((math.Sqrt(1+4*sigma*sigma/float64(f*f))-1)/2)))
-	// Pixel x's centre, x+½, lies at (x+½)/f − ½ in block-centre coordinates.
+	boxBlur3(crop, radius)
+	// Pixel x's centre, x+½, lies at (x+½)/f − ½ in block-centre
+	// coordinates: with f = 1, on the pixel itself.
 	cw, ch := float64(crop.Rect.Dx()-1), float64(crop.Rect.Dy()-1)
 	blendShape(dst, s, area, func(x, y int) [4]float64 {
 		u := max(0, min((float64(x-src.Min.X)+0.5)/float64(f)-0.5, cw))
