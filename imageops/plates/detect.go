@@ -499,19 +499,24 @@ type sample struct {
 func windowSamples(o, length float64, n, src, origin, most int) [][]sample {
 	out := make([][]sample, n)
 	scale := length / float64(n)
+	k := 2 // samples an output: two bilinear neighbours, or up to most
+	if scale > 1 {
+		k = min(most, int(math.Ceil(scale-1e-9)))
+	}
+	all := make([]sample, n*k) // one allocation for every output's samples
 	for i := range out {
+		out[i] = all[i*k : (i+1)*k : (i+1)*k]
 		if scale <= 1 {
 			f := clamp(o+(float64(i)+0.5)*scale-0.5, 0, float64(src-1))
 			j := int(f)
 			fr := float32(f - float64(j))
-			out[i] = []sample{{origin + j, 1 - fr}, {origin + min(j+1, src-1), fr}}
+			out[i][0], out[i][1] = sample{origin + j, 1 - fr}, sample{origin + min(j+1, src-1), fr}
 			continue
 		}
-		k := min(most, int(math.Ceil(scale-1e-9)))
 		for s := range k {
 			f := o + (float64(i)+(float64(s)+0.5)/float64(k))*scale
 			j := max(0, min(src-1, int(math.Floor(f))))
-			out[i] = append(out[i], sample{origin + j, 1 / float32(k)})
+			out[i][s] = sample{origin + j, 1 / float32(k)}
 		}
 	}
 	return out

@@ -164,12 +164,15 @@ func cut(img image.Image, px func(x, y int) (r, g, b float32), w win) *nn.Tensor
 		}
 		offsets := func(ss [][]sample, f func(p int) at) [][]at {
 			out := make([][]at, len(ss))
+			all := make([]at, 0, len(ss)*len(ss[0])) // every output has as many samples
 			for i, s := range ss {
+				start := len(all)
 				for _, p := range s {
 					a := f(p.at)
 					a.weight = p.weight
-					out[i] = append(out[i], a)
+					all = append(all, a)
 				}
+				out[i] = all[start:len(all):len(all)]
 			}
 			return out
 		}
