@@ -249,9 +249,12 @@ func blurAt(dst *image.RGBA, s *plateShape, sigma float64, f int) {
 	src := area.Inset(-3 * radius).Intersect(dst.Rect)
 	crop := shrinkRGBA(dst, src, f)
 	if f > 1 {
-		// Rounded up: on blocks, a radius of a few units rounded to the
-		// nearest could weaken the blur by a tenth.
-		radius = int(math.Ceil((math.Sqrt(1+4*sigma*sigma/float64(f*f)) - 1) / 2))
+		// On blocks, a radius of a few units rounded down could weaken the
+		// blur by a tenth: take the next one up instead.
+		sf := sigma / float64(f)
+		if radius = boxRadius(sf); float64(radius*(radius+1)) < sf*sf {
+			radius++
+		}
 	}
 	boxBlur3(crop, radius)
 	// Pixel x's centre, x+½, lies at (x+½)/f − ½ in block-centre
