@@ -57,28 +57,47 @@ func (n *net) layers() []*nn.Conv {
 	}
 }
 
-func newNet() *net {
+// widths is the first stage's shape, as LAYOUTS in train/plates/train.py:
+// the stem's channels, the backbone's at strides 4, 8, 16 and 32, the
+// pyramid's at strides 8-32 and at stride 4, and the weights file's magic,
+// which says which widths a file holds.
+type widths struct {
+	magic                         string
+	stem, c4, c8, c16, c32, f, f4 int
+}
+
+var netWidths = []widths{
+	{magic: "PLT1", stem: 8, c4: 24, c8: 48, c16: 64, c32: 96, f: 32, f4: 16},
+	{magic: "PLT2", stem: 12, c4: 32, c8: 64, c16: 96, c32: 128, f: 48, f4: 24},
+}
+
+func newNet(w widths) *net {
 	return &net{
-		stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: 8, Stride: 2, ReLU: true},
-		b4a:  newBlock(8, 24, 2), b4b: newBlock(24, 24, 1),
-		b8a: newBlock(24, 48, 2), b8b: newBlock(48, 48, 1),
-		b16a: newBlock(48, 64, 2), b16b: newBlock(64, 64, 1),
-		b32a: newBlock(64, 96, 2), b32b: newBlock(96, 96, 1),
-		l32: point(96, 32, true), l16: point(64, 32, true), m16: newBlock(32, 32, 1),
-		l8: point(48, 32, true), m8: newBlock(32, 32, 1),
-		r8: point(32, 16, true), l4: point(24, 16, true), m4: newBlock(16, 16, 1),
-		head: point(16, 5, false),
+		stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: w.stem, Stride: 2, ReLU: true},
+		b4a:  newBlock(w.stem, w.c4, 2), b4b: newBlock(w.c4, w.c4, 1),
+		b8a: newBlock(w.c4, w.c8, 2), b8b: newBlock(w.c8, w.c8, 1),
+		b16a: newBlock(w.c8, w.c16, 2), b16b: newBlock(w.c16, w.c16, 1),
+		b32a: newBlock(w.c16, w.c32, 2), b32b: newBlock(w.c32, w.c32, 1),
+		l32: point(w.c32, w.f, true), l16: point(w.c16, w.f, true), m16: newBlock(w.f, w.f, 1),
+		l8: point(w.c8, w.f, true), m8: newBlock(w.f, w.f, 1),
+		r8: point(w.f, w.f4, true), l4: point(w.c4, w.f4, true), m4: newBlock(w.f4, w.f4, 1),
+		head: point(w.f4, 5, false),
 	}
 }
 
-// parseNet reads the weights file: "PLT1", a tensor count, then each
-// layer's weight and bias tensors (see nn.Reader).
+// parseNet reads the weights file: the magic of one of netWidths, a tensor
+// count, then each layer's weight and bias tensors (see nn.Reader).
 func parseNet(data []byte) (*net, error) {
-	n := newNet()
-	if err := readLayers(data, "PLT1", "plate weights", n.layers()); err != nil {
-		return nil, err
+	for _, w := range netWidths {
+		if len(data) >= 4 && string(data[:4]) == w.magic {
+			n := newNet(w)
+			if err := readLayers(data, w.magic, "plate weights", n.layers()); err != nil {
+				return nil, err
+			}
+			return n, nil
+		}
 	}
-	return n, nil
+	return nil, fmt.Errorf("plate weights: bad magic")
 }
 
 // readLayers fills layers from a weights file: the magic, a tensor count,

@@ -115,29 +115,77 @@ func TestParseRejectsDamagedWeights(t *testing.T) {
 	}
 }
 
+// fakeWeights writes a weights file for layers under magic, every value
+// small and none zero, as train/plates/write_tensors lays it out.
+func fakeWeights(magic string, layers []*nn.Conv) []byte {
+	var tensors [][]int
+	for _, c := range layers {
+		tensors = append(tensors, c.WeightShape(), []int{c.Cout})
+	}
+	data := []byte(magic)
+	data = binary.LittleEndian.AppendUint32(data, uint32(len(tensors)))
+	for i, shape := range tensors {
+		data = binary.LittleEndian.AppendUint32(data, uint32(len(shape)))
+		n := 1
+		for _, d := range shape {
+			data = binary.LittleEndian.AppendUint32(data, uint32(d))
+			n *= d
+		}
+		for k := range n {
+			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32((i+k)%7-3)/50))
+		}
+	}
+	return data
+}
+
+// finite reports whether no value of xs is NaN or infinite.
+func finite(xs []float32) bool {
+	for _, x := range xs {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestNetWidths writes a weights file for each of the first stage's widths
+// (train.py's LAYOUTS) and reads it back: the magic picks the widths, a file
+// of one under another's magic is refused, and the network read runs on an
+// image.
+func TestNetWidths(t *testing.T) {
+	for _, w := range netWidths {
+		data := fakeWeights(w.magic, newNet(w).layers())
+		n, err := parseNet(data)
+		if err != nil {
+			t.Fatalf("%s: %v", w.magic, err)
+		}
+		if n.b32b.pw.Cout != w.c32 || n.head.Cin != w.f4 {
+			t.Errorf("%s: read %d and %d channels, want %d and %d", w.magic, n.b32b.pw.Cout, n.head.Cin, w.c32, w.f4)
+		}
+		out, err := n.forward(context.Background(), parityInput(64, 96))
+		if err != nil {
+			t.Fatalf("%s: %v", w.magic, err)
+		}
+		if out.C != 5 || out.H != 16 || out.W != 24 || !finite(out.Data) {
+			t.Errorf("%s: forward gave %d×%d×%d, finite %v; want 5×16×24 of finite values", w.magic, out.C, out.H, out.W, finite(out.Data))
+		}
+		for _, other := range netWidths {
+			if other.magic != w.magic {
+				if _, err := parseNet(append([]byte(other.magic), data[4:]...)); err == nil {
+					t.Errorf("a %s file read as %s", w.magic, other.magic)
+				}
+			}
+		}
+	}
+}
+
 // TestVerifierLayouts writes a weights file for each verifier layout
 // (verifier.py's LAYOUTS) and reads it back: the magic picks the layout, a
 // file of one layout under another's magic is refused, and the network
 // read runs on a window.
 func TestVerifierLayouts(t *testing.T) {
 	for _, l := range layouts {
-		var tensors [][]int
-		for _, c := range newVerifier(l).layers() {
-			tensors = append(tensors, c.WeightShape(), []int{c.Cout})
-		}
-		data := []byte(l.magic)
-		data = binary.LittleEndian.AppendUint32(data, uint32(len(tensors)))
-		for i, shape := range tensors {
-			data = binary.LittleEndian.AppendUint32(data, uint32(len(shape)))
-			n := 1
-			for _, d := range shape {
-				data = binary.LittleEndian.AppendUint32(data, uint32(d))
-				n *= d
-			}
-			for k := range n {
-				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32((i+k)%7-3)/50))
-			}
-		}
+		data := fakeWeights(l.magic, newVerifier(l).layers())
 		v, err := parseVerifier(data)
 		if err != nil {
 			t.Fatalf("%s: %v", l.magic, err)
@@ -145,11 +193,8 @@ func TestVerifierLayouts(t *testing.T) {
 		if len(v.blocks) != len(l.blocks) {
 			t.Errorf("%s: %d blocks read, want %d", l.magic, len(v.blocks), len(l.blocks))
 		}
-		out := v.forward(parityInput(inH, inW))
-		for _, o := range out {
-			if math.IsNaN(float64(o)) || math.IsInf(float64(o), 0) {
-				t.Errorf("%s: forward gave %v", l.magic, out)
-			}
+		if out := v.forward(parityInput(inH, inW)); !finite(out[:]) {
+			t.Errorf("%s: forward gave %v", l.magic, out)
 		}
 		for _, other := range layouts {
 			if other.magic != l.magic {

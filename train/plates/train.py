@@ -92,27 +92,37 @@ class Block(nn.Module):
         return x + y if self.res else y
 
 
+# The first stage's widths: stem, the backbone at strides 4, 8, 16 and 32, the
+# pyramid's width at strides 8-32 and at stride 4; the weights file's magic
+# says which (imageops/plates/net.go reads both).
+LAYOUTS = {
+    "narrow": ((8, 24, 48, 64, 96, 32, 16), b"PLT1"),
+    "wide": ((12, 32, 64, 96, 128, 48, 24), b"PLT2"),
+}
+
+
 class Net(nn.Module):
-    def __init__(self):
+    def __init__(self, layout="narrow"):
         super().__init__()
-        self.stem = ConvBN(3, 8, 3, 2)  # /2
-        self.b4a = Block(8, 24, 2)  # /4
-        self.b4b = Block(24, 24)
-        self.b8a = Block(24, 48, 2)  # /8
-        self.b8b = Block(48, 48)
-        self.b16a = Block(48, 64, 2)  # /16
-        self.b16b = Block(64, 64)
-        self.b32a = Block(64, 96, 2)  # /32
-        self.b32b = Block(96, 96)
-        self.l32 = ConvBN(96, 32, 1)
-        self.l16 = ConvBN(64, 32, 1)
-        self.m16 = Block(32, 32)
-        self.l8 = ConvBN(48, 32, 1)
-        self.m8 = Block(32, 32)
-        self.r8 = ConvBN(32, 16, 1)
-        self.l4 = ConvBN(24, 16, 1)
-        self.m4 = Block(16, 16)
-        self.head = nn.Conv2d(16, 5, 1)
+        (s, c4, c8, c16, c32, f, f4), self.magic = LAYOUTS[layout]
+        self.stem = ConvBN(3, s, 3, 2)  # /2
+        self.b4a = Block(s, c4, 2)  # /4
+        self.b4b = Block(c4, c4)
+        self.b8a = Block(c4, c8, 2)  # /8
+        self.b8b = Block(c8, c8)
+        self.b16a = Block(c8, c16, 2)  # /16
+        self.b16b = Block(c16, c16)
+        self.b32a = Block(c16, c32, 2)  # /32
+        self.b32b = Block(c32, c32)
+        self.l32 = ConvBN(c32, f, 1)
+        self.l16 = ConvBN(c16, f, 1)
+        self.m16 = Block(f, f)
+        self.l8 = ConvBN(c8, f, 1)
+        self.m8 = Block(f, f)
+        self.r8 = ConvBN(f, f4, 1)
+        self.l4 = ConvBN(c4, f4, 1)
+        self.m4 = Block(f4, f4)
+        self.head = nn.Conv2d(f4, 5, 1)
         nn.init.constant_(self.head.bias, 0.0)
         with torch.no_grad():
             self.head.bias[0] = -4.6
@@ -166,7 +176,7 @@ def export(net, path):
     add(net.m4.dw)
     add(net.m4.pw)
     tensors.extend([net.head.weight.detach().float(), net.head.bias.detach().float()])
-    write_tensors(path, b"PLT1", tensors)
+    write_tensors(path, net.magic, tensors)
 
 
 def write_tensors(path, magic, tensors):
@@ -542,6 +552,7 @@ def main():
     ap.add_argument("--swap", type=float, default=SWAP, help="chance a plate is repainted (synth.py)")
     ap.add_argument("--text", type=float, default=TEXT, help="chance a sample gets a caption as background (synth.py)")
     ap.add_argument("--init", help="start from these weights (a torch state dict) instead of random")
+    ap.add_argument("--layout", choices=sorted(LAYOUTS), default="narrow", help="the network's widths (LAYOUTS)")
     ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (train/plates/copies.json)")
     args = ap.parse_args()
     SWAP, TEXT = args.swap, args.text
@@ -556,7 +567,7 @@ def main():
     print("train %d images, val %d images (loaded in %.0fs)" % (
         len(train), len(items["val"]), time.time() - t0), flush=True)
 
-    net = Net()
+    net = Net(args.layout)
     if args.init:
         net.load_state_dict(torch.load(args.init))
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=1e-4)
