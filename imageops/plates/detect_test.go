@@ -264,6 +264,43 @@ func TestDetectCloseUps(t *testing.T) {
 	}
 }
 
+// TestDetectLargePhotos guards plates that are a small part of a large
+// photo, as of a car across a dealer's lot: held-out dash-cam frames laid
+// out 3×3 at their own resolution (3840×2160), where most of their plates
+// are 1.3–3% of the photo's width. The floor is the measured figure less a
+// margin: 0.362 (25 of 69). Most misses are plates under 15 pixels wide at
+// workSide, few of which the first stage proposes (docs/BENCHMARKS.md,
+// "Plates small in a large photo").
+func TestDetectLargePhotos(t *testing.T) {
+	held := loadHeldOut(t, "plates-dashcam-ro", 54)
+	found, total := 0, 0
+	for i := 0; i+9 <= len(held); i += 9 {
+		imgs := make([]image.Image, 9)
+		for k, e := range held[i : i+9] {
+			imgs[k] = e.img
+		}
+		img, at := imgtest.Mosaic(imgs, 3)
+		got, err := plates.Detect(context.Background(), img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, e := range held[i : i+9] {
+			for _, b := range e.Plates {
+				b.X, b.Y = b.X+float64(at[k].X), b.Y+float64(at[k].Y)
+				total++
+				if b.CoveredBy(got) >= 0.95 {
+					found++
+				}
+			}
+		}
+	}
+	recall := float64(found) / float64(total)
+	t.Logf("recall %.3f (%d of %d plates in %d mosaics)", recall, found, total, len(held)/9)
+	if total < 60 || recall < 0.3 {
+		t.Errorf("recall %.3f (%d of %d plates), want >= 0.3 of at least 60", recall, found, total)
+	}
+}
+
 // TestDetectTilted guards plates in photos taken with the camera rolled:
 // held-out photos turned 15° each way about their centre, each labelled
 // plate turned with them (those that stay in the frame) counted found when

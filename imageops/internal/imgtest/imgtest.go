@@ -89,3 +89,23 @@ func SideBySide(n int, run func(i int)) {
 	}
 	wg.Wait()
 }
+
+// Mosaic lays imgs out row by row, n to a row, at their own resolution, in
+// cells as large as the largest (the rest mid-grey), and returns where each
+// one's top-left corner went: photos as a small part of a large one.
+func Mosaic(imgs []image.Image, n int) (image.Image, []image.Point) {
+	cw, ch := 0, 0
+	for _, img := range imgs {
+		cw, ch = max(cw, img.Bounds().Dx()), max(ch, img.Bounds().Dy())
+	}
+	rows := (len(imgs) + n - 1) / n
+	dst := image.NewRGBA(image.Rect(0, 0, n*cw, rows*ch))
+	draw.Draw(dst, dst.Rect, image.NewUniform(color.Gray{128}), image.Point{}, draw.Src)
+	at := make([]image.Point, len(imgs))
+	for k, img := range imgs {
+		at[k] = image.Pt(k%n*cw, k/n*ch)
+		b := img.Bounds()
+		draw.Draw(dst, b.Sub(b.Min).Add(at[k]), img, b.Min, draw.Src)
+	}
+	return dst, at
+}
