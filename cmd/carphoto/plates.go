@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"image"
+	"image/color"
+	"image/draw"
 	"io"
 	"math"
 	"os"
@@ -91,9 +93,11 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 // image (a detection overlapping no labelled plate), detection time p50/p95
 // on the set's photos, and p50 on a 12-megapixel photo (decode excluded).
 // Recall is also given by the labelled plate's width; --scale shrinks every
-// photo first, so that the sets' plates stand in for smaller ones. Recall
-// and false detections are given again for the scored photos that have no
-// copy among the other splits' photos (plates.Fingerprint).
+// photo first, so that the sets' plates stand in for smaller ones, and
+// --mosaic lays them out side by side, so that they stand in for plates
+// small in a large photo. Recall and false detections are given again for
+// the scored photos that have no copy among the other splits' photos
+// (plates.Fingerprint).
 func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench plates", flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -102,11 +106,12 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	verbose := fs.Bool("v", false, "print every missed plate and false detection")
 	scale := fs.Float64("scale", 1, "shrink every photo and its labels by this factor first (0 < scale <= 1): a stress test of small plates")
 	labelsFile := fs.String("labels", "", "labels to score against instead of DIR/labels.json, in its format, photo paths relative to DIR")
+	tiles := fs.Int("mosaic", 1, "lay the photos out N×N to a photo at their own resolution first: a stress test of plates small in a large photo")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|train|all] [--labels FILE] [-n N] [-v] [--scale F] DIR")
+		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|train|all] [--labels FILE] [-n N] [-v] [--scale F] [--mosaic N] DIR")
 	}
 	dir := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow DIR
@@ -114,6 +119,9 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	}
 	if !(*scale > 0 && *scale <= 1) {
 		return fmt.Errorf("bench plates: --scale %g: want a factor in (0, 1]", *scale)
+	}
+	if *tiles < 1 || *tiles > 8 {
+		return fmt.Errorf("bench plates: --mosaic %d: want 1 to 8 photos a side", *tiles)
 	}
 	if *labelsFile == "" {
 		*labelsFile = filepath.Join(dir, "labels.json")
@@ -154,34 +162,44 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		}
 		others = append(others, plates.FingerprintOf(photo.Image))
 	}
-	var (
-		images, total, found, falses int
-		unique                       struct{ images, total, found, falses int } // photos with no copy among others
-		times                        []float64
-		first                        string
-	)
-	bySize := make([]struct{ found, total int }, len(widthClasses))
+	var scored []benchPhoto
 	for _, l := range labels {
 		name := filepath.Base(l.File)
 		if !inSplit(name) {
 			continue
 		}
 		path := filepath.Join(dir, l.File)
-		if first == "" {
-			first = path
-		}
 		photo, err := decodeFile(ctx, path)
 		if err != nil {
 			return fmt.Errorf("bench plates: %s: %w", name, err)
 		}
-		img := photo.Image
-		copied := plates.FingerprintOf(img).CopiedIn(others)
+		p := benchPhoto{name: name, path: path, img: photo.Image, plates: l.Plates}
+		p.copied = plates.FingerprintOf(p.img).CopiedIn(others)
 		if *scale != 1 {
-			img = shrink(img, *scale)
-			for i, b := range l.Plates {
-				l.Plates[i] = plates.Box{X: b.X * *scale, Y: b.Y * *scale, W: b.W * *scale, H: b.H * *scale}
+			p.img = shrink(p.img, *scale)
+			for i, b := range p.plates {
+				p.plates[i] = plates.Box{X: b.X * *scale, Y: b.Y * *scale, W: b.W * *scale, H: b.H * *scale}
 			}
 		}
+		scored = append(scored, p)
+	}
+	if len(scored) == 0 {
+		return fmt.Errorf("bench plates: no %s photos in %s", *split, dir)
+	}
+	first := scored[0].path
+	if *tiles > 1 {
+		if scored = mosaics(scored, *tiles); len(scored) == 0 {
+			return fmt.Errorf("bench plates: --mosaic %d: fewer than %d %s photos in %s to lay out", *tiles, *tiles**tiles, *split, dir)
+		}
+	}
+	var (
+		images, total, found, falses int
+		unique                       struct{ images, total, found, falses int } // photos with no copy among others
+		times                        []float64
+	)
+	bySize := make([]struct{ found, total int }, len(widthClasses))
+	for _, p := range scored {
+		name, img, copied := p.name, p.img, p.copied
 		start := time.Now()
 		got, err := plates.Detect(ctx, img)
 		times = append(times, ms(time.Since(start)))
@@ -191,9 +209,9 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		images++
 		if !copied {
 			unique.images++
-			unique.total += len(l.Plates)
+			unique.total += len(p.plates)
 		}
-		for _, b := range l.Plates {
+		for _, b := range p.plates {
 			total++
 			class := &bySize[widthClass(b.W)]
 			class.total++
@@ -207,10 +225,10 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 				fmt.Fprintf(stdout, "missed %s: plate %.0fx%.0f at (%.0f,%.0f), %.0f%% covered\n", name, b.W, b.H, b.X, b.Y, 100*c)
 			}
 		}
-		for _, p := range got {
+		for _, d := range got {
 			hit := false
-			for _, b := range l.Plates {
-				hit = hit || b.Overlaps(p.Quad)
+			for _, b := range p.plates {
+				hit = hit || b.Overlaps(d.Quad)
 			}
 			if !hit {
 				falses++
@@ -218,17 +236,17 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 					unique.falses++
 				}
 				if *verbose {
-					fmt.Fprintf(stdout, "false %s: %v\n", name, p)
+					fmt.Fprintf(stdout, "false %s: %v\n", name, d)
 				}
 			}
 		}
 	}
-	if images == 0 {
-		return fmt.Errorf("bench plates: no %s photos in %s", *split, dir)
-	}
 	shrunk := ""
 	if *scale != 1 {
 		shrunk = fmt.Sprintf(", shrunk to %g", *scale)
+	}
+	if *tiles > 1 {
+		shrunk += fmt.Sprintf(", laid out %d×%d", *tiles, *tiles)
 	}
 	fmt.Fprintf(stdout, "%s, split %s%s: %d photos, %d plates\n", filepath.Base(filepath.Clean(dir)), *split, shrunk, images, total)
 	fmt.Fprintf(stdout, "recall %.3f (%d of %d found, >= 95%% of the box inside the quads)\n", float64(found)/float64(max(total, 1)), found, total)
@@ -271,6 +289,51 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	fmt.Fprintf(stdout, "12 MP photo (%dx%d %T, %s enlarged): detection p50 %.1f ms over %d runs\n",
 		b.Dx(), b.Dy(), p.Image, filepath.Base(first), pct(bigTimes, 50), len(bigTimes))
 	return nil
+}
+
+// benchPhoto is a photo `bench plates` scores, with its labelled plates.
+type benchPhoto struct {
+	name, path string
+	img        image.Image
+	plates     []plates.Box
+	copied     bool // a copy of it (or of one of a mosaic's) is in another split
+}
+
+// mosaics lays photos out n×n to a photo, in cells as large as the group's
+// largest photo (the rest mid-grey), the plates moved along: first those
+// with no copy in another split, then the others, so that a mosaic is of
+// either kind. A group of fewer than n×n left over is dropped.
+func mosaics(photos []benchPhoto, n int) []benchPhoto {
+	var out []benchPhoto
+	for _, copied := range []bool{false, true} {
+		var group []benchPhoto
+		for _, p := range photos {
+			if p.copied != copied {
+				continue
+			}
+			if group = append(group, p); len(group) < n*n {
+				continue
+			}
+			cw, ch := 0, 0
+			for _, g := range group {
+				cw, ch = max(cw, g.img.Bounds().Dx()), max(ch, g.img.Bounds().Dy())
+			}
+			dst := image.NewRGBA(image.Rect(0, 0, n*cw, n*ch))
+			draw.Draw(dst, dst.Rect, image.NewUniform(color.Gray{Y: 128}), image.Point{}, draw.Src)
+			m := benchPhoto{name: group[0].name + "+", path: group[0].path, img: dst, plates: []plates.Box{}, copied: copied}
+			for k, g := range group {
+				at := image.Pt(k%n*cw, k/n*ch)
+				b := g.img.Bounds()
+				draw.Draw(dst, b.Sub(b.Min).Add(at), g.img, b.Min, draw.Src)
+				for _, pl := range g.plates {
+					m.plates = append(m.plates, plates.Box{X: pl.X + float64(at.X), Y: pl.Y + float64(at.Y), W: pl.W, H: pl.H})
+				}
+			}
+			out = append(out, m)
+			group = group[:0]
+		}
+	}
+	return out
 }
 
 // widthClasses group labelled plates by width in pixels for the benchmark's

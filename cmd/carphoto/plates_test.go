@@ -139,6 +139,22 @@ func TestRunBenchPlates(t *testing.T) {
 			t.Errorf("--scale 0.5: output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// Laid out 2×2, four copies of the photo are one photo twice as wide
+	// and high, each plate moved with its copy; three are too few.
+	four := writeText(t, "four.json", `[`+strings.Repeat(`{"file":"images/grey.jpg","width":320,"height":200,"plates":[{"x":10,"y":10,"w":40,"h":12}]},`, 3)+
+		`{"file":"images/grey.jpg","width":320,"height":200,"plates":[{"x":10,"y":10,"w":40,"h":12}]}]`)
+	out.Reset()
+	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", "--mosaic", "2", "-v", "--labels", four, dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"laid out 2×2: 1 photos, 4 plates", "40-80 px 0/4", "plate 40x12 at (10,10)", "plate 40x12 at (330,210)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--mosaic 2: output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", "--mosaic", "3", "--labels", four, dir}, &out); err == nil {
+		t.Error("--mosaic 3 of 4 photos: got no error")
+	}
 	// Labels from another file score the same photos against its plates:
 	// here none, so the photos are counted and no plate is.
 	other := writeText(t, "other.json", `[{"file":"images/grey.jpg","width":320,"height":200,"plates":[]}]`)
@@ -168,7 +184,7 @@ func TestRunBenchPlates(t *testing.T) {
 	if !strings.Contains(out.String(), "1 photos, 1 plates") {
 		t.Errorf("--split train: output lacks %q:\n%s", "1 photos, 1 plates", out.String())
 	}
-	for _, args := range [][]string{{"--split", "sideways", dir}, {"--scale", "0", dir}, {"--scale", "2", dir},
+	for _, args := range [][]string{{"--split", "sideways", dir}, {"--scale", "0", dir}, {"--scale", "2", dir}, {"--mosaic", "0", dir}, {"--mosaic", "9", dir},
 		{"--labels", filepath.Join(dir, "missing.json"), dir}, {"--labels", writeText(t, "bad.json", "{"), dir}} {
 		if err := runBenchPlates(context.Background(), args, &out); err == nil {
 			t.Errorf("%q: got no error", args)
