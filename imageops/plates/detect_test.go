@@ -269,8 +269,8 @@ func TestDetectCloseUps(t *testing.T) {
 // out 3×3 at their own resolution (3840×2160), where most of their plates
 // are 1.3–3% of the photo's width. The floor is the measured figure less a
 // margin: 0.362 (25 of 69). Most misses are plates under 15 pixels wide at
-// workSide, few of which the first stage proposes (docs/BENCHMARKS.md,
-// "Plates small in a large photo").
+// workSide that are not among the first stage's 24 strongest proposals
+// (docs/BENCHMARKS.md, "Plates small in a large photo").
 func TestDetectLargePhotos(t *testing.T) {
 	held := loadHeldOut(t, "plates-dashcam-ro", 54)
 	found, total := 0, 0
