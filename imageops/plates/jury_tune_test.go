@@ -16,7 +16,9 @@ import (
 // PLATES_ACCEPT_FINE=t likewise for a plate only the fine look proposed.
 // PLATES_RELOOK=l judges again, around the refined box, each proposal of
 // jury log-odds ≥ l (+Inf: none); PLATES_RELOOK_MODE=mean takes the mean
-// of both looks, =replace the second's.
+// of both looks, =replace the second's. PLATES_CONTEXT=c.bin,... adds
+// context verifiers (verifier.py --context), PLATES_CONTEXT_WEIGHT their
+// share of the log-odds, PLATES_CONTEXT_FROM the score from which it is asked.
 func init() {
 	threshold("PLATES_ACCEPT", &tuned.accept)
 	threshold("PLATES_ACCEPT_FINE", &tuned.acceptFine)
@@ -30,6 +32,17 @@ func init() {
 	if s := os.Getenv("PLATES_RELOOK_MODE"); s != "" {
 		relookMean = s == "mean"
 	}
+	if files := os.Getenv("PLATES_CONTEXT"); files != "" {
+		for _, f := range strings.Split(files, ",") {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				panic(err)
+			}
+			contextBins = append(contextBins, data)
+		}
+		weight("PLATES_CONTEXT_WEIGHT", &contextWeight)
+		threshold("PLATES_CONTEXT_FROM", &contextFrom)
+	}
 	files := os.Getenv("PLATES_JURY")
 	if files == "" {
 		return
@@ -42,6 +55,19 @@ func init() {
 		}
 		juryBins = append(juryBins, data)
 	}
+}
+
+// weight sets *w from the environment variable name, if set.
+func weight(name string, w *float64) {
+	s := os.Getenv(name)
+	if s == "" {
+		return
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v >= 0 && v <= 1) {
+		panic(name + "=" + s + ": want a weight in [0, 1]")
+	}
+	*w = v
 }
 
 // threshold sets *t from the environment variable name, if set.

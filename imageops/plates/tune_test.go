@@ -29,6 +29,21 @@ func TestTune(t *testing.T) {
 	}
 }
 
+// TestTuneAccept prints the validation figures at the shipped settings
+// for a fine grid of the acceptance threshold, for choosing a jury's.
+//
+//	go test -tags platestune -run TestTuneAccept -v ./imageops/plates/
+func TestTuneAccept(t *testing.T) {
+	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+		photos := validationJudged(t, set)
+		for k := 10; k < 20; k++ { // 0.50, 0.55, …, 0.95
+			j := tuned
+			j.accept = float64(k) / 20
+			t.Logf("%-18s %.2f: %s", set, j.accept, j.scoreOn(photos))
+		}
+	}
+}
+
 // TestTuneFine prints the web validation figures at the shipped settings
 // for a grid of acceptFine, the score a plate only the fine look proposed
 // needs (dash-cam frames are too large for the fine look).

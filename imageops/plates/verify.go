@@ -3,6 +3,7 @@ package plates
 import (
 	"context"
 	_ "embed"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"math"
@@ -58,13 +59,14 @@ var layouts = []layout{
 
 // verifier mirrors Verifier in train/plates/verifier.py layer for layer.
 type verifier struct {
+	scale    float64 // its window's size, as a multiple of windowOf's (1; more for a context verifier)
 	stem     *nn.Conv
 	blocks   []block
 	fc1, fc2 *nn.Conv // fully connected, as 1×1 convolutions on a 1×1 map
 }
 
 func newVerifier(l layout) *verifier {
-	v := &verifier{stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: l.stem, Stride: 2, ReLU: true}}
+	v := &verifier{scale: 1, stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: l.stem, Stride: 2, ReLU: true}}
 	cin := l.stem
 	for _, s := range l.blocks {
 		v.blocks = append(v.blocks, newBlock(cin, s.cout, s.stride))
@@ -84,8 +86,22 @@ func (v *verifier) layers() []*nn.Conv {
 }
 
 // parseVerifier reads the weights file: a layout's magic, a tensor count,
-// then each layer's weight and bias tensors (see nn.Reader).
+// then each layer's weight and bias tensors (see nn.Reader). A context
+// verifier's file (verifier.py --context) starts with "CTX1" and its
+// window's scale, a float32.
 func parseVerifier(data []byte) (*verifier, error) {
+	if len(data) >= 8 && string(data[:4]) == "CTX1" {
+		scale := float64(math.Float32frombits(binary.LittleEndian.Uint32(data[4:8])))
+		if !(scale >= 1 && scale <= 8) {
+			return nil, fmt.Errorf("plate verifier weights: context scale %g", scale)
+		}
+		v, err := parseVerifier(data[8:])
+		if err != nil {
+			return nil, err
+		}
+		v.scale = scale
+		return v, nil
+	}
 	for _, l := range layouts {
 		if len(data) >= 4 && string(data[:4]) == l.magic {
 			v := newVerifier(l)
@@ -100,6 +116,17 @@ func parseVerifier(data []byte) (*verifier, error) {
 
 // jury is the verifiers whose judgements are averaged.
 type jury []*verifier
+
+// contextBins are context verifiers' weights (verifier.py --context: the
+// same network judging a window several times wider, where on the car a
+// proposal sits), none by default. A proposal scoring at least contextFrom
+// after the jury gets contextWeight of its log-odds from their mean.
+var (
+	contextBins   [][]byte
+	contextual    []*verifier
+	contextWeight = 1.0 / 3
+	contextFrom   = 0.3
+)
 
 var (
 	juryOnce    sync.Once
@@ -116,7 +143,19 @@ func embeddedJury() (jury, error) {
 				loadJuryErr = err
 				return
 			}
+			if v.scale != 1 {
+				loadJuryErr = fmt.Errorf("plate verifier weights: a context verifier in the jury")
+				return
+			}
 			j = append(j, v)
+		}
+		for _, data := range contextBins {
+			v, err := parseVerifier(data)
+			if err != nil {
+				loadJuryErr = err
+				return
+			}
+			contextual = append(contextual, v)
 		}
 		loadedJury = j
 	})
@@ -138,9 +177,9 @@ func (v *verifier) forward(x *nn.Tensor) [5]float32 {
 // win is a proposal's window in photo pixels (relative to the bounds' origin).
 type win struct{ x, y, w, h float64 }
 
-func windowOf(d box) win {
+func windowOf(d box, scale float64) win {
 	bw, bh := max(d.x1-d.x0, 1), max(d.y1-d.y0, 1)
-	ww := max(ctxW*bw, ctxH*bh, 8)
+	ww := max(scale*ctxW*bw, scale*ctxH*bh, 8)
 	wh := ww / 2
 	return win{(d.x0+d.x1)/2 - ww/2, (d.y0+d.y1)/2 - wh/2, ww, wh}
 }
@@ -265,15 +304,28 @@ func (j jury) verify(ctx context.Context, img image.Image, props []box) ([]verif
 			}
 			l, b = l2, b2
 		}
+		if len(contextual) > 0 && l+tuned.first*logOdds(d.score) >= logOdds(contextFrom) && b.x1 > b.x0 && b.y1 > b.y0 {
+			l = (1-contextWeight)*l + contextWeight*inContext(img, px, b)
+		}
 		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b})
 	}
 	return out, nil
 }
 
+// inContext gives the context verifiers' mean log-odds that the plate box
+// b (photo pixels) is a plate, each judging its own wide window around it.
+func inContext(img image.Image, px func(x, y int) (r, g, b float32), b box) float64 {
+	sum := 0.0
+	for _, v := range contextual {
+		sum += float64(v.forward(cut(img, px, windowOf(b, v.scale)))[0])
+	}
+	return sum / float64(len(contextual))
+}
+
 // judge gives the jury's log-odds that the window around d holds a plate,
 // and the plate's refined box (photo pixels).
 func (j jury) judge(img image.Image, px func(x, y int) (r, g, b float32), d box) (float64, box) {
-	w := windowOf(d)
+	w := windowOf(d, 1)
 	x := cut(img, px, w)
 	var sum [5]float64
 	n := 0.0

@@ -48,6 +48,7 @@ import synth  # noqa: E402
 # half as high, resampled to IN_H x IN_W. Keep in step with verify.go.
 IN_H, IN_W = 48, 96
 CTX_W, CTX_H = 1.75, 3.5  # window width = max(CTX_W * bw, CTX_H * bh)
+CONTEXT = 1.0  # the window's size as a multiple of that (a context verifier sees more of the car); --context
 MAX_PROPOSALS = 24  # strongest proposals verified per photo (verify.go)
 POS_JITTERS = 5  # jittered windows per labelled plate per epoch
 SWAP = 0.0  # chance that a plate window's plate is repainted as another design (synth.py); --swap
@@ -59,7 +60,7 @@ SMALL_JPEG = 0.0  # chance that a window seen at a lower resolution is JPEG comp
 def window(box):
     x0, y0, x1, y1 = box
     bw, bh = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
-    ww = max(CTX_W * bw, CTX_H * bh, 8.0)
+    ww = max(CONTEXT * CTX_W * bw, CONTEXT * CTX_H * bh, 8.0)
     wh = ww / 2
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     return cx - ww / 2, cy - wh / 2, ww, wh
@@ -132,6 +133,8 @@ class Verifier(nn.Module):
 
 
 def export(net, path):
+    """The weights as verify.go reads them; a context verifier's file starts
+    with b"CTX1" and its window's scale (float32) before the usual file."""
     tensors = list(folded(net.stem))
     for b in net.blocks:
         tensors.extend(folded(b.dw))
@@ -140,6 +143,11 @@ def export(net, path):
         w = fc.weight.detach().float()
         tensors.extend([w.view(w.shape[0], w.shape[1], 1, 1), fc.bias.detach().float()])
     write_tensors(path, net.magic, tensors)
+    if CONTEXT != 1.0:
+        with open(path, "rb") as f:
+            body = f.read()
+        with open(path, "wb") as f:
+            f.write(b"CTX1" + struct.pack("<f", CONTEXT) + body)
 
 
 def write_parity(net, path):
@@ -446,7 +454,7 @@ def evaluate(net, items, thrs=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), margins=((0.2
 
 
 def main():
-    global SWAP, TEXT, ROLL, SMALL_JPEG
+    global SWAP, TEXT, ROLL, SMALL_JPEG, CONTEXT
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--candidates", action="append",
@@ -470,8 +478,10 @@ def main():
     ap.add_argument("--plateless-times", type=int, default=1, help="how many times an epoch each --plateless photo is used")
     ap.add_argument("--layout", choices=sorted(LAYOUTS), default="narrow", help="the network's widths (LAYOUTS)")
     ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (train/plates/copies.json)")
+    ap.add_argument("--context", type=float, default=CONTEXT,
+                    help="the window's size as a multiple of the usual (a context verifier: where on the car the proposal sits)")
     args = ap.parse_args()
-    SWAP, TEXT, ROLL, SMALL_JPEG = args.swap, args.text, args.roll, args.small_jpeg
+    SWAP, TEXT, ROLL, SMALL_JPEG, CONTEXT = args.swap, args.text, args.roll, args.small_jpeg, args.context
 
     torch.set_num_threads(args.threads)
     random.seed(args.seed)
