@@ -57,28 +57,28 @@ func init() {
 	}
 }
 
-// weight sets *w from the environment variable name, if set.
+// weight sets *w, a share in [0, 1], from the environment variable name,
+// if set.
 func weight(name string, w *float64) {
-	s := os.Getenv(name)
-	if s == "" {
-		return
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(v >= 0 && v <= 1) {
-		panic(name + "=" + s + ": want a weight in [0, 1]")
-	}
-	*w = v
+	fromEnv(name, w, "a weight in [0, 1]", func(v float64) bool { return v >= 0 && v <= 1 })
 }
 
-// threshold sets *t from the environment variable name, if set.
+// threshold sets *t, a probability in (0, 1), from the environment
+// variable name, if set.
 func threshold(name string, t *float64) {
+	fromEnv(name, t, "a threshold in (0, 1)", func(v float64) bool { return v > 0 && v < 1 })
+}
+
+// fromEnv sets *p from the environment variable name, if set, panicking
+// with what it wants when the value is not a number ok accepts.
+func fromEnv(name string, p *float64, want string, ok func(float64) bool) {
 	s := os.Getenv(name)
 	if s == "" {
 		return
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(v > 0 && v < 1) {
-		panic(name + "=" + s + ": want a threshold in (0, 1)")
+	if err != nil || !ok(v) {
+		panic(name + "=" + s + ": want " + want)
 	}
-	*t = v
+	*p = v
 }
