@@ -142,12 +142,8 @@ def export(net, path):
     for fc in [net.fc1, net.fc2]:
         w = fc.weight.detach().float()
         tensors.extend([w.view(w.shape[0], w.shape[1], 1, 1), fc.bias.detach().float()])
-    write_tensors(path, net.magic, tensors)
-    if CONTEXT != 1.0:
-        with open(path, "rb") as f:
-            body = f.read()
-        with open(path, "wb") as f:
-            f.write(b"CTX1" + struct.pack("<f", CONTEXT) + body)
+    magic = net.magic if CONTEXT == 1.0 else b"CTX1" + struct.pack("<f", CONTEXT) + net.magic
+    write_tensors(path, magic, tensors)
 
 
 def write_parity(net, path):
