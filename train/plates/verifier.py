@@ -55,6 +55,7 @@ SWAP = 0.0  # chance that a plate window's plate is repainted as another design 
 TEXT = 0.0  # chance that a background window gets a caption written across its middle (synth.py); --text
 ROLL = 0.0  # chance that a window is turned 8-25 degrees (a tilted camera) instead of the usual at most 8; --roll
 SMALL_JPEG = 0.0  # chance that a window seen at a lower resolution is JPEG compressed at that resolution; --small-jpeg
+TURN_PHOTO = False  # turned windows cut from the photo turned about their centre, not turned once cut; --turn-photo
 
 
 def window(box):
@@ -87,17 +88,24 @@ def axis(o, length, n, src):
     return idx, wts
 
 
-def crop(arr, win):
-    """arr HWC uint8 -> IN_H x IN_W x 3 float32 (0..255) of the window."""
+def crop(arr, win, n_w=IN_W, n_h=IN_H, grey=False):
+    """arr HWC uint8 -> n_h x n_w x 3 float32 (0..255) of the window; with
+    grey, mid-grey where the window leaves the photo (as in a turned photo)
+    instead of the photo's edge pixels repeated."""
     wx, wy, ww, wh = win
     h, w = arr.shape[:2]
-    xi, xw = axis(wx, ww, IN_W, w)
-    yi, yw = axis(wy, wh, IN_H, h)
-    out = np.zeros((IN_H, IN_W, 3), np.float32)
+    xi, xw = axis(wx, ww, n_w, w)
+    yi, yw = axis(wy, wh, n_h, h)
+    out = np.zeros((n_h, n_w, 3), np.float32)
     for a, wa in zip(yi, yw):
         rows = arr[a]
         for b, wb in zip(xi, xw):
             out += (wa[:, None] * wb[None, :])[:, :, None] * rows[:, b]
+    if grey:
+        xs = wx + (np.arange(n_w) + 0.5) * ww / n_w
+        ys = wy + (np.arange(n_h) + 0.5) * wh / n_h
+        out[(ys < 0) | (ys >= h), :] = 128
+        out[:, (xs < 0) | (xs >= w)] = 128
     return out
 
 
@@ -273,16 +281,75 @@ def photometric(x):
     return np.clip(x, 0, 255)
 
 
-def geometric(x, lab, t):
+def draw_turn():
+    """A window's rotation (radians) and shear, or None: ±8° now and then,
+    8–25° for a share ROLL of the windows (a camera held askew)."""
+    roll = ROLL and random.random() < ROLL
+    if roll or random.random() < 0.35:
+        ang = math.radians(random.choice((-1, 1)) * random.uniform(8, 25) if roll else random.uniform(-8, 8))
+        return ang, random.uniform(-0.15, 0.15)
+    return None
+
+
+def turned(im, turn, size):
+    """im (PIL) turned and sheared about its centre, cut to size about the
+    centre, mid-grey where nothing was; and the matrix (window pixels about
+    the centre) that moves a point of im to the result."""
+    ang, sh = turn
+    ca, sa = math.cos(ang), math.sin(ang)
+    m = np.array([[ca, ca * sh - sa], [sa, sa * sh + ca]])
+    inv = np.linalg.inv(m)
+    cx, cy = im.size[0] / 2, im.size[1] / 2
+    ox, oy = (im.size[0] - size[0]) / 2, (im.size[1] - size[1]) / 2
+    # Output pixel p shows im at inv (p + o - c) + c.
+    im = im.transform(size, Image.AFFINE,
+                      (inv[0, 0], inv[0, 1], cx - inv[0, 0] * (cx - ox) - inv[0, 1] * (cy - oy),
+                       inv[1, 0], inv[1, 1], cy - inv[1, 0] * (cx - ox) - inv[1, 1] * (cy - oy)),
+                      Image.BILINEAR, fillcolor=(128, 128, 128))
+    return im, m
+
+
+def turned_box(t, m):
+    """The box target t (window units) of a window turned by m about its
+    centre: the turned box's bounds, drawn in by a quarter of their growth."""
+    cx, cy = IN_W / 2, IN_H / 2
+    x0, y0, x1, y1 = t[0] * IN_W, t[1] * IN_H, t[2] * IN_W, t[3] * IN_H
+    q = (np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]) - [cx, cy]) @ m.T + [cx, cy]
+    (bx0, by0), (bx1, by1) = q.min(0), q.max(0)
+    ix, iy = (bx1 - bx0 - (x1 - x0)) * 0.25, (by1 - by0 - (y1 - y0)) * 0.25
+    return np.array([(bx0 + ix) / IN_W, (by0 + iy) / IN_H, (bx1 - ix) / IN_W, (by1 - iy) / IN_H], np.float32)
+
+
+# A window to be turned is first cut this much larger about its centre (at
+# the same scale), so that its corners, once turned, show the photo (or grey
+# where the photo ends) rather than a fill; 25° and the largest shear fit.
+BIG_W, BIG_H = 144, 128
+
+
+def turned_crop(arr, win, turn):
+    """The window cut from the photo turned about the window's centre (a
+    camera held askew turns the whole photo), and the turn's matrix. Where
+    the window leaves the photo: half the time mid-grey (a photo turned in
+    an editor), half the time the photo's edge repeated, as Go cuts it."""
+    wx, wy, ww, wh = win
+    bw, bh = ww * BIG_W / IN_W, wh * BIG_H / IN_H
+    grey = random.random() < 0.5
+    big = crop(arr, (wx + ww / 2 - bw / 2, wy + wh / 2 - bh / 2, bw, bh), BIG_W, BIG_H, grey=grey)
+    im, m = turned(Image.fromarray(np.clip(big, 0, 255).astype(np.uint8)), turn, (IN_W, IN_H))
+    return np.asarray(im).astype(np.float32), m
+
+
+def geometric(x, lab, t, turn=True):
     """Small rotation and shear of the window about its centre (plates seen
     at an angle), its box target moved along; then, now and then, the window
     seen at a lower resolution (plates a few pixels high), blurred or JPEG
-    compressed. x: IN_H x IN_W x 3 float 0..255."""
+    compressed. x: IN_H x IN_W x 3 float 0..255. turn=False: the window was
+    turned as it was cut (turned_crop) or is not to be."""
     im = Image.fromarray(np.clip(x, 0, 255).astype(np.uint8))
     # (No draw for the roll unless asked for, so that runs without it repeat
     # the earlier ones exactly.)
-    roll = ROLL and random.random() < ROLL
-    if roll or random.random() < 0.35:
+    roll = turn and ROLL and random.random() < ROLL
+    if turn and (roll or random.random() < 0.35):
         ang = math.radians(random.choice((-1, 1)) * random.uniform(8, 25) if roll else random.uniform(-8, 8))
         sh = random.uniform(-0.15, 0.15)
         ca, sa = math.cos(ang), math.sin(ang)
@@ -294,11 +361,7 @@ def geometric(x, lab, t):
                            inv[1, 0], inv[1, 1], cy - inv[1, 0] * cx - inv[1, 1] * cy),
                           Image.BILINEAR, fillcolor=tuple(int(v) for v in x.reshape(-1, 3).mean(0)))
         if lab:
-            x0, y0, x1, y1 = t[0] * IN_W, t[1] * IN_H, t[2] * IN_W, t[3] * IN_H
-            q = (np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]) - [cx, cy]) @ m.T + [cx, cy]
-            (bx0, by0), (bx1, by1) = q.min(0), q.max(0)
-            ix, iy = (bx1 - bx0 - (x1 - x0)) * 0.25, (by1 - by0 - (y1 - y0)) * 0.25
-            t = np.array([(bx0 + ix) / IN_W, (by0 + iy) / IN_H, (bx1 - ix) / IN_W, (by1 - iy) / IN_H], np.float32)
+            t = turned_box(t, m)
     r = random.random()
     if r < 0.25:
         f = random.uniform(1.5, 4)
@@ -323,26 +386,40 @@ def jpeg(im, quality):
     return Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
 
 
-def swapped(arr, win, t):
+def swapped(arr, win, t, turn=None):
     """The window with its plate (t, window units) repainted as a plate of
     another design (synth.py), painted on a copy of the photo's part under
-    the window, and the new plate's box in window units."""
+    the window, and the new plate's box in window units; with turn, the
+    window cut turned (turned_crop)."""
     wx, wy, ww, wh = win
     h, w = arr.shape[:2]
     g = (wx + t[0] * ww, wy + t[1] * wh, wx + t[2] * ww, wy + t[3] * wh)
     # The new plate may be taller than the old one: take the window's part
-    # of the photo and a plate height more above and below.
-    rx0, rx1 = max(0, int(math.floor(min(wx, g[0]))) - 2), min(w, int(math.ceil(max(wx + ww, g[2]))) + 2)
+    # of the photo and a plate height more above and below (and all a
+    # turned window's larger cut shows, so that the part ends only where
+    # the photo does).
+    ex, ey = (ww * (BIG_W / IN_W - 1) / 2, wh * (BIG_H / IN_H - 1) / 2) if turn else (0, 0)
+    rx0 = max(0, int(math.floor(min(wx - ex, g[0]))) - 2)
+    rx1 = min(w, int(math.ceil(max(wx + ww + ex, g[2]))) + 2)
     ph = g[3] - g[1]
-    ry0 = max(0, int(math.floor(min(wy, g[1] - ph))) - 2)
-    ry1 = min(h, int(math.ceil(max(wy + wh, g[3] + ph))) + 2)
+    ry0 = max(0, int(math.floor(min(wy - ey, g[1] - ph))) - 2)
+    ry1 = min(h, int(math.ceil(max(wy + wh + ey, g[3] + ph))) + 2)
     if rx1 <= rx0 or ry1 <= ry0:
-        return crop(arr, win), t
+        return cut(arr, win, t, turn)
     part = arr[ry0:ry1, rx0:rx1].copy()
     n = synth.swap(part, (g[0] - rx0, g[1] - ry0, g[2] - rx0, g[3] - ry0), random)
     n = (n[0] + rx0, n[1] + ry0, n[2] + rx0, n[3] + ry0)
-    x = crop(part, (wx - rx0, wy - ry0, ww, wh))
-    return x, np.array([(n[0] - wx) / ww, (n[1] - wy) / wh, (n[2] - wx) / ww, (n[3] - wy) / wh], np.float32)
+    t = np.array([(n[0] - wx) / ww, (n[1] - wy) / wh, (n[2] - wx) / ww, (n[3] - wy) / wh], np.float32)
+    return cut(part, (wx - rx0, wy - ry0, ww, wh), t, turn)
+
+
+def cut(arr, win, t, turn=None):
+    """The window and its plate's box (t; zeros for background), turned as
+    it is cut when turn is given."""
+    if turn is None:
+        return crop(arr, win), t
+    x, m = turned_crop(arr, win, turn)
+    return x, (turned_box(t, m) if t.any() else t)
 
 
 def batches(samps, bs, augment=True):
@@ -350,17 +427,18 @@ def batches(samps, bs, augment=True):
         chunk = samps[i:i + bs]
         xs, ls, ts = [], [], []
         for arr, win, lab, t in chunk:
+            turn = draw_turn() if augment and TURN_PHOTO else None
             if augment and lab and SWAP and random.random() < SWAP:
-                x, t = swapped(arr, win, t)
+                x, t = swapped(arr, win, t, turn)
             else:
-                x = crop(arr, win)
+                x, t = cut(arr, win, t, turn)
                 if augment and not lab and TEXT and random.random() < TEXT:
                     # Text that is not a plate where a plate would be.
                     x = np.ascontiguousarray(x.astype(np.uint8))
                     synth.scribble(x[IN_H // 4:IN_H - IN_H // 4, IN_W // 16:IN_W - IN_W // 16], [], random, 7, 18)
                     x = x.astype(np.float32)
             if augment:
-                x, t = geometric(x, lab, t)
+                x, t = geometric(x, lab, t, turn=not TURN_PHOTO)
                 x = photometric(x)
                 if random.random() < 0.5:
                     x = x[:, ::-1]
@@ -450,7 +528,7 @@ def evaluate(net, items, thrs=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), margins=((0.2
 
 
 def main():
-    global SWAP, TEXT, ROLL, SMALL_JPEG, CONTEXT
+    global SWAP, TEXT, ROLL, SMALL_JPEG, CONTEXT, TURN_PHOTO
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--candidates", action="append",
@@ -476,8 +554,11 @@ def main():
     ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (train/plates/copies.json)")
     ap.add_argument("--context", type=float, default=CONTEXT,
                     help="the window's size as a multiple of the usual (a context verifier: where on the car the proposal sits)")
+    ap.add_argument("--turn-photo", action="store_true",
+                    help="cut turned windows from the photo turned about their centre (grey where it ends), not turn them once cut")
     args = ap.parse_args()
     SWAP, TEXT, ROLL, SMALL_JPEG, CONTEXT = args.swap, args.text, args.roll, args.small_jpeg, args.context
+    TURN_PHOTO = args.turn_photo
 
     torch.set_num_threads(args.threads)
     random.seed(args.seed)
