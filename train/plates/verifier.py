@@ -291,9 +291,9 @@ def draw_turn():
     return None
 
 
-def turned(im, turn, size):
+def turned(im, turn, size, fill=(128, 128, 128)):
     """im (PIL) turned and sheared about its centre, cut to size about the
-    centre, mid-grey where nothing was; and the matrix (window pixels about
+    centre, fill (mid-grey) where nothing was; and the matrix (window pixels about
     the centre) that moves a point of im to the result."""
     ang, sh = turn
     ca, sa = math.cos(ang), math.sin(ang)
@@ -305,7 +305,7 @@ def turned(im, turn, size):
     im = im.transform(size, Image.AFFINE,
                       (inv[0, 0], inv[0, 1], cx - inv[0, 0] * (cx - ox) - inv[0, 1] * (cy - oy),
                        inv[1, 0], inv[1, 1], cy - inv[1, 0] * (cx - ox) - inv[1, 1] * (cy - oy)),
-                      Image.BILINEAR, fillcolor=(128, 128, 128))
+                      Image.BILINEAR, fillcolor=fill)
     return im, m
 
 
@@ -348,18 +348,9 @@ def geometric(x, lab, t, turn=True):
     im = Image.fromarray(np.clip(x, 0, 255).astype(np.uint8))
     # (No draw for the roll unless asked for, so that runs without it repeat
     # the earlier ones exactly.)
-    roll = turn and ROLL and random.random() < ROLL
-    if turn and (roll or random.random() < 0.35):
-        ang = math.radians(random.choice((-1, 1)) * random.uniform(8, 25) if roll else random.uniform(-8, 8))
-        sh = random.uniform(-0.15, 0.15)
-        ca, sa = math.cos(ang), math.sin(ang)
-        m = np.array([[ca, ca * sh - sa], [sa, sa * sh + ca]])
-        inv = np.linalg.inv(m)
-        cx, cy = IN_W / 2, IN_H / 2
-        im = im.transform((IN_W, IN_H), Image.AFFINE,
-                          (inv[0, 0], inv[0, 1], cx - inv[0, 0] * cx - inv[0, 1] * cy,
-                           inv[1, 0], inv[1, 1], cy - inv[1, 0] * cx - inv[1, 1] * cy),
-                          Image.BILINEAR, fillcolor=tuple(int(v) for v in x.reshape(-1, 3).mean(0)))
+    tw = draw_turn() if turn else None
+    if tw:
+        im, m = turned(im, tw, (IN_W, IN_H), tuple(int(v) for v in x.reshape(-1, 3).mean(0)))
         if lab:
             t = turned_box(t, m)
     r = random.random()
