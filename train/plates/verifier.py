@@ -396,21 +396,21 @@ def swapped(arr, win, t, turn=None):
     ry0 = max(0, int(math.floor(min(wy - ey, g[1] - ph))) - 2)
     ry1 = min(h, int(math.ceil(max(wy + wh + ey, g[3] + ph))) + 2)
     if rx1 <= rx0 or ry1 <= ry0:
-        return cut(arr, win, t, turn)
+        return cut(arr, win, 1, t, turn)
     part = arr[ry0:ry1, rx0:rx1].copy()
     n = synth.swap(part, (g[0] - rx0, g[1] - ry0, g[2] - rx0, g[3] - ry0), random)
     n = (n[0] + rx0, n[1] + ry0, n[2] + rx0, n[3] + ry0)
     t = np.array([(n[0] - wx) / ww, (n[1] - wy) / wh, (n[2] - wx) / ww, (n[3] - wy) / wh], np.float32)
-    return cut(part, (wx - rx0, wy - ry0, ww, wh), t, turn)
+    return cut(part, (wx - rx0, wy - ry0, ww, wh), 1, t, turn)
 
 
-def cut(arr, win, t, turn=None):
-    """The window and its plate's box (t; zeros for background), turned as
-    it is cut when turn is given."""
+def cut(arr, win, lab, t, turn=None):
+    """The window and its plate's box (t, when lab), turned as it is cut
+    when turn is given."""
     if turn is None:
         return crop(arr, win), t
     x, m = turned_crop(arr, win, turn)
-    return x, (turned_box(t, m) if t.any() else t)
+    return x, (turned_box(t, m) if lab else t)
 
 
 def batches(samps, bs, augment=True):
@@ -422,7 +422,7 @@ def batches(samps, bs, augment=True):
             if augment and lab and SWAP and random.random() < SWAP:
                 x, t = swapped(arr, win, t, turn)
             else:
-                x, t = cut(arr, win, t, turn)
+                x, t = cut(arr, win, lab, t, turn)
                 if augment and not lab and TEXT and random.random() < TEXT:
                     # Text that is not a plate where a plate would be.
                     x = np.ascontiguousarray(x.astype(np.uint8))
@@ -546,7 +546,7 @@ def main():
     ap.add_argument("--context", type=float, default=CONTEXT,
                     help="the window's size as a multiple of the usual (a context verifier: where on the car the proposal sits)")
     ap.add_argument("--turn-photo", action="store_true",
-                    help="cut turned windows from the photo turned about their centre (grey where it ends), not turn them once cut")
+                    help="cut turned windows from the photo turned about their centre (grey or its edge repeated where it ends), not turn them once cut")
     args = ap.parse_args()
     SWAP, TEXT, ROLL, SMALL_JPEG, CONTEXT = args.swap, args.text, args.roll, args.small_jpeg, args.context
     TURN_PHOTO = args.turn_photo
