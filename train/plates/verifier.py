@@ -283,7 +283,9 @@ def photometric(x):
 
 def draw_turn():
     """A window's rotation (radians) and shear, or None: ±8° now and then,
-    8–25° for a share ROLL of the windows (a camera held askew)."""
+    8–25° for a share ROLL of the windows (a camera held askew). (No draw
+    for the roll unless asked for, so that runs without it repeat the
+    earlier ones exactly.)"""
     roll = ROLL and random.random() < ROLL
     if roll or random.random() < 0.35:
         ang = math.radians(random.choice((-1, 1)) * random.uniform(8, 25) if roll else random.uniform(-8, 8))
@@ -326,29 +328,33 @@ def turned_box(t, m):
 BIG_W, BIG_H = 144, 128
 
 
+def big_window(win):
+    """The larger window (photo pixels) a window to be turned is first cut
+    as: BIG_W x BIG_H window pixels about the same centre."""
+    wx, wy, ww, wh = win
+    bw, bh = ww * BIG_W / IN_W, wh * BIG_H / IN_H
+    return wx + ww / 2 - bw / 2, wy + wh / 2 - bh / 2, bw, bh
+
+
 def turned_crop(arr, win, turn):
     """The window cut from the photo turned about the window's centre (a
     camera held askew turns the whole photo), and the turn's matrix. Where
     the window leaves the photo: half the time mid-grey (a photo turned in
     an editor), half the time the photo's edge repeated, as Go cuts it."""
-    wx, wy, ww, wh = win
-    bw, bh = ww * BIG_W / IN_W, wh * BIG_H / IN_H
     grey = random.random() < 0.5
-    big = crop(arr, (wx + ww / 2 - bw / 2, wy + wh / 2 - bh / 2, bw, bh), BIG_W, BIG_H, grey=grey)
+    big = crop(arr, big_window(win), BIG_W, BIG_H, grey=grey)
     im, m = turned(Image.fromarray(np.clip(big, 0, 255).astype(np.uint8)), turn, (IN_W, IN_H))
     return np.asarray(im).astype(np.float32), m
 
 
-def geometric(x, lab, t, turn=True):
+def geometric(x, lab, t, may_turn=True):
     """Small rotation and shear of the window about its centre (plates seen
     at an angle), its box target moved along; then, now and then, the window
     seen at a lower resolution (plates a few pixels high), blurred or JPEG
-    compressed. x: IN_H x IN_W x 3 float 0..255. turn=False: the window was
-    turned as it was cut (turned_crop) or is not to be."""
+    compressed. x: IN_H x IN_W x 3 float 0..255. may_turn=False: the window
+    was turned as it was cut (turned_crop) or is not to be."""
     im = Image.fromarray(np.clip(x, 0, 255).astype(np.uint8))
-    # (No draw for the roll unless asked for, so that runs without it repeat
-    # the earlier ones exactly.)
-    tw = draw_turn() if turn else None
+    tw = draw_turn() if may_turn else None
     if tw:
         im, m = turned(im, tw, (IN_W, IN_H), tuple(int(v) for v in x.reshape(-1, 3).mean(0)))
         if lab:
@@ -389,12 +395,12 @@ def swapped(arr, win, t, turn=None):
     # of the photo and a plate height more above and below (and all a
     # turned window's larger cut shows, so that the part ends only where
     # the photo does).
-    ex, ey = (ww * (BIG_W / IN_W - 1) / 2, wh * (BIG_H / IN_H - 1) / 2) if turn else (0, 0)
-    rx0 = max(0, int(math.floor(min(wx - ex, g[0]))) - 2)
-    rx1 = min(w, int(math.ceil(max(wx + ww + ex, g[2]))) + 2)
+    sx, sy, sw, sh = big_window(win) if turn else win
+    rx0 = max(0, int(math.floor(min(sx, g[0]))) - 2)
+    rx1 = min(w, int(math.ceil(max(sx + sw, g[2]))) + 2)
     ph = g[3] - g[1]
-    ry0 = max(0, int(math.floor(min(wy - ey, g[1] - ph))) - 2)
-    ry1 = min(h, int(math.ceil(max(wy + wh + ey, g[3] + ph))) + 2)
+    ry0 = max(0, int(math.floor(min(sy, g[1] - ph))) - 2)
+    ry1 = min(h, int(math.ceil(max(sy + sh, g[3] + ph))) + 2)
     if rx1 <= rx0 or ry1 <= ry0:
         return cut(arr, win, 1, t, turn)
     part = arr[ry0:ry1, rx0:rx1].copy()
@@ -429,7 +435,7 @@ def batches(samps, bs, augment=True):
                     synth.scribble(x[IN_H // 4:IN_H - IN_H // 4, IN_W // 16:IN_W - IN_W // 16], [], random, 7, 18)
                     x = x.astype(np.float32)
             if augment:
-                x, t = geometric(x, lab, t, turn=not TURN_PHOTO)
+                x, t = geometric(x, lab, t, may_turn=not TURN_PHOTO)
                 x = photometric(x)
                 if random.random() < 0.5:
                     x = x[:, ::-1]
