@@ -13,7 +13,8 @@ import (
 // rebuilding the weights into the binary. PLATES_ACCEPT=t makes the tools
 // that judge at the shipped point (TestPlateless, TestRotationSweep,
 // TestReach) accept at t instead, for a jury whose threshold is not 0.7;
-// PLATES_ACCEPT_FINE=t likewise for a plate only the fine look proposed.
+// PLATES_ACCEPT_FINE=t likewise for a plate only the fine look proposed;
+// PLATES_PROPOSE=t sets the first stage's proposal threshold (proposing).
 // PLATES_RELOOK=l judges again, around the refined box, each proposal of
 // jury log-odds ≥ l (+Inf: none); PLATES_RELOOK_MODE=mean takes the mean
 // of both looks, =replace the second's. PLATES_CONTEXT=c.bin,... adds
@@ -22,6 +23,7 @@ import (
 func init() {
 	threshold("PLATES_ACCEPT", &tuned.accept)
 	threshold("PLATES_ACCEPT_FINE", &tuned.acceptFine)
+	threshold("PLATES_PROPOSE", &proposing.threshold)
 	if s := os.Getenv("PLATES_RELOOK"); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
