@@ -56,6 +56,7 @@ TEXT = 0.0  # chance that a background window gets a caption written across its 
 ROLL = 0.0  # chance that a window is turned 8-25 degrees (a tilted camera) instead of the usual at most 8; --roll
 SMALL_JPEG = 0.0  # chance that a window seen at a lower resolution is JPEG compressed at that resolution; --small-jpeg
 TURN_PHOTO = False  # turned windows cut from the photo turned about their centre, not turned once cut; --turn-photo
+DEGRADE = 0.0  # chance that a window is spoilt as a poor camera or upload would (degrade); --degrade
 
 
 def window(box):
@@ -376,6 +377,37 @@ def geometric(x, lab, t, may_turn=True):
     return np.asarray(im).astype(np.float32), t
 
 
+def degrade(x):
+    """x (IN_H x IN_W x 3 float 0..255) spoilt in one of the ways customers'
+    photos are, harder than the usual augmentation: a camera moving (motion
+    blur along a mostly level line), a dark frame with sensor noise, an
+    overexposed one (burnt highlights), heavy JPEG, soft focus."""
+    kind = random.randrange(5)
+    if kind == 0:
+        n = random.randint(3, 13)
+        ang = random.uniform(-math.pi / 6, math.pi / 6) if random.random() < 0.7 else random.uniform(0, math.pi)
+        h, w = x.shape[:2]
+        pad = np.pad(x, ((n, n), (n, n), (0, 0)), mode="edge")
+        acc = np.zeros_like(x)
+        for k in range(n):
+            d = k - (n - 1) / 2
+            dx, dy = int(round(d * math.cos(ang))), int(round(d * math.sin(ang)))
+            acc += pad[n + dy:n + dy + h, n + dx:n + dx + w]
+        x = acc / n
+    elif kind == 1:
+        x = x * random.uniform(0.15, 0.5) + np.random.normal(0, random.uniform(3, 12), x.shape)
+    elif kind == 2:
+        x = 255 * (np.clip(x, 0, 255) / 255) ** random.uniform(0.4, 0.75) * random.uniform(1.05, 1.4)
+    else:
+        im = Image.fromarray(np.clip(x, 0, 255).astype(np.uint8))
+        if kind == 3:
+            im = jpeg(im, random.randint(8, 25))
+        else:
+            im = im.filter(ImageFilter.GaussianBlur(random.uniform(1.0, 2.5)))
+        x = np.asarray(im).astype(np.float32)
+    return np.clip(x, 0, 255).astype(np.float32)
+
+
 def jpeg(im, quality):
     """im after a round trip through JPEG at this quality."""
     buf = io.BytesIO()
@@ -436,6 +468,8 @@ def batches(samps, bs, augment=True):
                     x = x.astype(np.float32)
             if augment:
                 x, t = geometric(x, lab, t, may_turn=not TURN_PHOTO)
+                if DEGRADE and random.random() < DEGRADE:
+                    x = degrade(x)
                 x = photometric(x)
                 if random.random() < 0.5:
                     x = x[:, ::-1]
@@ -525,7 +559,7 @@ def evaluate(net, items, thrs=(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), margins=((0.2
 
 
 def main():
-    global SWAP, TEXT, ROLL, SMALL_JPEG, CONTEXT, TURN_PHOTO
+    global SWAP, TEXT, ROLL, SMALL_JPEG, CONTEXT, TURN_PHOTO, DEGRADE
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--candidates", action="append",
@@ -551,11 +585,14 @@ def main():
     ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (train/plates/copies.json)")
     ap.add_argument("--context", type=float, default=CONTEXT,
                     help="the window's size as a multiple of the usual (a context verifier: where on the car the proposal sits)")
+    ap.add_argument("--degrade", type=float, default=DEGRADE,
+                    help="chance a window is spoilt as a poor camera or upload would: motion blur, dark and noisy, overexposed, heavy JPEG, soft")
     ap.add_argument("--turn-photo", action="store_true",
                     help="cut turned windows from the photo turned about their centre (grey or its edge repeated where it ends), not turn them once cut")
     args = ap.parse_args()
     SWAP, TEXT, ROLL, SMALL_JPEG, CONTEXT = args.swap, args.text, args.roll, args.small_jpeg, args.context
     TURN_PHOTO = args.turn_photo
+    DEGRADE = args.degrade
 
     torch.set_num_threads(args.threads)
     random.seed(args.seed)
