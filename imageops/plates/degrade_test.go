@@ -20,8 +20,9 @@ import (
 // sensor noise, an overexposed one, no colour — and prints for each
 // condition the labelled plates the first stage proposes (as TestReach
 // counts them), then the recall and the false detections per photo
-// (against the labels, then with the plates they miss). The labels stay put: every
-// condition keeps the photo's geometry. Respects PLATES_COPYFREE.
+// (against the labels, then with the plates they miss). The labels stay
+// put: every condition keeps the photo's geometry. The dark frame's noise
+// is seeded, so runs repeat. Respects PLATES_COPYFREE.
 //
 //	go test -tags platestune -run TestDegradeSweep -v ./imageops/plates/
 func TestDegradeSweep(t *testing.T) {
@@ -70,6 +71,7 @@ func TestDegradeSweep(t *testing.T) {
 	}
 }
 
+// jpegAt returns img after a round trip through JPEG at quality q.
 func jpegAt(t *testing.T, img image.Image, q int) image.Image {
 	var buf bytes.Buffer
 	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: q}); err != nil {
@@ -129,6 +131,7 @@ func perPixel(img image.Image, f func(v float64) float64) image.Image {
 	return out
 }
 
+// grey returns img without colour: every pixel its luma.
 func grey(img image.Image) image.Image {
 	out := rgba(img)
 	for i := 0; i < len(out.Pix); i += 4 {
