@@ -1,7 +1,6 @@
 package imageops
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"carphoto/imageops/internal/imgtest"
 	"carphoto/imageops/plates"
 )
 
@@ -78,15 +78,7 @@ func renderHeldOut(tb testing.TB, set string, n int) []renderPhoto {
 // renderJPEGRoundTrip encodes img as the service does and decodes it back.
 func renderJPEGRoundTrip(tb testing.TB, img image.Image) *image.RGBA {
 	tb.Helper()
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}); err != nil {
-		tb.Fatal(err)
-	}
-	out, err := jpeg.Decode(&buf)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return copyForRender(out)
+	return copyForRender(imgtest.JPEGRoundTrip(tb, img, 90))
 }
 
 // renderMeanDiff is the mean absolute grey difference between a and b over

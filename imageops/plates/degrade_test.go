@@ -3,14 +3,14 @@
 package plates
 
 import (
-	"bytes"
 	"context"
 	"image"
 	"image/color"
-	"image/jpeg"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"carphoto/imageops/internal/imgtest"
 
 	xdraw "golang.org/x/image/draw"
 )
@@ -31,7 +31,7 @@ func TestDegradeSweep(t *testing.T) {
 		spoil func(image.Image) image.Image
 	}{
 		{"as is", func(img image.Image) image.Image { return img }},
-		{"jpeg q20", func(img image.Image) image.Image { return jpegAt(t, img, 20) }},
+		{"jpeg q20", func(img image.Image) image.Image { return imgtest.JPEGRoundTrip(t, img, 20) }},
 		{"soft (½ and back)", soft},
 		{"motion 9 px", func(img image.Image) image.Image { return motion(img, 9) }},
 		{"dark, noisy", func(img image.Image) image.Image {
@@ -69,19 +69,6 @@ func TestDegradeSweep(t *testing.T) {
 			t.Logf("%-18s %-18s %d proposed; %s | %s", set, c.name, proposed, given.format(len(photos)), audited.format(len(photos)))
 		}
 	}
-}
-
-// jpegAt returns img after a round trip through JPEG at quality q.
-func jpegAt(t *testing.T, img image.Image, q int) image.Image {
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: q}); err != nil {
-		t.Fatal(err)
-	}
-	out, err := jpeg.Decode(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // soft halves the photo's resolution and enlarges it back: a soft lens or

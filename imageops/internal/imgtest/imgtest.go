@@ -5,11 +5,12 @@
 package imgtest
 
 import (
+	"bytes"
 	"image"
 	"image/color"
 	"image/draw"
-	_ "image/jpeg" // the labelled sets' photos
-	_ "image/png"  // and masks
+	"image/jpeg"  // the labelled sets' photos, and round trips
+	_ "image/png" // and masks
 	"math"
 	"os"
 	"sync"
@@ -32,6 +33,21 @@ func DecodeFile(tb testing.TB, path string) image.Image {
 		tb.Fatalf("%s: %v", path, err)
 	}
 	return img
+}
+
+// JPEGRoundTrip returns img encoded as a JPEG at quality q and decoded
+// back, failing tb if either step fails.
+func JPEGRoundTrip(tb testing.TB, img image.Image, q int) image.Image {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: q}); err != nil {
+		tb.Fatal(err)
+	}
+	out, err := jpeg.Decode(&buf)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }
 
 // CloseUp crops img to a 4:3 frame centred on the region (x, y, w, h) in
