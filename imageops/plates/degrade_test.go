@@ -52,11 +52,8 @@ func TestDegradeSweep(t *testing.T) {
 				p.img = c.spoil(p.img)
 				props := p.proposed(t)
 				for _, b := range p.boxes {
-					for _, d := range props {
-						if reaches(d, b) {
-							proposed++
-							break
-						}
+					if reachedBy(props, b) {
+						proposed++
 					}
 				}
 				plates, err := Detect(context.Background(), p.img)

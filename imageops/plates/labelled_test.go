@@ -172,6 +172,16 @@ func reaches(d box, b Box) bool {
 	return d.iou(g) >= 0.3 || (cx >= g.x0 && cx <= g.x1 && cy >= g.y0 && cy <= g.y1)
 }
 
+// reachedBy reports whether any of the proposals props reaches b.
+func reachedBy(props []box, b Box) bool {
+	for _, d := range props {
+		if reaches(d, b) {
+			return true
+		}
+	}
+	return false
+}
+
 // judged runs both stages on p's photo: the jury's judgement of each
 // proposal, before any threshold.
 func (p labelled) judged(t *testing.T) []verified {

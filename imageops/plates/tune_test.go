@@ -142,11 +142,8 @@ func TestReach(t *testing.T) {
 					k--
 				}
 				total[k]++
-				for _, d := range props {
-					if reaches(d, b) {
-						reached[k]++
-						break
-					}
+				if reachedBy(props, b) {
+					reached[k]++
 				}
 				if b.CoveredBy(plates) >= 0.95 {
 					found[k]++
