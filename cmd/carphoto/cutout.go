@@ -21,7 +21,7 @@ import (
 
 // runCutout implements `carphoto cutout -o DIR FILE...`: writes DIR/<name>.png (the car
 // on a transparent background, same size as the oriented input) for each FILE.
-func runCutout(ctx context.Context, args []string, stdout io.Writer) error {
+func runCutout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cutout", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	dir := fs.String("o", "", "output directory (required)")
@@ -34,25 +34,49 @@ func runCutout(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return fmt.Errorf("cutout: %w", err)
 	}
+	failed := 0
 	for _, file := range fs.Args() {
 		start := time.Now()
-		photo, err := decodeFile(ctx, file)
+		out, err := cutoutFile(ctx, file, *dir)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil {
-			return fmt.Errorf("cutout: %s: %w", file, err)
+			failed++
+			fmt.Fprintf(stderr, "%s: %v\n", file, err)
+			continue
 		}
-		cut, err := cutout.Cut(ctx, photo.Image)
-		if err != nil {
-			return fmt.Errorf("cutout: %s: %w", file, err)
-		}
-		name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)) + ".png"
-		out := filepath.Join(*dir, name)
-		if err := cutoutWritePNG(out, cut, photo.ICC); err != nil {
-			return fmt.Errorf("cutout: %w", err)
-		}
-		b := cut.Bounds()
-		fmt.Fprintf(stdout, "%s\t%dx%d\t%d ms\n", out, b.Dx(), b.Dy(), time.Since(start).Milliseconds())
+		fmt.Fprintf(stdout, "%s\t%dx%d\t%d ms\n", out.path, out.w, out.h, time.Since(start).Milliseconds())
+	}
+	if failed > 0 {
+		return fmt.Errorf("cutout: %d of %d files could not be cut out", failed, fs.NArg())
 	}
 	return nil
+}
+
+type cutoutOut struct {
+	path string
+	w, h int
+}
+
+// cutoutFile cuts the car out of file and writes it, a PNG of the same
+// name, to dir.
+func cutoutFile(ctx context.Context, file, dir string) (cutoutOut, error) {
+	photo, err := decodeFile(ctx, file)
+	if err != nil {
+		return cutoutOut{}, err
+	}
+	cut, err := cutout.Cut(ctx, photo.Image)
+	if err != nil {
+		return cutoutOut{}, err
+	}
+	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)) + ".png"
+	out := filepath.Join(dir, name)
+	if err := cutoutWritePNG(out, cut, photo.ICC); err != nil {
+		return cutoutOut{}, err
+	}
+	b := cut.Bounds()
+	return cutoutOut{out, b.Dx(), b.Dy()}, nil
 }
 
 // runBenchCutout implements `carphoto bench cutout DIR`: over DIR/labels.json (the

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,7 @@ func TestRunCutoutWritesSameSizePNG(t *testing.T) {
 	in := writeTestPhoto(t, dir, "car.jpg", 300, 200)
 	outDir := filepath.Join(dir, "out")
 	var stdout bytes.Buffer
-	if err := runCutout(context.Background(), []string{"-o", outDir, in}, &stdout); err != nil {
+	if err := runCutout(context.Background(), []string{"-o", outDir, in}, &stdout, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(filepath.Join(outDir, "car.png"))
@@ -67,8 +68,31 @@ func TestRunCutoutUsage(t *testing.T) {
 		"no files":      {"-o", t.TempDir()},
 		"missing file":  {"-o", t.TempDir(), filepath.Join(t.TempDir(), "absent.jpg")},
 	} {
-		if err := runCutout(context.Background(), args, &bytes.Buffer{}); err == nil {
+		if err := runCutout(context.Background(), args, io.Discard, io.Discard); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// A file that cannot be read is reported and skipped: the photos after it
+// are still cut out, and the command fails at the end.
+func TestRunCutoutSkipsBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	absent := filepath.Join(dir, "absent.jpg")
+	junk := writeText(t, "junk.jpg", "not a photo")
+	in := writeTestPhoto(t, dir, "car.jpg", 120, 80)
+	outDir := filepath.Join(dir, "out")
+	var stdout, stderr bytes.Buffer
+	err := runCutout(context.Background(), []string{"-o", outDir, absent, junk, in}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "2 of 3 files") {
+		t.Errorf("error %v, want one naming 2 of 3 files", err)
+	}
+	if _, err := os.Stat(filepath.Join(outDir, "car.png")); err != nil {
+		t.Errorf("the good photo after two bad ones was not cut out: %v (stdout %q)", err, stdout.String())
+	}
+	for _, f := range []string{absent, junk} {
+		if !strings.Contains(stderr.String(), f+": ") {
+			t.Errorf("stderr does not name %s:\n%s", f, stderr.String())
 		}
 	}
 }

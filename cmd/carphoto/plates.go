@@ -34,10 +34,19 @@ type platesJSON struct {
 	Score float64       `json:"score"`
 }
 
+// platesError is the line `carphoto plates --json` writes for a file it
+// could not read or search, in place of its platesLine.
+type platesError struct {
+	File  string `json:"file"`
+	Error string `json:"error"`
+}
+
 // runPlates implements `carphoto plates [--json] FILE...`: it finds the
 // plates in each photo (EXIF orientation applied) and prints, per file,
-// either one JSON line or a readable summary.
-func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
+// either one JSON line or a readable summary. A file that cannot be read
+// (missing, not an image, truncated) does not stop the others: it gets an
+// error line (JSON) or a message on stderr, and the command fails at the end.
+func runPlates(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plates", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	asJSON := fs.Bool("json", false, "one JSON line per file")
@@ -48,42 +57,63 @@ func runPlates(ctx context.Context, args []string, stdout io.Writer) error {
 		return errors.New("plates: usage: carphoto plates [--json] FILE...")
 	}
 	enc := json.NewEncoder(stdout)
+	failed := 0
 	for _, file := range fs.Args() {
-		photo, err := decodeFile(ctx, file)
-		if err != nil {
-			return fmt.Errorf("plates: %s: %w", file, err)
-		}
-		img := photo.Image
-		start := time.Now()
-		found, err := plates.Detect(ctx, img)
-		took := time.Since(start)
-		if err != nil {
-			return fmt.Errorf("plates: %s: %w", file, err)
-		}
-		b := img.Bounds()
-		if !*asJSON {
-			fmt.Fprintf(stdout, "%s: %dx%d, %d plate(s) in %d ms\n", file, b.Dx(), b.Dy(), len(found), took.Milliseconds())
-			for _, p := range found {
+		line, err := platesOf(ctx, file)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil && *asJSON:
+			failed++
+			if err := enc.Encode(platesError{File: file, Error: err.Error()}); err != nil {
+				return err
+			}
+		case err != nil:
+			failed++
+			fmt.Fprintf(stderr, "%s: %v\n", file, err)
+		case *asJSON:
+			if err := enc.Encode(line); err != nil {
+				return err
+			}
+		default:
+			fmt.Fprintf(stdout, "%s: %dx%d, %d plate(s) in %.0f ms\n", file, line.Width, line.Height, len(line.Plates), line.MS)
+			for _, p := range line.Plates {
 				q := p.Quad
 				fmt.Fprintf(stdout, "  score %.2f  corners (%.0f,%.0f) (%.0f,%.0f) (%.0f,%.0f) (%.0f,%.0f)\n",
-					p.Score, q[0].X, q[0].Y, q[1].X, q[1].Y, q[2].X, q[2].Y, q[3].X, q[3].Y)
+					p.Score, q[0][0], q[0][1], q[1][0], q[1][1], q[2][0], q[2][1], q[3][0], q[3][1])
 			}
-			continue
-		}
-		line := platesLine{File: file, Width: b.Dx(), Height: b.Dy(), Plates: []platesJSON{}, MS: ms(took)}
-		for _, p := range found {
-			var j platesJSON
-			for i, c := range p.Quad {
-				j.Quad[i] = [2]float64{math.Round(c.X*100) / 100, math.Round(c.Y*100) / 100}
-			}
-			j.Score = math.Round(p.Score*1000) / 1000
-			line.Plates = append(line.Plates, j)
-		}
-		if err := enc.Encode(line); err != nil {
-			return err
 		}
 	}
+	if failed > 0 {
+		return fmt.Errorf("plates: %d of %d files could not be searched", failed, fs.NArg())
+	}
 	return nil
+}
+
+// platesOf decodes file and finds its plates: the --json line for it.
+func platesOf(ctx context.Context, file string) (platesLine, error) {
+	photo, err := decodeFile(ctx, file)
+	if err != nil {
+		return platesLine{}, err
+	}
+	img := photo.Image
+	start := time.Now()
+	found, err := plates.Detect(ctx, img)
+	took := time.Since(start)
+	if err != nil {
+		return platesLine{}, err
+	}
+	b := img.Bounds()
+	line := platesLine{File: file, Width: b.Dx(), Height: b.Dy(), Plates: []platesJSON{}, MS: ms(took)}
+	for _, p := range found {
+		var j platesJSON
+		for i, c := range p.Quad {
+			j.Quad[i] = [2]float64{math.Round(c.X*100) / 100, math.Round(c.Y*100) / 100}
+		}
+		j.Score = math.Round(p.Score*1000) / 1000
+		line.Plates = append(line.Plates, j)
+	}
+	return line, nil
 }
 
 // runBenchPlates implements `carphoto bench plates [--split heldout|val|train|all]

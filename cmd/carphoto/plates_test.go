@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func TestRunPlatesJSON(t *testing.T) {
 	dir := t.TempDir()
 	files := []string{writeGreyJPEG(t, dir, "a.jpg", 320, 200), writeGreyJPEG(t, dir, "b.jpg", 64, 48)}
 	var out bytes.Buffer
-	if err := runPlates(context.Background(), append([]string{"--json"}, files...), &out); err != nil {
+	if err := runPlates(context.Background(), append([]string{"--json"}, files...), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -66,7 +67,7 @@ func TestRunPlatesOnRealPhoto(t *testing.T) {
 		t.Skipf("shared data sets not found: %v", err)
 	}
 	var out bytes.Buffer
-	if err := runPlates(context.Background(), []string{"--json", photo}, &out); err != nil {
+	if err := runPlates(context.Background(), []string{"--json", photo}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -89,13 +90,73 @@ func TestRunPlatesOnRealPhoto(t *testing.T) {
 }
 
 func TestRunPlatesErrors(t *testing.T) {
-	for name, args := range map[string][]string{
-		"no files":     {"--json"},
-		"missing file": {filepath.Join(t.TempDir(), "nope.jpg")},
-		"not an image": {writeText(t, "x.jpg", "hello")},
-	} {
-		if err := runPlates(context.Background(), args, &bytes.Buffer{}); err == nil {
-			t.Errorf("%s: got no error", name)
+	if err := runPlates(context.Background(), []string{"--json"}, io.Discard, io.Discard); err == nil {
+		t.Error("no files: got no error")
+	}
+	dir := t.TempDir()
+	good := writeGreyJPEG(t, dir, "good.jpg", 320, 200)
+	whole, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.jpg")
+	if err := os.WriteFile(truncated, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]string{
+		filepath.Join(dir, "nope.jpg"): "no such file",
+		writeText(t, "x.jpg", "hello"): "not a JPEG, PNG or WebP",
+		truncated:                      "truncated",
+	}
+	files := []string{good}
+	for f := range bad {
+		files = append(files, f)
+	}
+	files = append(files, good)
+
+	// --json: one line per file, in order; a bad file's line says what is wrong.
+	var out bytes.Buffer
+	err = runPlates(context.Background(), append([]string{"--json"}, files...), &out, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "3 of 5 files") {
+		t.Errorf("error %v, want one naming 3 of 5 files", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(files) {
+		t.Fatalf("got %d lines, want one per file (%d):\n%s", len(lines), len(files), out.String())
+	}
+	for i, l := range lines {
+		var got struct {
+			File   string
+			Width  int
+			Plates []any
+			Error  string
+		}
+		if err := json.Unmarshal([]byte(l), &got); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i, err, l)
+		}
+		if got.File != files[i] {
+			t.Errorf("line %d is for %q, want %q", i, got.File, files[i])
+		}
+		if want, isBad := bad[files[i]]; isBad {
+			if !strings.Contains(got.Error, want) {
+				t.Errorf("line %d: error %q, want one saying %q", i, got.Error, want)
+			}
+		} else if got.Error != "" || got.Width != 320 || got.Plates == nil {
+			t.Errorf("line %d: %s, want the good photo's plates", i, l)
+		}
+	}
+
+	// Readable summary: the good photos on stdout, each bad one on stderr.
+	var stdout, stderr bytes.Buffer
+	if err := runPlates(context.Background(), files, &stdout, &stderr); err == nil {
+		t.Error("summary with bad files: got no error")
+	}
+	if n := strings.Count(stdout.String(), "good.jpg: 320x200"); n != 2 {
+		t.Errorf("stdout names the good photo %d times, want 2:\n%s", n, stdout.String())
+	}
+	for f, want := range bad {
+		if !strings.Contains(stderr.String(), f+": ") || !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %s: %s:\n%s", f, want, stderr.String())
 		}
 	}
 }

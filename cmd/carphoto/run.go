@@ -58,9 +58,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "accounts", "keys", "credits":
 		return runAdmin(ctx, getenv, append([]string{cmd}, args...), stdout)
 	case "plates":
-		return runPlates(ctx, args, stdout)
+		return runPlates(ctx, args, stdout, stderr)
 	case "cutout":
-		return runCutout(ctx, args, stdout)
+		return runCutout(ctx, args, stdout, stderr)
 	case "bench":
 		if len(args) == 0 {
 			return errors.New("bench: say what to measure: service, idle, plates or cutout")
