@@ -37,7 +37,7 @@ func runCutout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	failed := 0
 	for _, file := range fs.Args() {
 		start := time.Now()
-		out, err := cutoutFile(ctx, file, *dir)
+		out, size, err := cutoutFile(ctx, file, *dir)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -46,7 +46,7 @@ func runCutout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stderr, "%s: %v\n", file, err)
 			continue
 		}
-		fmt.Fprintf(stdout, "%s\t%dx%d\t%d ms\n", out.path, out.w, out.h, time.Since(start).Milliseconds())
+		fmt.Fprintf(stdout, "%s\t%dx%d\t%d ms\n", out, size.Dx(), size.Dy(), time.Since(start).Milliseconds())
 	}
 	if failed > 0 {
 		return fmt.Errorf("cutout: %d of %d files could not be cut out", failed, fs.NArg())
@@ -54,29 +54,23 @@ func runCutout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-type cutoutOut struct {
-	path string
-	w, h int
-}
-
 // cutoutFile cuts the car out of file and writes it, a PNG of the same
-// name, to dir.
-func cutoutFile(ctx context.Context, file, dir string) (cutoutOut, error) {
+// name, to dir: the PNG's path and the cut-out's bounds.
+func cutoutFile(ctx context.Context, file, dir string) (string, image.Rectangle, error) {
 	photo, err := decodeFile(ctx, file)
 	if err != nil {
-		return cutoutOut{}, err
+		return "", image.Rectangle{}, err
 	}
 	cut, err := cutout.Cut(ctx, photo.Image)
 	if err != nil {
-		return cutoutOut{}, err
+		return "", image.Rectangle{}, err
 	}
 	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)) + ".png"
 	out := filepath.Join(dir, name)
 	if err := cutoutWritePNG(out, cut, photo.ICC); err != nil {
-		return cutoutOut{}, err
+		return "", image.Rectangle{}, err
 	}
-	b := cut.Bounds()
-	return cutoutOut{out, b.Dx(), b.Dy()}, nil
+	return out, cut.Bounds(), nil
 }
 
 // runBenchCutout implements `carphoto bench cutout DIR`: over DIR/labels.json (the
