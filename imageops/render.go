@@ -38,20 +38,11 @@ func ParseStyle(s string) (Style, error) {
 // lengths of its quad), so they follow the plate at any size and, being
 // applied in the plate's plane, follow its perspective.
 const (
-	// marginX and marginY extend the quad in its own plane on every side.
-	// A character with its spacing is about a ninth of a plate's width, so
-	// a detector's quad that cuts through the last character still hides
-	// its rest; the top and bottom margin covers a quad that clips the
-	// characters' height.
-	marginX = 0.08
-	marginY = 0.15
-	// minMarginPx is added around the extended quad in photo pixels so a
-	// far-away plate of a dozen pixels still gets a visible margin.
-	minMarginPx = 1.5
 	// cornerRadius rounds the hidden shape's corners like a plate's (in
-	// units of h); it stays inside the margin, so the quad's corners are
-	// always covered in full.
-	cornerRadius = 0.18
+	// units of h). A plate's corner stays covered while the margin is at
+	// least (1 − sin(θ/2)) of the radius at a corner of angle θ: 0.03·h at
+	// a right angle, 0.05·h at 60°, against plates.HideMargin's 0.15·h.
+	cornerRadius = 0.1
 	// featherBase and featherPerH set the width in pixels of the soft edge
 	// outside the covered shape: 1 px plus 3% of h (about 4 px on a plate
 	// 100 px tall), enough to anti-alias and not to look smeared.
@@ -80,8 +71,8 @@ const (
 )
 
 // plateShape is the part of the photo that hiding or replacing one plate
-// covers: the plate quad extended by the margins, with rounded corners
-// and a feathered edge.
+// covers: the plate quad grown by the margin rule (plates.HideOf), with
+// rounded corners and a feathered edge.
 type plateShape struct {
 	quad    polygon    // the plate, convex and clockwise
 	toPhoto homography // unit square → quad, in photo pixels
@@ -126,24 +117,16 @@ func newPlateShape(q plates.Quad) (s plateShape, ok bool, err error) {
 	s.w = (dist(poly[0], poly[1]) + dist(poly[3], poly[2])) / 2
 	s.h = (dist(poly[0], poly[3]) + dist(poly[1], poly[2])) / 2
 
-	// Extend the quad in its own plane; fall back to a margin in photo
-	// pixels if the perspective is too strong for that to make sense.
-	extended := make(polygon, 4)
-	for i, c := range [4][2]float64{{-marginX, -marginY}, {1 + marginX, -marginY}, {1 + marginX, 1 + marginY}, {-marginX, 1 + marginY}} {
-		x, y, inFront := s.toPhoto.apply(c[0], c[1])
-		extended[i] = plates.Point{X: x, Y: y}
-		ok = inFront
-		if !ok {
-			break
-		}
-	}
-	if _, convex := convexClockwise(plates.Quad(extended)); !ok || !convex {
-		extended = poly.offset(marginY * s.h)
+	// The region hidden is the quad grown by the plate finder's margin
+	// rule, one rule for every style.
+	hide, convex := convexClockwise(plates.HideOf(plates.Quad(poly)))
+	if !convex {
+		hide = poly.offset(max(plates.HideMargin*s.h, plates.MinHidePx))
 	}
 	s.radius = cornerRadius * s.h
 	s.feather = featherBase + featherPerH*s.h
-	s.core = extended.offset(minMarginPx - s.radius).outline()
-	s.outer = extended.offset(minMarginPx + s.feather + 1).bounds()
+	s.core = hide.offset(-s.radius).outline()
+	s.outer = hide.offset(s.feather + 1).bounds()
 	return s, true, nil
 }
 
@@ -158,8 +141,8 @@ func (s *plateShape) coverage(x, y float64) float64 {
 
 // HidePlates returns a copy of img (same bounds, starting at 0,0) with every
 // quad hidden in the given style. Quads are in img's coordinates. Each plate
-// is covered together with a margin that grows with its size (see marginX,
-// marginY), with rounded corners and a soft edge.
+// is covered together with the margin of the plate finder's rule
+// (plates.HideOf), with rounded corners and a soft edge.
 //
 // The strength follows the plate's size so characters are illegible at any
 // size: blur is a Gaussian of σ = 0.3 × plate height (at least 2 px);

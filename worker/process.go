@@ -55,14 +55,11 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 		return nil, carphoto.Errorf(carphoto.EPlateNotFound,
 			"no licence plate was found in the photo; you were not charged (send requirePlate=false to get the photo back unchanged)")
 	}
-	// A blur covers the plate plus the detector's safety margin; a design
-	// goes on the plate itself, or it would stand twice the plate's height.
+	// Every style covers the plate's quad grown by the margin rule
+	// (plates.HideOf); a design goes on the quad itself.
 	quads := make([]plates.Quad, len(found))
 	for i, f := range found {
 		quads[i] = f.Quad
-		if op == jobs.OpPlateLogo {
-			quads[i] = f.Tight
-		}
 	}
 	out := in.Image
 	if len(quads) > 0 {

@@ -29,8 +29,12 @@ type platesLine struct {
 	MS     float64      `json:"ms"`
 }
 
+// platesJSON is one plate: its corners (quad) and the region a hiding
+// style covers (hide: the quad grown by the margin rule), each clockwise
+// from the top-left corner, in pixels of the displayed photo.
 type platesJSON struct {
 	Quad  [4][2]float64 `json:"quad"`
+	Hide  [4][2]float64 `json:"hide"`
 	Score float64       `json:"score"`
 }
 
@@ -107,8 +111,9 @@ func platesOf(ctx context.Context, file string) (platesLine, error) {
 	line := platesLine{File: file, Width: b.Dx(), Height: b.Dy(), Plates: []platesJSON{}, MS: ms(took)}
 	for _, p := range found {
 		var j platesJSON
-		for i, c := range p.Quad {
-			j.Quad[i] = [2]float64{math.Round(c.X*100) / 100, math.Round(c.Y*100) / 100}
+		for i := range p.Quad {
+			j.Quad[i] = [2]float64{math.Round(p.Quad[i].X*100) / 100, math.Round(p.Quad[i].Y*100) / 100}
+			j.Hide[i] = [2]float64{math.Round(p.Hide[i].X*100) / 100, math.Round(p.Hide[i].Y*100) / 100}
 		}
 		j.Score = math.Round(p.Score*1000) / 1000
 		line.Plates = append(line.Plates, j)
@@ -131,167 +136,56 @@ func platesOf(ctx context.Context, file string) (platesLine, error) {
 func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench plates", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	split := fs.String("split", "heldout", "photos to score: heldout, val (the tuning split), train (what the networks learnt: how well they fit) or all")
+	var o benchPlatesOpts
+	fs.StringVar(&o.split, "split", "heldout", "photos to score: heldout, val (the tuning split), train (what the networks learnt: how well they fit) or all")
 	runs := fs.Int("n", 7, "timed runs on the 12 MP photo (0 skips it)")
-	verbose := fs.Bool("v", false, "print every missed plate and false detection")
-	scale := fs.Float64("scale", 1, "shrink every photo and its labels by this factor first (0 < scale <= 1): a stress test of small plates")
-	labelsFile := fs.String("labels", "", "labels to score against instead of DIR/labels.json, in its format, photo paths relative to DIR")
-	tiles := fs.Int("mosaic", 1, "lay the photos out N×N to a photo at their own resolution first: a stress test of plates small in a large photo")
+	fs.BoolVar(&o.verbose, "v", false, "print every missed plate and false detection")
+	fs.Float64Var(&o.scale, "scale", 1, "shrink every photo and its labels by this factor first (0 < scale <= 1): a stress test of small plates")
+	fs.StringVar(&o.labels, "labels", "", "labels to score against instead of DIR/labels.json, in its format, photo paths relative to DIR (one DIR only)")
+	fs.IntVar(&o.tiles, "mosaic", 1, "lay the photos out N×N to a photo at their own resolution first: a stress test of plates small in a large photo")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|train|all] [--labels FILE] [-n N] [-v] [--scale F] [--mosaic N] DIR")
-	}
-	dir := fs.Arg(0)
-	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow DIR
-		return err
-	}
-	if !(*scale > 0 && *scale <= 1) {
-		return fmt.Errorf("bench plates: --scale %g: want a factor in (0, 1]", *scale)
-	}
-	if *tiles < 1 || *tiles > 8 {
-		return fmt.Errorf("bench plates: --mosaic %d: want 1 to 8 photos a side", *tiles)
-	}
-	if *labelsFile == "" {
-		*labelsFile = filepath.Join(dir, "labels.json")
-	}
-	raw, err := os.ReadFile(*labelsFile)
-	if err != nil {
-		return fmt.Errorf("bench plates: %w", err)
-	}
-	var labels []struct {
-		File   string       `json:"file"`
-		Plates []plates.Box `json:"plates"`
-	}
-	if err := json.Unmarshal(raw, &labels); err != nil {
-		return fmt.Errorf("bench plates: %s: %w", *labelsFile, err)
-	}
-	var inSplit func(name string) bool
-	switch *split {
-	case "heldout":
-		inSplit = plates.HeldOut
-	case "val":
-		inSplit = plates.Validation
-	case "train":
-		inSplit = plates.Training
-	case "all":
-		inSplit = func(string) bool { return true }
-	default:
-		return fmt.Errorf("bench plates: --split %q: want heldout, val, train or all", *split)
-	}
-	// The other splits' photos, to find the scored photos' copies among.
-	var others []*plates.Fingerprint
-	for _, l := range labels {
-		if inSplit(filepath.Base(l.File)) {
-			continue
+	var dirs []string
+	for fs.NArg() > 0 { // flags may also follow a DIR
+		dirs = append(dirs, fs.Arg(0))
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return err
 		}
-		photo, err := decodeFile(ctx, filepath.Join(dir, l.File))
+	}
+	if len(dirs) == 0 {
+		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|train|all] [--labels FILE] [-n N] [-v] [--scale F] [--mosaic N] DIR...")
+	}
+	if !(o.scale > 0 && o.scale <= 1) {
+		return fmt.Errorf("bench plates: --scale %g: want a factor in (0, 1]", o.scale)
+	}
+	if o.tiles < 1 || o.tiles > 8 {
+		return fmt.Errorf("bench plates: --mosaic %d: want 1 to 8 photos a side", o.tiles)
+	}
+	if o.labels != "" && len(dirs) > 1 {
+		return errors.New("bench plates: --labels goes with one DIR")
+	}
+	var scores []*plateScore
+	first := ""
+	for _, dir := range dirs {
+		sc, photo, err := benchPlatesSet(ctx, dir, o, stdout)
 		if err != nil {
-			return fmt.Errorf("bench plates: %s: %w", filepath.Base(l.File), err)
+			return err
 		}
-		others = append(others, plates.FingerprintOf(photo.Image))
-	}
-	var scored []benchPhoto
-	for _, l := range labels {
-		name := filepath.Base(l.File)
-		if !inSplit(name) {
-			continue
-		}
-		path := filepath.Join(dir, l.File)
-		photo, err := decodeFile(ctx, path)
-		if err != nil {
-			return fmt.Errorf("bench plates: %s: %w", name, err)
-		}
-		p := benchPhoto{name: name, path: path, img: photo.Image, plates: l.Plates}
-		p.copied = plates.FingerprintOf(p.img).CopiedIn(others)
-		if *scale != 1 {
-			p.img = shrink(p.img, *scale)
-			for i, b := range p.plates {
-				p.plates[i] = plates.Box{X: b.X * *scale, Y: b.Y * *scale, W: b.W * *scale, H: b.H * *scale}
-			}
-		}
-		scored = append(scored, p)
-	}
-	if len(scored) == 0 {
-		return fmt.Errorf("bench plates: no %s photos in %s", *split, dir)
-	}
-	first := scored[0].path
-	if *tiles > 1 {
-		if scored = mosaics(scored, *tiles); len(scored) == 0 {
-			return fmt.Errorf("bench plates: --mosaic %d: fewer than %d %s photos in %s to lay out", *tiles, *tiles**tiles, *split, dir)
+		scores = append(scores, sc)
+		if first == "" {
+			first = photo
 		}
 	}
-	var (
-		images, total, found, falses int
-		unique                       struct{ images, total, found, falses int } // photos with no copy among others
-		times                        []float64
-	)
-	bySize := make([]struct{ found, total int }, len(widthClasses))
-	for _, p := range scored {
-		name, img, copied := p.name, p.img, p.copied
-		start := time.Now()
-		got, err := plates.Detect(ctx, img)
-		times = append(times, ms(time.Since(start)))
-		if err != nil {
-			return fmt.Errorf("bench plates: %s: %w", name, err)
-		}
-		images++
-		if !copied {
-			unique.images++
-			unique.total += len(p.plates)
-		}
-		for _, b := range p.plates {
-			total++
-			class := &bySize[widthClass(b.W)]
-			class.total++
-			if c := b.CoveredBy(got); c >= 0.95 {
-				found++
-				class.found++
-				if !copied {
-					unique.found++
-				}
-			} else if *verbose {
-				fmt.Fprintf(stdout, "missed %s: plate %.0fx%.0f at (%.0f,%.0f), %.0f%% covered\n", name, b.W, b.H, b.X, b.Y, 100*c)
-			}
-		}
-		for _, d := range got {
-			hit := false
-			for _, b := range p.plates {
-				hit = hit || b.Overlaps(d.Quad)
-			}
-			if !hit {
-				falses++
-				if !copied {
-					unique.falses++
-				}
-				if *verbose {
-					fmt.Fprintf(stdout, "false %s: %v\n", name, d)
-				}
-			}
+	if len(dirs) > 1 {
+		fmt.Fprintf(stdout, "\n| set (%s split) | photos | recall, plates >= %d px | narrower | hidden / box median, p90 | IoU median | false / photo | time p50 / p95 |\n|---|---|---|---|---|---|---|---|\n", o.split, minWide)
+		for i, sc := range scores {
+			fmt.Fprintf(stdout, "| %s | %d | %.3f (%d/%d) | %d/%d | %.2f, %.2f | %.2f | %.3f (%d) | %.0f / %.0f ms |\n",
+				filepath.Base(filepath.Clean(dirs[i])), sc.images, frac(sc.wide.found, sc.wide.total), sc.wide.found, sc.wide.total,
+				sc.found-sc.wide.found, sc.total-sc.wide.total, pct(sc.area, 50), pct(sc.area, 90), pct(sc.iou, 50),
+				frac(sc.falses, sc.images), sc.falses, pct(sc.times, 50), pct(sc.times, 95))
 		}
 	}
-	shrunk := ""
-	if *scale != 1 {
-		shrunk = fmt.Sprintf(", shrunk to %g", *scale)
-	}
-	if *tiles > 1 {
-		shrunk += fmt.Sprintf(", laid out %d×%d", *tiles, *tiles)
-	}
-	fmt.Fprintf(stdout, "%s, split %s%s: %d photos, %d plates\n", filepath.Base(filepath.Clean(dir)), *split, shrunk, images, total)
-	fmt.Fprintf(stdout, "recall %.3f (%d of %d found, >= 95%% of the box inside the quads)\n", float64(found)/float64(max(total, 1)), found, total)
-	classes := make([]string, len(bySize))
-	for i, c := range bySize {
-		classes[i] = fmt.Sprintf("%s px %d/%d", widthClasses[i].name, c.found, c.total)
-	}
-	fmt.Fprintf(stdout, "recall by plate width: %s\n", strings.Join(classes, ", "))
-	fmt.Fprintf(stdout, "false detections %.3f per photo (%d)\n", float64(falses)/float64(images), falses)
-	if len(others) > 0 {
-		fmt.Fprintf(stdout, "photos with no copy in the other splits (%d of %d; a copy is the same photo or a frame a moment apart): %d plates, recall %.3f (%d), false detections %.3f per photo (%d)\n",
-			unique.images, images, unique.total, float64(unique.found)/float64(max(unique.total, 1)), unique.found,
-			float64(unique.falses)/float64(max(unique.images, 1)), unique.falses)
-	}
-	fmt.Fprintf(stdout, "detection p50 %.1f ms, p95 %.1f ms (decode excluded)\n", pct(times, 50), pct(times, 95))
 	if *runs == 0 {
 		return nil
 	}
@@ -320,6 +214,242 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		b.Dx(), b.Dy(), p.Image, filepath.Base(first), pct(bigTimes, 50), len(bigTimes))
 	return nil
 }
+
+// benchPlatesOpts are `bench plates`'s settings for every set.
+type benchPlatesOpts struct {
+	split, labels string
+	verbose       bool
+	scale         float64
+	tiles         int
+}
+
+// benchPlatesSet scores the detector on one labelled set in dir, prints
+// its figures, and returns them with the path of its first scored photo.
+func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout io.Writer) (*plateScore, string, error) {
+	labelsFile := o.labels
+	if labelsFile == "" {
+		labelsFile = filepath.Join(dir, "labels.json")
+	}
+	raw, err := os.ReadFile(labelsFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("bench plates: %w", err)
+	}
+	var labels []struct {
+		File   string       `json:"file"`
+		Plates []plates.Box `json:"plates"`
+	}
+	if err := json.Unmarshal(raw, &labels); err != nil {
+		return nil, "", fmt.Errorf("bench plates: %s: %w", labelsFile, err)
+	}
+	var inSplit func(name string) bool
+	switch o.split {
+	case "heldout":
+		inSplit = plates.HeldOut
+	case "val":
+		inSplit = plates.Validation
+	case "train":
+		inSplit = plates.Training
+	case "all":
+		inSplit = func(string) bool { return true }
+	default:
+		return nil, "", fmt.Errorf("bench plates: --split %q: want heldout, val, train or all", o.split)
+	}
+	// The other splits' photos, to find the scored photos' copies among.
+	var others []*plates.Fingerprint
+	for _, l := range labels {
+		if inSplit(filepath.Base(l.File)) {
+			continue
+		}
+		photo, err := decodeFile(ctx, filepath.Join(dir, l.File))
+		if err != nil {
+			return nil, "", fmt.Errorf("bench plates: %s: %w", filepath.Base(l.File), err)
+		}
+		others = append(others, plates.FingerprintOf(photo.Image))
+	}
+	var scored []benchPhoto
+	for _, l := range labels {
+		name := filepath.Base(l.File)
+		if !inSplit(name) {
+			continue
+		}
+		path := filepath.Join(dir, l.File)
+		photo, err := decodeFile(ctx, path)
+		if err != nil {
+			return nil, "", fmt.Errorf("bench plates: %s: %w", name, err)
+		}
+		p := benchPhoto{name: name, path: path, img: photo.Image, plates: l.Plates}
+		p.copied = plates.FingerprintOf(p.img).CopiedIn(others)
+		if o.scale != 1 {
+			p.img = shrink(p.img, o.scale)
+			for i, b := range p.plates {
+				p.plates[i] = plates.Box{X: b.X * o.scale, Y: b.Y * o.scale, W: b.W * o.scale, H: b.H * o.scale}
+			}
+		}
+		scored = append(scored, p)
+	}
+	if len(scored) == 0 {
+		return nil, "", fmt.Errorf("bench plates: no %s photos in %s", o.split, dir)
+	}
+	first := scored[0].path
+	if o.tiles > 1 {
+		if scored = mosaics(scored, o.tiles); len(scored) == 0 {
+			return nil, "", fmt.Errorf("bench plates: --mosaic %d: fewer than %d %s photos in %s to lay out", o.tiles, o.tiles*o.tiles, o.split, dir)
+		}
+	}
+	sc := newPlateScore()
+	for _, p := range scored {
+		start := time.Now()
+		got, err := plates.Detect(ctx, p.img)
+		sc.times = append(sc.times, ms(time.Since(start)))
+		if err != nil {
+			return nil, "", fmt.Errorf("bench plates: %s: %w", p.name, err)
+		}
+		sc.add(p, got, o.verbose, stdout)
+	}
+	shrunk := ""
+	if o.scale != 1 {
+		shrunk = fmt.Sprintf(", shrunk to %g", o.scale)
+	}
+	if o.tiles > 1 {
+		shrunk += fmt.Sprintf(", laid out %d×%d", o.tiles, o.tiles)
+	}
+	sc.print(stdout, fmt.Sprintf("%s, split %s%s", filepath.Base(filepath.Clean(dir)), o.split, shrunk), len(others) > 0)
+	return sc, first, nil
+}
+
+// plateScore adds up `bench plates`'s figures over a set's photos.
+type plateScore struct {
+	images, total, found, falses int
+	unique                       struct{ images, total, found, falses int } // photos with no copy among others
+	bySize                       []struct{ found, total int }
+	wide                         struct{ found, total int } // plates at least minWide pixels wide
+	area, iou                    []float64                  // per found wide plate: hidden area ÷ box area, IoU of quad and box
+	curve                        []struct {
+		found int
+		area  []float64
+	}
+	times []float64
+}
+
+// minWide is the narrowest plate, in pixels, that the recall figure
+// counts: a narrower plate's characters are a pixel or two wide,
+// unreadable. Narrower plates are reported apart.
+const minWide = 20
+
+// curveMargins are the margins, in plate heights, of the
+// recall-versus-tightness curve: the hidden region each would give.
+var curveMargins = []float64{0, 0.05, 0.1, 0.12, 0.15, 0.2, 0.3, 0.45}
+
+func newPlateScore() *plateScore {
+	return &plateScore{bySize: make([]struct{ found, total int }, len(widthClasses)), curve: make([]struct {
+		found int
+		area  []float64
+	}, len(curveMargins))}
+}
+
+// add scores one photo's detections against its labelled plates.
+func (sc *plateScore) add(p benchPhoto, got []plates.Plate, verbose bool, stdout io.Writer) {
+	sc.images++
+	if !p.copied {
+		sc.unique.images++
+		sc.unique.total += len(p.plates)
+	}
+	for _, b := range p.plates {
+		sc.total++
+		class := &sc.bySize[widthClass(b.W)]
+		class.total++
+		wide := b.W >= minWide
+		if wide {
+			sc.wide.total++
+		}
+		c := b.CoveredBy(got)
+		if c >= 0.95 {
+			sc.found++
+			class.found++
+			if !p.copied {
+				sc.unique.found++
+			}
+			if wide {
+				sc.wide.found++
+				// The detection that is this plate: the quad most like its box.
+				best, bestIoU := -1, -1.0
+				for i, d := range got {
+					if v := b.IoU(d.Quad); v > bestIoU {
+						best, bestIoU = i, v
+					}
+				}
+				sc.area = append(sc.area, got[best].Hide.Area()/(b.W*b.H))
+				sc.iou = append(sc.iou, bestIoU)
+			}
+		} else if verbose {
+			fmt.Fprintf(stdout, "missed %s: plate %.0fx%.0f at (%.0f,%.0f), %.0f%% covered\n", p.name, b.W, b.H, b.X, b.Y, 100*c)
+		}
+		if !wide {
+			continue
+		}
+		// What each margin of the curve would have hidden.
+		for k, m := range curveMargins {
+			grown := make([]plates.Plate, len(got))
+			best, bestIoU := -1, -1.0
+			for i, d := range got {
+				grown[i].Hide = d.Quad.Grow(max(m*d.Quad.Height(), plates.MinHidePx))
+				if v := b.IoU(d.Quad); v > bestIoU {
+					best, bestIoU = i, v
+				}
+			}
+			if b.CoveredBy(grown) >= 0.95 {
+				sc.curve[k].found++
+				sc.curve[k].area = append(sc.curve[k].area, grown[best].Hide.Area()/(b.W*b.H))
+			}
+		}
+	}
+	for _, d := range got {
+		hit := false
+		for _, b := range p.plates {
+			hit = hit || b.Overlaps(d.Hide)
+		}
+		if !hit {
+			sc.falses++
+			if !p.copied {
+				sc.unique.falses++
+			}
+			if verbose {
+				fmt.Fprintf(stdout, "false %s: %v\n", p.name, d)
+			}
+		}
+	}
+}
+
+// print writes the figures under the title; copies says whether the
+// scored photos were checked for copies among the other splits.
+func (sc *plateScore) print(stdout io.Writer, title string, copies bool) {
+	fmt.Fprintf(stdout, "%s: %d photos, %d plates\n", title, sc.images, sc.total)
+	fmt.Fprintf(stdout, "recall %.3f (%d of %d found, >= 95%% of the box inside the hidden regions)\n", frac(sc.found, sc.total), sc.found, sc.total)
+	fmt.Fprintf(stdout, "recall of plates >= %d px wide %.3f (%d of %d); narrower %d of %d\n", minWide, frac(sc.wide.found, sc.wide.total),
+		sc.wide.found, sc.wide.total, sc.found-sc.wide.found, sc.total-sc.wide.total)
+	classes := make([]string, len(sc.bySize))
+	for i, c := range sc.bySize {
+		classes[i] = fmt.Sprintf("%s px %d/%d", widthClasses[i].name, c.found, c.total)
+	}
+	fmt.Fprintf(stdout, "recall by plate width: %s\n", strings.Join(classes, ", "))
+	fmt.Fprintf(stdout, "hidden area / plate box area (found plates >= %d px): median %.2f, p90 %.2f; IoU of quad and box: median %.2f\n",
+		minWide, pct(sc.area, 50), pct(sc.area, 90), pct(sc.iou, 50))
+	fmt.Fprintf(stdout, "false detections %.3f per photo (%d)\n", float64(sc.falses)/float64(max(sc.images, 1)), sc.falses)
+	if copies {
+		fmt.Fprintf(stdout, "photos with no copy in the other splits (%d of %d; a copy is the same photo or a frame a moment apart): %d plates, recall %.3f (%d), false detections %.3f per photo (%d)\n",
+			sc.unique.images, sc.images, sc.unique.total, frac(sc.unique.found, sc.unique.total), sc.unique.found,
+			float64(sc.unique.falses)/float64(max(sc.unique.images, 1)), sc.unique.falses)
+	}
+	fmt.Fprintf(stdout, "margin curve (plates >= %d px; margin in plate heights: recall, hidden/box median, p90):", minWide)
+	for k, m := range curveMargins {
+		c := sc.curve[k]
+		fmt.Fprintf(stdout, "  %.2f: %.3f %.2f %.2f", m, frac(c.found, sc.wide.total), pct(c.area, 50), pct(c.area, 90))
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, "detection p50 %.1f ms, p95 %.1f ms (decode excluded)\n", pct(sc.times, 50), pct(sc.times, 95))
+}
+
+func frac(a, b int) float64 { return float64(a) / float64(max(b, 1)) }
 
 // benchPhoto is a photo `bench plates` scores, with its labelled plates.
 type benchPhoto struct {

@@ -67,6 +67,18 @@ func TestHeldOutSheets(t *testing.T) {
 			a.add(p, found, p.boxes)
 		}
 	}
+	// The larger sets, where PLATES_EXTRA names the folder they were built in.
+	if root := os.Getenv("PLATES_EXTRA"); root != "" {
+		for _, set := range extraSets {
+			streamLabelled(t, filepath.Join(root, set), HeldOut, func(file string, img image.Image, boxes []Box) {
+				found, err := Detect(context.Background(), img)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a.add(labelled{set: set, file: file, img: img, boxes: boxes}, found, boxes)
+			})
+		}
+	}
 	a.write(t, "heldout")
 }
 
@@ -99,7 +111,7 @@ func TestMissSheets(t *testing.T) {
 			found := tuned.plates(append([]verified(nil), judged...), p.img.Bounds(), pixelReader(p.img))
 			var quads []image.Rectangle
 			for _, pl := range found {
-				quads = append(quads, pl.Quad.Bounds())
+				quads = append(quads, pl.Hide.Bounds())
 			}
 			for _, b := range p.boxes {
 				if b.CoveredBy(found) >= 0.95 {
@@ -142,11 +154,11 @@ func (a *audit) add(p labelled, found []Plate, known []Box) {
 next:
 	for _, pl := range found {
 		for _, b := range known {
-			if b.Overlaps(pl.Quad) {
+			if b.Overlaps(pl.Hide) {
 				continue next
 			}
 		}
-		r := pl.Tight.Bounds()
+		r := pl.Quad.Bounds()
 		a.list = append(a.list, auditEntry{p.set, p.file, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, pl.Score})
 		a.tiles = append(a.tiles, tile(p.img, r, fmt.Sprintf("%d %.2f", len(a.list)-1, pl.Score)))
 	}

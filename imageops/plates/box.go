@@ -1,5 +1,7 @@
 package plates
 
+import "math"
+
 // Box is an axis-aligned labelled plate, as in the data sets' labels.json:
 // top-left corner and size in pixels.
 type Box struct {
@@ -14,7 +16,7 @@ type Box struct {
 const coverageGrid = 40
 
 // CoveredBy returns the fraction of b's area inside the union of the found
-// plates' quads. The benchmark counts a plate as found when it is at least
+// plates' hidden regions (Hide). The benchmark counts a plate as found when it is at least
 // 0.95: a blur must hide the whole plate, not most of it.
 func (b Box) CoveredBy(found []Plate) float64 {
 	if b.W <= 0 || b.H <= 0 {
@@ -24,7 +26,7 @@ func (b Box) CoveredBy(found []Plate) float64 {
 }
 
 // CoveredBy returns the fraction of q's area (corners in order, clockwise
-// or not) inside the union of the found plates' quads, sampled on a grid
+// or not) inside the union of the found plates' hidden regions, sampled on a grid
 // spread over q as a box's is over the box.
 func (q Quad) CoveredBy(found []Plate) float64 {
 	in := 0
@@ -35,7 +37,7 @@ func (q Quad) CoveredBy(found []Plate) float64 {
 		for j := range coverageGrid {
 			p := lerp(left, right, (float64(j)+0.5)/coverageGrid)
 			for _, f := range found {
-				if f.Quad.Contains(p) {
+				if f.Hide.Contains(p) {
 					in++
 					break
 				}
@@ -72,4 +74,44 @@ func (q Quad) Contains(p Point) bool {
 		neg = neg || c < 0
 	}
 	return !(pos && neg)
+}
+
+// IoU returns the intersection over union of b and the convex quad q:
+// how well a detected plate's quad matches a labelled box.
+func (b Box) IoU(q Quad) float64 {
+	poly := q[:]
+	// Clip the quad by each of the box's four half-planes in turn.
+	for _, keep := range []func(p Point) float64{
+		func(p Point) float64 { return p.X - b.X },
+		func(p Point) float64 { return b.X + b.W - p.X },
+		func(p Point) float64 { return p.Y - b.Y },
+		func(p Point) float64 { return b.Y + b.H - p.Y },
+	} {
+		var out []Point
+		for i, a := range poly {
+			c := poly[(i+1)%len(poly)]
+			da, dc := keep(a), keep(c)
+			if da >= 0 {
+				out = append(out, a)
+			}
+			if da*dc < 0 {
+				t := da / (da - dc)
+				out = append(out, lerp(a, c, t))
+			}
+		}
+		if poly = out; len(poly) < 3 {
+			return 0
+		}
+	}
+	inter := 0.0
+	for i, a := range poly {
+		c := poly[(i+1)%len(poly)]
+		inter += a.X*c.Y - c.X*a.Y
+	}
+	inter = math.Abs(inter) / 2
+	union := b.W*b.H + q.Area() - inter
+	if union <= 0 {
+		return 0
+	}
+	return inter / union
 }

@@ -33,32 +33,25 @@ var proposing = decoding{threshold: 0.08, nmsIoU: 0.35}
 
 // judging holds the second stage's settings.
 type judging struct {
-	accept  float64 // the combined probability (score) to report a plate
-	first   float64 // the weight of the first stage's log-odds in the score
-	nmsIoU  float64 // refined boxes overlapping a stronger one this much are dropped
-	marginH float64 // added above and below, as a fraction of the box height
-	marginW float64 // added left and right, as a fraction of the box width (plus half the vertical margin)
-	// acceptFine is the score a proposal only the fine look made needs:
-	// enlarged, captions and lettering look more like plates.
-	acceptFine float64
+	accept float64 // the combined probability (score) to report a plate
+	first  float64 // the weight of the first stage's log-odds in the score
+	nmsIoU float64 // refined boxes overlapping a stronger one this much are dropped
 }
 
 // tuned was set on the validation split (train/plates/README.md), never on
 // held-out photos.
-var tuned = judging{accept: 0.7, first: 0.25, nmsIoU: 0.3, marginH: 0.6, marginW: 0.2, acceptFine: 0.75}
+var tuned = judging{accept: 0.75, first: 0.25, nmsIoU: 0.3}
 
 // Detect finds every licence plate in img (displayed orientation) and
-// returns each as a perspective quad, clockwise from top-left, with a score
-// in [0,1]. The quad includes a margin around the plate so that a loose
-// crop of the plate still lies inside it. An image with no plate gives an
-// empty slice.
+// returns each as a perspective quad, clockwise from top-left, with the
+// region to hide around it and a score in [0,1]. An image with no plate
+// gives an empty slice.
 //
 // Two stages: a small fully-convolutional network on the photo resized to
-// workSide, again to coarseSide for close-ups and, for small photos, to
-// fineSide for small plates, proposes boxes generously, then two verifiers
-// (a jury) look at each of the strongest proposals again in a window cut
-// from the full-resolution photo, reject what is not a plate and refine the
-// box of what is.
+// workSide, and again to coarseSide for close-ups, proposes boxes
+// generously, then the verifiers (a jury) look at each of the strongest
+// proposals again in a window cut from the full-resolution photo, reject
+// what is not a plate and give the plate's four corners.
 func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	b := img.Bounds()
 	if b.Empty() {
@@ -98,22 +91,11 @@ const coarseSide = 192
 // coarseExtra is the most proposals the coarse look adds.
 const coarseExtra = 4
 
-// fineSide is the long side, in pixels, of a third, fine look at photos
-// smaller than workSide (web photos are 225–600 pixels wide): there a plate
-// 20 pixels wide is 21–57 pixels at workSide, as small as the network
-// knows, and half as large again at fineSide. Larger photos are not looked
-// at again: it would cost more than the rest of the detection.
-const fineSide = 960
-
-// fineExtra is the most proposals the fine look adds.
-const fineExtra = 2
-
-// looksFine reports whether a photo with bounds b gets the fine look.
-func looksFine(b image.Rectangle) bool { return max(b.Dx(), b.Dy()) < workSide }
-
-// propose runs the first stage on img at workSide, at coarseSide and, if
-// img is smaller than workSide, at fineSide: the strongest proposals, in
-// photo pixels relative to the bounds' origin.
+// propose runs the first stage on img at workSide and at coarseSide: the
+// strongest proposals, in photo pixels relative to the bounds' origin.
+// (A third, fine look at 960 px for photos under workSide found one more
+// of 89 validation web plates and cost a quarter of such a photo's time:
+// dropped, docs/research/plates.md.)
 func (n *net) propose(ctx context.Context, img image.Image) ([]box, error) {
 	props, err := n.proposeAt(ctx, img, workSide)
 	if err != nil {
@@ -123,18 +105,7 @@ func (n *net) propose(ctx context.Context, img image.Image) ([]box, error) {
 	if err != nil {
 		return nil, err
 	}
-	props = proposing.merge(props, coarse, coarseExtra)
-	if !looksFine(img.Bounds()) {
-		return props, nil
-	}
-	fine, err := n.proposeAt(ctx, img, fineSide)
-	if err != nil {
-		return nil, err
-	}
-	for i := range fine {
-		fine[i].fine = true
-	}
-	return proposing.merge(props, fine, fineExtra), nil
+	return proposing.merge(props, coarse, coarseExtra), nil
 }
 
 // proposeAt runs the network on img resized to a long side of side pixels.
@@ -218,7 +189,7 @@ func (j judging) plates(judged []verified, b image.Rectangle, px func(x, y int) 
 	var kept []box
 next:
 	for _, v := range all {
-		if v.score < j.accept || v.box.fine && v.score < j.acceptFine || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
+		if v.score < j.accept || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
 			continue
 		}
 		for _, k := range kept {
@@ -227,6 +198,10 @@ next:
 			}
 		}
 		kept = append(kept, v.box)
+		if v.quad != nil {
+			found = append(found, plateOf(*v.quad, v.score, b))
+			continue
+		}
 		found = append(found, j.plate(v.box, v.score, slant(px, b, v.box), b))
 	}
 	return found
@@ -236,7 +211,6 @@ next:
 type box struct {
 	score          float64
 	x0, y0, x1, y1 float64
-	fine           bool // proposed by the fine look only
 }
 
 func (a box) iou(b box) float64 {
@@ -363,28 +337,55 @@ func fuse(cells []box) box {
 // plate maps a verified box d (photo pixels relative to b.Min) with slope t
 // (dy/dx) and its score to a Plate. The box is the plate's axis-aligned
 // bounds, so a slanted plate is the parallelogram inside it whose top and
-// bottom edges have slope t: Tight. Quad adds the margin, measured on the
-// box, around that parallelogram, and half the slant's rise more above and
-// below, so that a misread slope or a loose estimate still leaves the plate
-// hidden (on the validation split this made the slanted quads cover as many
-// plates as level rectangles of the same margin). Corners are clamped to
-// the photo.
+// bottom edges have slope t: Quad. Hide grows it by the margin rule
+// (HideOf). Corners are clamped to the photo.
 func (j judging) plate(d box, score, t float64, b image.Rectangle) Plate {
 	w, h := d.x1-d.x0, d.y1-d.y0
 	hp := h - math.Abs(t)*w // the plate's own height
 	cx, cy := (d.x0+d.x1)/2, (d.y0+d.y1)/2
-	my := j.marginH * h
-	mx := j.marginW*w + 0.5*my
-	ex := 0.5 * math.Abs(t) * w
-	fx, fy := float64(b.Dx()), float64(b.Dy())
-	at := func(x, dy float64) Point {
-		return Point{clamp(x, 0, fx) + float64(b.Min.X), clamp(cy+t*(x-cx)+dy, 0, fy) + float64(b.Min.Y)}
+	at := func(x, dy float64) Point { return Point{x + float64(b.Min.X), cy + t*(x-cx) + dy + float64(b.Min.Y)} }
+	q := Quad{at(d.x0, -hp/2), at(d.x1, -hp/2), at(d.x1, hp/2), at(d.x0, hp/2)}
+	return Plate{Quad: clampQuad(q, b), Hide: clampQuad(HideOf(q), b), Score: score}
+}
+
+// plateOf maps the corners a corner verifier gave (photo pixels relative
+// to b.Min) and its score to a Plate. Corners that do not make a convex
+// quad clockwise from the top-left (a confused network) give way to their
+// bounding rectangle.
+func plateOf(q Quad, score float64, b image.Rectangle) Plate {
+	for i := range q {
+		q[i].X += float64(b.Min.X)
+		q[i].Y += float64(b.Min.Y)
 	}
-	return Plate{
-		Quad:  Quad{at(d.x0-mx, -hp/2-my-ex), at(d.x1+mx, -hp/2-my-ex), at(d.x1+mx, hp/2+my+ex), at(d.x0-mx, hp/2+my+ex)},
-		Tight: Quad{at(d.x0, -hp/2), at(d.x1, -hp/2), at(d.x1, hp/2), at(d.x0, hp/2)},
-		Score: score,
+	if !clockwiseConvex(q) {
+		lo, hi := q[0], q[0]
+		for _, c := range q[1:] {
+			lo = Point{min(lo.X, c.X), min(lo.Y, c.Y)}
+			hi = Point{max(hi.X, c.X), max(hi.Y, c.Y)}
+		}
+		q = Quad{lo, {hi.X, lo.Y}, hi, {lo.X, hi.Y}}
 	}
+	return Plate{Quad: clampQuad(q, b), Hide: clampQuad(HideOf(q), b), Score: score}
+}
+
+// clockwiseConvex reports whether q turns the same way, clockwise on
+// screen (y down), at every corner.
+func clockwiseConvex(q Quad) bool {
+	for i := range q {
+		a, c, d := q[i], q[(i+1)%4], q[(i+2)%4]
+		if (c.X-a.X)*(d.Y-c.Y)-(c.Y-a.Y)*(d.X-c.X) <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// clampQuad moves q's corners into the rectangle r.
+func clampQuad(q Quad, r image.Rectangle) Quad {
+	for i, p := range q {
+		q[i] = Point{clamp(p.X, float64(r.Min.X), float64(r.Max.X)), clamp(p.Y, float64(r.Min.Y), float64(r.Max.Y))}
+	}
+	return q
 }
 
 func clamp(v, lo, hi float64) float64 { return max(lo, min(v, hi)) }

@@ -13,9 +13,7 @@ import (
 // rebuilding the weights into the binary. PLATES_ACCEPT=t makes the tools
 // that judge at the shipped point (TestPlateless, TestRotationSweep,
 // TestReach) accept at t instead, for a jury whose threshold is not 0.7;
-// PLATES_ACCEPT_FINE=t likewise for a plate only the fine look proposed;
 // PLATES_PROPOSE=t sets the first stage's proposal threshold (proposing),
-// PLATES_MARGIN_H and PLATES_MARGIN_W the quad's margins (judging).
 // PLATES_RELOOK=l judges again, around the refined box, each proposal of
 // jury log-odds ≥ l (+Inf: none); PLATES_RELOOK_MODE=mean takes the mean
 // of both looks, =replace the second's. PLATES_CONTEXT=c.bin,... adds
@@ -23,10 +21,7 @@ import (
 // share of the log-odds, PLATES_CONTEXT_FROM the score from which it is asked.
 func init() {
 	threshold("PLATES_ACCEPT", &tuned.accept)
-	threshold("PLATES_ACCEPT_FINE", &tuned.acceptFine)
 	threshold("PLATES_PROPOSE", &proposing.threshold)
-	fromEnv("PLATES_MARGIN_H", &tuned.marginH, "a fraction of the box height", func(v float64) bool { return v >= 0 && v <= 2 })
-	fromEnv("PLATES_MARGIN_W", &tuned.marginW, "a fraction of the box width", func(v float64) bool { return v >= 0 && v <= 2 })
 	if s := os.Getenv("PLATES_RELOOK"); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {

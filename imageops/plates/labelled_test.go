@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -51,6 +52,9 @@ func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []lab
 		scale = f
 	}
 	dir := filepath.Join(root, set)
+	if extra := os.Getenv("PLATES_EXTRA"); extra != "" && slices.Contains(extraSets, set) {
+		dir = filepath.Join(extra, set)
+	}
 	data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -242,4 +246,40 @@ func splitOf(file string) string {
 		return "val"
 	}
 	return "train"
+}
+
+// extraSets are the sets ../shared/datasets/extra/build.py builds.
+var extraSets = []string{"plates-openimages", "plates-openlpr"}
+
+// streamLabelled decodes the photos of the set in dir whose file names
+// keep says to read, one at a time, and hands each, with its labels' file
+// name and boxes, to f.
+func streamLabelled(t *testing.T, dir string, keep func(name string) bool, f func(file string, img image.Image, boxes []Box)) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []struct {
+		File   string `json:"file"`
+		Plates []Box  `json:"plates"`
+	}
+	if err := json.Unmarshal(data, &labels); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range labels {
+		if !keep(e.File) {
+			continue
+		}
+		r, err := os.Open(filepath.Join(dir, e.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, _, err := image.Decode(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(e.File, img, e.Plates)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"image"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -22,24 +23,21 @@ import (
 //	PLATES_MINE_OUT=/tmp/plates-candidates.jsonl \
 //	    go test -tags platesmine -run TestMine ./imageops/plates/
 //
-// PLATES_MINE_LOOK=fine writes the fine look's proposals instead (photos
-// smaller than workSide, seen at fineSide; the others get none), and
-// PLATES_MINE_LOOK=coarse the coarse look's (coarseSide), and
+// PLATES_MINE_LOOK=coarse writes the coarse look's proposals instead
+// (coarseSide), and
 // PLATES_MINE_LOOK=relook the windows the jury's second look judges: the
 // refined boxes of every look's proposals the shipped jury does not reject
 // (log-odds ≥ relook), each with its proposal's first-stage score.
 func TestMine(t *testing.T) {
-	side, looks, second := workSide, func(image.Rectangle) bool { return true }, false
+	side, second := workSide, false
 	switch look := os.Getenv("PLATES_MINE_LOOK"); look {
 	case "":
-	case "fine":
-		side, looks = fineSide, looksFine
 	case "coarse":
 		side = coarseSide
 	case "relook":
 		second = true
 	default:
-		t.Fatalf("PLATES_MINE_LOOK=%q: want fine, coarse or relook", look)
+		t.Fatalf("PLATES_MINE_LOOK=%q: want coarse or relook", look)
 	}
 	out := os.Getenv("PLATES_MINE_OUT")
 	if out == "" {
@@ -64,11 +62,11 @@ func TestMine(t *testing.T) {
 		if second {
 			px := pixelReader(p.img)
 			for _, d := range p.proposed(t) {
-				if l, b := jury.judge(p.img, px, d); l >= relook {
+				if l, b, _ := jury.judge(p.img, px, d); l >= relook {
 					cands = append(cands, [5]float64{d.score, b.x0, b.y0, b.x1, b.y1})
 				}
 			}
-		} else if looks(p.img.Bounds()) {
+		} else {
 			props, err := n.proposeAt(context.Background(), p.img, side)
 			if err != nil {
 				t.Fatal(err)
@@ -88,6 +86,20 @@ func TestMine(t *testing.T) {
 				split = "val"
 			}
 			mine(split, p)
+		}
+	}
+	// The larger sets built by ../shared/datasets/extra/build.py, read from
+	// the folder PLATES_EXTRA names, one photo at a time (they do not fit
+	// in memory decoded).
+	if root := os.Getenv("PLATES_EXTRA"); root != "" {
+		for _, set := range extraSets {
+			streamLabelled(t, filepath.Join(root, set), func(name string) bool { return !HeldOut(name) }, func(file string, img image.Image, _ []Box) {
+				split := "train"
+				if Validation(file) {
+					split = "val"
+				}
+				mine(split, labelled{set: set, file: file, img: img})
+			})
 		}
 	}
 	// Car photos with no plate in sight: all their proposals are wheels,

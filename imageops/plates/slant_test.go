@@ -38,9 +38,9 @@ func TestSlantFollowsTheTilt(t *testing.T) {
 		if math.Abs(got-want) > 0.025 {
 			t.Errorf("plate tilted %.2f: slant %.3f", want, got)
 		}
-		// The tight quad follows the plate's edges.
+		// The quad follows the plate's edges.
 		p := tuned.plate(d, 1, got, img.Bounds())
-		for i, q := range p.Tight {
+		for i, q := range p.Quad {
 			top := i < 2
 			edge := 150 + want*(q.X-200)
 			if top {

@@ -62,11 +62,11 @@ func TestScaleSweep(t *testing.T) {
 func countOn(others []Box, plates []Plate, framed Box) int {
 	n := 0
 	for _, pl := range plates {
-		if framed.Overlaps(pl.Quad) {
+		if framed.Overlaps(pl.Hide) {
 			continue
 		}
 		for _, o := range others {
-			if o.Overlaps(pl.Quad) {
+			if o.Overlaps(pl.Hide) {
 				n++
 				break
 			}

@@ -5,6 +5,9 @@ package plates
 import (
 	"context"
 	"fmt"
+	"math"
+	"os"
+	"slices"
 	"testing"
 )
 
@@ -18,13 +21,13 @@ import (
 func TestTune(t *testing.T) {
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		photos := validationJudged(t, set)
-		for _, m := range [][3]float64{{0.5, 0.15, 0}, {0.6, 0.2, 0}, {0.6, 0.2, 0.25}, {0.6, 0.2, 0.5}, {0.6, 0.2, 1}} {
+		for _, first := range []float64{0, 0.25, 0.5, 1} {
 			line := ""
 			for _, accept := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9} {
-				j := judging{accept: accept, first: m[2], nmsIoU: tuned.nmsIoU, marginH: m[0], marginW: m[1], acceptFine: tuned.acceptFine}
+				j := judging{accept: accept, first: first, nmsIoU: tuned.nmsIoU}
 				line += fmt.Sprintf("  %.2f: %s", accept, j.scoreOn(photos))
 			}
-			t.Logf("%-18s margin %.2f/%.2f first %.2f:%s", set, m[0], m[1], m[2], line)
+			t.Logf("%-18s first %.2f:%s", set, first, line)
 		}
 	}
 }
@@ -34,30 +37,18 @@ func TestTune(t *testing.T) {
 //
 //	go test -tags platestune -run TestTuneAccept -v ./imageops/plates/
 func TestTuneAccept(t *testing.T) {
-	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+	sets := []string{"plates-web-cc0", "plates-dashcam-ro"}
+	if os.Getenv("PLATES_EXTRA") != "" {
+		sets = append(sets, extraSets...)
+	}
+	for _, set := range sets {
 		photos := validationJudged(t, set)
-		for k := 10; k < 20; k++ { // 0.50, 0.55, …, 0.95
+		for k := 6; k < 20; k++ { // 0.30, 0.35, …, 0.95
 			j := tuned
 			j.accept = float64(k) / 20
 			t.Logf("%-18s %.2f: %s", set, j.accept, j.scoreOn(photos))
 		}
 	}
-}
-
-// TestTuneFine prints the web validation figures at the shipped settings
-// for a grid of acceptFine, the score a plate only the fine look proposed
-// needs (dash-cam frames are too large for the fine look).
-//
-//	go test -tags platestune -run TestTuneFine -v ./imageops/plates/
-func TestTuneFine(t *testing.T) {
-	photos := validationJudged(t, "plates-web-cc0")
-	line := ""
-	for _, fine := range []float64{0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98} {
-		j := tuned
-		j.acceptFine = fine
-		line += fmt.Sprintf("  %.2f: %s", fine, j.scoreOn(photos))
-	}
-	t.Logf("plates-web-cc0 at %.2f, fine look's plates need:%s", tuned.accept, line)
 }
 
 // judgedPhoto is a validation photo with the jury's judgement of each of
@@ -87,20 +78,31 @@ func (j judging) scoreOn(photos []judgedPhoto) string {
 	return given.format(len(photos)) + " | " + audited.format(len(photos))
 }
 
-// score counts plates found and false detections against a set of boxes.
-type score struct{ found, total, wrong int }
+// score counts plates found and false detections against a set of boxes,
+// and the hidden area ÷ box area of the plates found.
+type score struct {
+	found, total, wrong int
+	areas               []float64
+}
 
 func (s *score) add(boxes []Box, plates []Plate) {
 	for _, b := range boxes {
 		s.total++
 		if b.CoveredBy(plates) >= 0.95 {
 			s.found++
+			best, bestIoU := 0, -1.0
+			for i, p := range plates {
+				if v := b.IoU(p.Quad); v > bestIoU {
+					best, bestIoU = i, v
+				}
+			}
+			s.areas = append(s.areas, plates[best].Hide.Area()/(b.W*b.H))
 		}
 	}
 next:
 	for _, pl := range plates {
 		for _, b := range boxes {
-			if b.Overlaps(pl.Quad) {
+			if b.Overlaps(pl.Hide) {
 				continue next
 			}
 		}
@@ -111,7 +113,12 @@ next:
 // format gives the recall and the false detections per photo, then the
 // counts: plates found of all, false detections.
 func (s score) format(photos int) string {
-	return fmt.Sprintf("%.3f/%.2f (%d/%d, %d)", float64(s.found)/float64(s.total), float64(s.wrong)/float64(photos), s.found, s.total, s.wrong)
+	slices.Sort(s.areas)
+	area := math.NaN()
+	if len(s.areas) > 0 {
+		area = s.areas[len(s.areas)/2]
+	}
+	return fmt.Sprintf("%.3f/%.2f (%d/%d, %d) area %.2f", float64(s.found)/float64(s.total), float64(s.wrong)/float64(photos), s.found, s.total, s.wrong, area)
 }
 
 // TestReach splits the validation plates by labelled width and counts, for

@@ -12,22 +12,19 @@ import (
 	"carphoto/imageops/internal/nn"
 )
 
-// The second stage is two verifiers trained by train/plates/verifier.py
-// (batch norm folded into each convolution) on the same proposals but
-// different plates: verifier.bin with the plates the labels miss in
-// unlabelled.json, verifier2.bin with the plates of unlabelled-pending.json
-// too. Both also learnt windows turned up to 25° (--roll), plates repainted
-// in other designs (--swap) and car photos with no plate (--plateless).
-// Their judgements are averaged: each alone errs on different windows.
-var (
-	//go:embed verifier.bin
-	verifierBin []byte
-	//go:embed verifier2.bin
-	verifier2Bin []byte
-)
+// The second stage is a verifier trained by train/plates/verifier.py
+// (batch norm folded into each convolution) on the first stage's proposals
+// in the four plate sets' training photos, with the plates the labels miss
+// (unlabelled.json, unlabelled-pending.json), windows turned up to 25°
+// (--roll), plates repainted in other designs (--swap) and car photos with
+// no plate (--plateless). It gives the plate's four corners (a PLQ layout).
+//
+//go:embed verifier.bin
+var verifierBin []byte
 
-// juryBins are the jury's weights, in the order asked.
-var juryBins = [][]byte{verifierBin, verifier2Bin}
+// juryBins are the jury's weights, in the order asked; their judgements
+// are averaged.
+var juryBins = [][]byte{verifierBin}
 
 // The verifier sees a window around each proposal, cut from the
 // full-resolution photo: centred on the proposal's box (bw × bh),
@@ -44,37 +41,55 @@ const (
 // window halves four times, to 3×6), the hidden layer's width, and the
 // weights file's magic, which says which layout a file holds.
 type layout struct {
-	magic  string
-	stem   int
-	blocks []stage
-	hidden int
+	magic   string
+	stem    int
+	blocks  []stage
+	hidden  int
+	corners bool // it gives the plate's four corners, not its box
 }
 
 type stage struct{ cout, stride int }
 
+var (
+	narrowBlocks = []stage{{24, 2}, {24, 1}, {48, 2}, {48, 1}, {64, 2}}
+	wideBlocks   = []stage{{24, 2}, {32, 1}, {64, 2}, {64, 1}, {128, 2}, {128, 1}}
+)
+
 var layouts = []layout{
-	{magic: "PLV1", stem: 12, blocks: []stage{{24, 2}, {24, 1}, {48, 2}, {48, 1}, {64, 2}}, hidden: 64},
-	{magic: "PLV2", stem: 12, blocks: []stage{{24, 2}, {32, 1}, {64, 2}, {64, 1}, {128, 2}, {128, 1}}, hidden: 64},
+	{magic: "PLV1", stem: 12, blocks: narrowBlocks, hidden: 64},
+	{magic: "PLV2", stem: 12, blocks: wideBlocks, hidden: 64},
+	{magic: "PLQ1", stem: 12, blocks: narrowBlocks, hidden: 64, corners: true},
+	{magic: "PLQ2", stem: 12, blocks: wideBlocks, hidden: 64, corners: true},
 }
 
 // verifier mirrors Verifier in train/plates/verifier.py layer for layer.
 type verifier struct {
 	scale    float64 // its window's size, as a multiple of windowOf's (1; more for a context verifier)
+	corners  bool    // its outputs after the logit are the plate's corners, not its box
 	stem     *nn.Conv
 	blocks   []block
 	fc1, fc2 *nn.Conv // fully connected, as 1×1 convolutions on a 1×1 map
 }
 
 func newVerifier(l layout) *verifier {
-	v := &verifier{scale: 1, stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: l.stem, Stride: 2, ReLU: true}}
+	v := &verifier{scale: 1, corners: l.corners, stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: l.stem, Stride: 2, ReLU: true}}
 	cin := l.stem
 	for _, s := range l.blocks {
 		v.blocks = append(v.blocks, newBlock(cin, s.cout, s.stride))
 		cin = s.cout
 	}
 	v.fc1 = point(cin*(inH/16)*(inW/16), l.hidden, true)
-	v.fc2 = point(l.hidden, 5, false)
+	v.fc2 = point(l.hidden, v.outputs(), false)
 	return v
+}
+
+// outputs is the count of its outputs: the plate logit, then the plate's
+// box (x0, y0, x1, y1) or its corners (x, y, clockwise from the top-left).
+func (v *verifier) outputs() int {
+	if v.corners {
+		return 9
+	}
+	return 5
 }
 
 func (v *verifier) layers() []*nn.Conv {
@@ -147,6 +162,10 @@ func embeddedJury() (jury, error) {
 				loadJuryErr = fmt.Errorf("plate verifier weights: a context verifier in the jury")
 				return
 			}
+			if len(j) > 0 && v.corners != j[0].corners {
+				loadJuryErr = fmt.Errorf("plate verifier weights: a jury mixing corner and box verifiers")
+				return
+			}
 			j = append(j, v)
 		}
 		for _, data := range contextBins {
@@ -162,16 +181,15 @@ func embeddedJury() (jury, error) {
 	return loadedJury, loadJuryErr
 }
 
-// forward returns the plate logit and the plate's box (x0, y0, x1, y1) as
-// fractions of the window's width and height.
-func (v *verifier) forward(x *nn.Tensor) [5]float32 {
+// forward returns the plate logit and the plate's box (x0, y0, x1, y1) or
+// corners (outputs) as fractions of the window's width and height.
+func (v *verifier) forward(x *nn.Tensor) []float32 {
 	x = v.stem.Apply(x)
 	for _, b := range v.blocks {
 		x = b.apply(x)
 	}
 	flat := &nn.Tensor{C: x.C * x.H * x.W, H: 1, W: 1, Data: x.Data}
-	o := v.fc2.Apply(v.fc1.Apply(flat))
-	return [5]float32(o.Data)
+	return v.fc2.Apply(v.fc1.Apply(flat)).Data
 }
 
 // win is a proposal's window in photo pixels (relative to the bounds' origin).
@@ -265,6 +283,7 @@ func cut(img image.Image, px func(x, y int) (r, g, b float32), w win) *nn.Tensor
 type verified struct {
 	p, first float64
 	box      box
+	quad     *Quad // the plate's corners, from a jury of corner verifiers
 }
 
 // outright is the first verifier's log-odds (p ≈ 0.01) under which a
@@ -296,18 +315,18 @@ func (j jury) verify(ctx context.Context, img image.Image, props []box) ([]verif
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		l, b := j.judge(img, px, d)
+		l, b, q := j.judge(img, px, d)
 		if l >= relook && b.x1 > b.x0 && b.y1 > b.y0 {
-			l2, b2 := j.judge(img, px, b)
+			l2, b2, q2 := j.judge(img, px, b)
 			if relookMean {
 				l2 = (l + l2) / 2
 			}
-			l, b = l2, b2
+			l, b, q = l2, b2, q2
 		}
 		if len(contextual) > 0 && l+tuned.first*logOdds(d.score) >= logOdds(contextFrom) && b.x1 > b.x0 && b.y1 > b.y0 {
 			l = (1-contextWeight)*l + contextWeight*inContext(img, px, b)
 		}
-		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b})
+		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b, quad: q})
 	}
 	return out, nil
 }
@@ -323,11 +342,12 @@ func inContext(img image.Image, px func(x, y int) (r, g, b float32), b box) floa
 }
 
 // judge gives the jury's log-odds that the window around d holds a plate,
-// and the plate's refined box (photo pixels).
-func (j jury) judge(img image.Image, px func(x, y int) (r, g, b float32), d box) (float64, box) {
+// and the plate's refined box (photo pixels); a jury of corner verifiers
+// gives the plate's corners too (averaged), and the box is their bounds.
+func (j jury) judge(img image.Image, px func(x, y int) (r, g, b float32), d box) (float64, box, *Quad) {
 	w := windowOf(d, 1)
 	x := cut(img, px, w)
-	var sum [5]float64
+	var sum [9]float64
 	n := 0.0
 	for k, v := range j {
 		if k > 0 && sum[0]/n < outright {
@@ -338,9 +358,16 @@ func (j jury) judge(img image.Image, px func(x, y int) (r, g, b float32), d box)
 		}
 		n++
 	}
-	return sum[0] / n, box{
-		x0: w.x + sum[1]/n*w.w, y0: w.y + sum[2]/n*w.h,
-		x1: w.x + sum[3]/n*w.w, y1: w.y + sum[4]/n*w.h,
-		fine: d.fine,
+	at := func(i int) Point { return Point{w.x + sum[i]/n*w.w, w.y + sum[i+1]/n*w.h} }
+	if !j[0].corners {
+		tl, br := at(1), at(3)
+		return sum[0] / n, box{x0: tl.X, y0: tl.Y, x1: br.X, y1: br.Y}, nil
 	}
+	q := Quad{at(1), at(3), at(5), at(7)}
+	r := box{x0: q[0].X, y0: q[0].Y, x1: q[0].X, y1: q[0].Y}
+	for _, c := range q[1:] {
+		r.x0, r.x1 = min(r.x0, c.X), max(r.x1, c.X)
+		r.y0, r.y1 = min(r.y0, c.Y), max(r.y1, c.Y)
+	}
+	return sum[0] / n, r, &q
 }

@@ -36,25 +36,3 @@ func TestCutReadsYCbCrLikeRGB(t *testing.T) {
 		}
 	}
 }
-
-// TestFineLookNeedsMore checks the judging of the fine look's proposals: a
-// window the jury likes between tuned.accept and tuned.acceptFine is a
-// plate when the working-size look proposed it and not when only the fine
-// look did; above acceptFine it is a plate either way.
-func TestFineLookNeedsMore(t *testing.T) {
-	bounds := image.Rect(0, 0, 400, 300)
-	flat := func(x, y int) (r, g, b float32) { return 128, 128, 128 }
-	at := func(p float64, fine bool) []verified {
-		return []verified{{p: p, first: 0.5, box: box{x0: 100, y0: 200, x1: 160, y1: 215, fine: fine}}}
-	}
-	between := (tuned.accept + tuned.acceptFine) / 2
-	for _, c := range []struct {
-		p    float64
-		fine bool
-		want int
-	}{{between, false, 1}, {between, true, 0}, {0.99, true, 1}, {tuned.accept / 2, false, 0}} {
-		if got := len(tuned.plates(at(c.p, c.fine), bounds, flat)); got != c.want {
-			t.Errorf("p %.2f, fine look only %v: %d plates, want %d", c.p, c.fine, got, c.want)
-		}
-	}
-}

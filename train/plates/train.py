@@ -37,6 +37,26 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import synth  # noqa: E402
 
 SETS = ["plates-web-cc0", "plates-dashcam-ro"]
+# The larger sets ../shared/datasets/extra/build.py builds outside the
+# repository; --extra DIR (the build's OUT_DIR) adds them to SETS.
+EXTRA_SETS = ["plates-openimages", "plates-openlpr"]
+DIRS = {}  # set -> its folder, where not under --data
+
+
+def use_extra(extra):
+    """Adds the extra sets in the folder extra (if given) to SETS, in place,
+    so that every program importing SETS reads them too."""
+    if not extra:
+        return
+    for s in EXTRA_SETS:
+        if s not in SETS:
+            SETS.append(s)
+        DIRS[s] = os.path.join(os.path.expanduser(extra), s)
+
+
+def set_dir(data, s):
+    """The folder of set s."""
+    return DIRS.get(s, os.path.join(data, s))
 WORK = 640  # long side of the working image, as in Go (workSide)
 STRIDE = 4
 SWAP = 0.0  # chance that a labelled plate in a sample is repainted as another design (synth.py); --swap
@@ -247,17 +267,30 @@ def load(data_dir, drop=frozenset()):
     items = {"train": [], "val": []}
     extra = unlabelled()
     for s in SETS:
-        labels = json.load(open(os.path.join(data_dir, s, "labels.json")))
+        labels = json.load(open(os.path.join(set_dir(data_dir, s), "labels.json")))
         for e in labels:
             name = os.path.basename(e["file"])
             sp = split_of(name)
             if sp == "heldout" or (s, e["file"]) in drop:
                 continue
-            img = Image.open(os.path.join(data_dir, s, e["file"])).convert("RGB")
+            img = Photo(os.path.join(set_dir(data_dir, s), e["file"]))
             boxes = [(p["x"], p["y"], p["x"] + p["w"], p["y"] + p["h"]) for p in e["plates"]]
             boxes += extra.get((s, e["file"]), [])
             items[sp].append((name, img, np.array(boxes, dtype=np.float32).reshape(-1, 4)))
     return items
+
+
+class Photo:
+    """A photo read from its file when used: thousands of photos do not fit
+    in memory decoded. PIL's size is read from the header."""
+
+    def __init__(self, path):
+        self.path = path
+        with Image.open(path) as im:
+            self.size = im.size
+
+    def rgb(self):
+        return Image.open(self.path).convert("RGB")
 
 
 def _shrink(img, region, crop, sx, sy):
@@ -281,8 +314,9 @@ def normalise(arr):
     return (arr.astype(np.float32) / 255.0 - 0.5) / 0.25
 
 
-def augment(img, boxes, crop):
+def augment(photo, boxes, crop):
     """A random crop x crop training sample with its plate boxes."""
+    img = photo.rgb()
     w0, h0 = img.size
     base = WORK / max(w0, h0)
     s = base * math.exp(random.uniform(math.log(0.45), math.log(1.7)))
@@ -512,7 +546,7 @@ def evaluate(net, items, thrs=(0.2, 0.3, 0.4, 0.5)):
     outs = []
     with torch.no_grad():
         for name, img, boxes in items:
-            x, s = prepare(img)
+            x, s = prepare(img.rgb())
             outs.append((net(x)[0], s, img.size, boxes, name))
     res = {}
     for thr in thrs:
@@ -554,8 +588,10 @@ def main():
     ap.add_argument("--init", help="start from these weights (a torch state dict) instead of random")
     ap.add_argument("--layout", choices=sorted(LAYOUTS), default="narrow", help="the network's widths (LAYOUTS)")
     ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (train/plates/copies.json)")
+    ap.add_argument("--extra", help="the folder ../shared/datasets/extra/build.py wrote: train on its sets too")
     args = ap.parse_args()
     SWAP, TEXT = args.swap, args.text
+    use_extra(args.extra)
 
     torch.set_num_threads(args.threads)
     random.seed(args.seed)

@@ -41,7 +41,7 @@ import torch.nn.functional as F
 from PIL import Image, ImageFilter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train import Block, ConvBN, SETS, UNLABELLED, copies, folded, normalise, parity_input, split_of, unlabelled, write_tensors  # noqa: E402
+from train import Block, ConvBN, SETS, UNLABELLED, copies, folded, normalise, parity_input, set_dir, split_of, unlabelled, use_extra, write_tensors  # noqa: E402
 import synth  # noqa: E402
 
 # The window around a proposal box (bw x bh): centred on it, WIN_W wide and
@@ -115,9 +115,9 @@ def crop(arr, win, n_w=IN_W, n_h=IN_H, grey=False):
 # file's magic. Keep in step with verify.go.
 LAYOUTS = {
     # 48x96 -> 24x48 -> 12x24 -> 6x12 -> 3x6; about 1.1 M multiply-adds.
-    "narrow": (12, ((24, 2), (24, 1), (48, 2), (48, 1), (64, 2)), 64, b"PLV1"),
+    "narrow": (12, ((24, 2), (24, 1), (48, 2), (48, 1), (64, 2)), 64, b"PLQ1"),
     # Wider from 12x24 on and one more block at 3x6; about 1.9 M.
-    "wide": (12, ((24, 2), (32, 1), (64, 2), (64, 1), (128, 2), (128, 1)), 64, b"PLV2"),
+    "wide": (12, ((24, 2), (32, 1), (64, 2), (64, 1), (128, 2), (128, 1)), 64, b"PLQ2"),
 }
 
 
@@ -133,7 +133,7 @@ class Verifier(nn.Module):
         self.blocks = nn.Sequential(*chans)
         self.drop = nn.Dropout(0.2)  # training only
         self.fc1 = nn.Linear(cin * (IN_H // 16) * (IN_W // 16), hidden)
-        self.fc2 = nn.Linear(hidden, 5)
+        self.fc2 = nn.Linear(hidden, 9)  # the plate logit, then its four corners (x, y) in window units
 
     def forward(self, x):
         x = self.blocks(self.stem(x))
@@ -195,14 +195,14 @@ def load(data, cand_files, missed=(UNLABELLED,), plateless=None, plateless_times
     items = {"train": [], "val": []}
     extra = unlabelled(missed)
     for s in SETS:
-        for e in json.load(open(os.path.join(data, s, "labels.json"))):
+        for e in json.load(open(os.path.join(set_dir(data, s), "labels.json"))):
             sp = split_of(os.path.basename(e["file"]))
             if sp == "heldout" or (s, e["file"]) in drop:
                 continue
-            arr = np.asarray(Image.open(os.path.join(data, s, e["file"])).convert("RGB"))
+            arr = np.asarray(Image.open(os.path.join(set_dir(data, s), e["file"])).convert("RGB"))
             gts = [(p["x"], p["y"], p["x"] + p["w"], p["y"] + p["h"]) for p in e["plates"]]
             gts += extra.get((s, e["file"]), [])
-            items[sp].append((s, e["file"], arr, gts, cands[(s, e["file"])]))
+            items[sp].append((s, e["file"], arr, gts, cands.get((s, e["file"]), [])))
     for e in json.load(open(plateless)) if plateless else []:
         arr = np.asarray(Image.open(os.path.join(data, e["set"], e["file"])).convert("RGB"))
         items["train"] += [(e["set"], e["file"], arr, [], cands[(e["set"], e["file"])])] * plateless_times
@@ -259,10 +259,9 @@ def samples(items):
             if lab < 0:
                 continue
             win = window(b)
-            t = np.zeros(4, np.float32)
+            t = np.zeros(8, np.float32)
             if lab:
-                wx, wy, ww, wh = win
-                t = np.array([(g[0] - wx) / ww, (g[1] - wy) / wh, (g[2] - wx) / ww, (g[3] - wy) / wh], np.float32)
+                t = box_quad(g, win)
             out.append((arr, win, lab, t))
     random.shuffle(out)
     return out
@@ -312,15 +311,36 @@ def turned(im, turn, size, fill=(128, 128, 128)):
     return im, m
 
 
-def turned_box(t, m):
-    """The box target t (window units) of a window turned by m about its
-    centre: the turned box's bounds, drawn in by a quarter of their growth."""
-    cx, cy = IN_W / 2, IN_H / 2
-    x0, y0, x1, y1 = t[0] * IN_W, t[1] * IN_H, t[2] * IN_W, t[3] * IN_H
-    q = (np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]) - [cx, cy]) @ m.T + [cx, cy]
-    (bx0, by0), (bx1, by1) = q.min(0), q.max(0)
-    ix, iy = (bx1 - bx0 - (x1 - x0)) * 0.25, (by1 - by0 - (y1 - y0)) * 0.25
-    return np.array([(bx0 + ix) / IN_W, (by0 + iy) / IN_H, (bx1 - ix) / IN_W, (by1 - iy) / IN_H], np.float32)
+def box_quad(g, win):
+    """The corners of box g (photo pixels), clockwise from the top-left, in
+    units of the window win: the target the verifier learns. A labelled
+    box is the plate's bounds; a turned window turns its corners along
+    (turned_quad), so the network learns the corners of turned plates."""
+    wx, wy, ww, wh = win
+    x0, y0, x1, y1 = (g[0] - wx) / ww, (g[1] - wy) / wh, (g[2] - wx) / ww, (g[3] - wy) / wh
+    return np.array([x0, y0, x1, y0, x1, y1, x0, y1], np.float32)
+
+
+def quad_bounds(q):
+    """x0, y0, x1, y1 of a quad's corners (8 values)."""
+    q = np.asarray(q).reshape(4, 2)
+    return q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()
+
+
+def turned_quad(t, m):
+    """The corner target t (window units) of a window turned by m about its
+    centre: each corner moved with the window."""
+    c = np.array([IN_W / 2, IN_H / 2])
+    q = (t.reshape(4, 2) * [IN_W, IN_H] - c) @ m.T + c
+    return (q / [IN_W, IN_H]).astype(np.float32).reshape(8)
+
+
+def mirrored_quad(t):
+    """The corner target t of a window mirrored left to right: x flipped,
+    and the corners reordered to start at the (new) top-left again."""
+    q = t.reshape(4, 2).copy()
+    q[:, 0] = 1 - q[:, 0]
+    return q[[1, 0, 3, 2]].reshape(8).astype(np.float32)
 
 
 # A window to be turned is first cut this much larger about its centre (at
@@ -359,7 +379,7 @@ def geometric(x, lab, t, may_turn=True):
     if tw:
         im, m = turned(im, tw, (IN_W, IN_H), tuple(int(v) for v in x.reshape(-1, 3).mean(0)))
         if lab:
-            t = turned_box(t, m)
+            t = turned_quad(t, m)
     r = random.random()
     if r < 0.25:
         f = random.uniform(1.5, 4)
@@ -422,7 +442,8 @@ def swapped(arr, win, t, turn=None):
     window cut turned (turned_crop)."""
     wx, wy, ww, wh = win
     h, w = arr.shape[:2]
-    g = (wx + t[0] * ww, wy + t[1] * wh, wx + t[2] * ww, wy + t[3] * wh)
+    b = quad_bounds(t)
+    g = (wx + b[0] * ww, wy + b[1] * wh, wx + b[2] * ww, wy + b[3] * wh)
     # The new plate may be taller than the old one: take the window's part
     # of the photo and a plate height more above and below (and all a
     # turned window's larger cut shows, so that the part ends only where
@@ -438,7 +459,7 @@ def swapped(arr, win, t, turn=None):
     part = arr[ry0:ry1, rx0:rx1].copy()
     n = synth.swap(part, (g[0] - rx0, g[1] - ry0, g[2] - rx0, g[3] - ry0), random)
     n = (n[0] + rx0, n[1] + ry0, n[2] + rx0, n[3] + ry0)
-    t = np.array([(n[0] - wx) / ww, (n[1] - wy) / wh, (n[2] - wx) / ww, (n[3] - wy) / wh], np.float32)
+    t = box_quad(n, win)
     return cut(part, (wx - rx0, wy - ry0, ww, wh), 1, t, turn)
 
 
@@ -448,7 +469,7 @@ def cut(arr, win, lab, t, turn=None):
     if turn is None:
         return crop(arr, win), t
     x, m = turned_crop(arr, win, turn)
-    return x, (turned_box(t, m) if lab else t)
+    return x, (turned_quad(t, m) if lab else t)
 
 
 def batches(samps, bs, augment=True):
@@ -474,7 +495,7 @@ def batches(samps, bs, augment=True):
                 if random.random() < 0.5:
                     x = x[:, ::-1]
                     if lab:
-                        t = np.array([1 - t[2], t[1], 1 - t[0], t[3]], np.float32)
+                        t = mirrored_quad(t)
             xs.append(normalise(x).transpose(2, 0, 1))
             ls.append(lab)
             ts.append(t)
@@ -507,7 +528,8 @@ def verify(net, arr, cands):
     res = []
     for c, (wx, wy, ww, wh), o in zip(cands, wins, out):
         p = 1 / (1 + math.exp(-o[0]))
-        res.append((p, c[0], (wx + o[1] * ww, wy + o[2] * wh, wx + o[3] * ww, wy + o[4] * wh), c[1:]))
+        b = quad_bounds(o[1:])
+        res.append((p, c[0], (wx + b[0] * ww, wy + b[1] * wh, wx + b[2] * ww, wy + b[3] * wh), c[1:]))
     return res
 
 
@@ -589,7 +611,9 @@ def main():
                     help="chance a window is spoilt as a poor camera or upload would: motion blur, dark and noisy, overexposed, heavy JPEG, soft")
     ap.add_argument("--turn-photo", action="store_true",
                     help="cut turned windows from the photo turned about their centre (grey or its edge repeated where it ends), not turn them once cut")
+    ap.add_argument("--extra", help="the folder ../shared/datasets/extra/build.py wrote: train on its sets too")
     args = ap.parse_args()
+    use_extra(args.extra)
     SWAP, TEXT, ROLL, SMALL_JPEG, CONTEXT = args.swap, args.text, args.roll, args.small_jpeg, args.context
     TURN_PHOTO = args.turn_photo
     DEGRADE = args.degrade
