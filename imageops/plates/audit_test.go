@@ -50,7 +50,7 @@ func TestAuditSheets(t *testing.T) {
 	var a audit
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
-			a.add(p, j.plates(p.judged(t), p.img.Bounds(), pixelReader(p.img)), append(p.missed, p.boxes...))
+			a.add(p, j.plates(p.judged(t), p.img.Bounds()), append(p.missed, p.boxes...))
 		}
 	}
 	a.write(t, "audit")
@@ -108,7 +108,7 @@ func TestMissSheets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			found := tuned.plates(append([]verified(nil), judged...), p.img.Bounds(), pixelReader(p.img))
+			found := tuned.plates(append([]verified(nil), judged...), p.img.Bounds())
 			var quads []image.Rectangle
 			for _, pl := range found {
 				quads = append(quads, pl.Hide.Bounds())

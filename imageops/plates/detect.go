@@ -76,7 +76,7 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tuned.plates(judged, b, pixelReader(img)), nil
+	return tuned.plates(judged, b), nil
 }
 
 // coarseSide is the long side, in pixels, of a second, coarse look at the
@@ -174,8 +174,8 @@ func logOdds(p float64) float64 {
 
 // plates keeps the proposals whose score clears j.accept, strongest first,
 // drops refined boxes that overlap a stronger one, and maps the rest to
-// plates, tilted to the slant read from the photo (px).
-func (j judging) plates(judged []verified, b image.Rectangle, px func(x, y int) (r, g, bl float32)) []Plate {
+// plates, their quads the corners the jury gave.
+func (j judging) plates(judged []verified, b image.Rectangle) []Plate {
 	type scored struct {
 		verified
 		score float64
@@ -198,11 +198,7 @@ next:
 			}
 		}
 		kept = append(kept, v.box)
-		if v.quad != nil {
-			found = append(found, plateOf(*v.quad, v.score, b))
-			continue
-		}
-		found = append(found, j.plate(v.box, v.score, slant(px, b, v.box), b))
+		found = append(found, plateOf(v.quad, v.score, b))
 	}
 	return found
 }
@@ -334,22 +330,7 @@ func fuse(cells []box) box {
 	return f
 }
 
-// plate maps a verified box d (photo pixels relative to b.Min) with slope t
-// (dy/dx) and its score to a Plate. The box is the plate's axis-aligned
-// bounds, so a slanted plate is the parallelogram inside it whose top and
-// bottom edges have slope t: Quad. Hide grows it by the margin rule
-// (HideOf). Corners are clamped to the photo.
-func (j judging) plate(d box, score, t float64, b image.Rectangle) Plate {
-	w, h := d.x1-d.x0, d.y1-d.y0
-	hp := h - math.Abs(t)*w // the plate's own height
-	cx, cy := (d.x0+d.x1)/2, (d.y0+d.y1)/2
-	at := func(x, dy float64) Point { return Point{x + float64(b.Min.X), cy + t*(x-cx) + dy + float64(b.Min.Y)} }
-	q := Quad{at(d.x0, -hp/2), at(d.x1, -hp/2), at(d.x1, hp/2), at(d.x0, hp/2)}
-	return Plate{Quad: clampQuad(q, b), Hide: clampQuad(HideOf(q), b), Score: score}
-}
-
-// plateOf maps the corners a corner verifier gave (photo pixels relative
-// to b.Min) and its score to a Plate. Corners that do not make a convex
+// plateOf maps the corners the jury gave (photo pixels relative to b.Min) and its score to a Plate. Corners that do not make a convex
 // quad clockwise from the top-left (a confused network) give way to their
 // bounding rectangle.
 func plateOf(q Quad, score float64, b image.Rectangle) Plate {
@@ -495,7 +476,7 @@ type sample struct {
 // the output pixel's footprint when shrinking (a sparse box filter). The
 // first stage takes 2 (exact enough for proposals, which the verifier checks
 // at full resolution; a 12-megapixel photo is read at about a tenth of its
-// pixels, 8 ms less than 3), the verifier and the slant 3. Positions are
+// pixels, 8 ms less than 3), the verifier 3. Positions are
 // clamped to the photo.
 func windowSamples(o, length float64, n, src, origin, most int) [][]sample {
 	out := make([][]sample, n)

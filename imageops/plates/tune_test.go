@@ -71,7 +71,7 @@ func validationJudged(t *testing.T, set string) []judgedPhoto {
 func (j judging) scoreOn(photos []judgedPhoto) string {
 	var given, audited score
 	for _, p := range photos {
-		plates := j.plates(append([]verified(nil), p.judged...), p.img.Bounds(), pixelReader(p.img))
+		plates := j.plates(append([]verified(nil), p.judged...), p.img.Bounds())
 		given.add(p.boxes, plates)
 		audited.add(append(p.missed, p.boxes...), plates)
 	}
@@ -142,7 +142,7 @@ func TestReach(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plates := tuned.plates(judged, p.img.Bounds(), pixelReader(p.img))
+			plates := tuned.plates(judged, p.img.Bounds())
 			for _, b := range p.boxes {
 				k := len(bands) - 1
 				for k > 0 && b.W < bands[k] {
@@ -176,7 +176,7 @@ func TestReach(t *testing.T) {
 func TestPlateless(t *testing.T) {
 	photos, false_ := 0, 0
 	for _, p := range listedPhotos(t, "../../train/plates/plateless-valid.json") {
-		plates := tuned.plates(p.judged(t), p.img.Bounds(), pixelReader(p.img))
+		plates := tuned.plates(p.judged(t), p.img.Bounds())
 		photos++
 		false_ += len(plates)
 		for _, pl := range plates {

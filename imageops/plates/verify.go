@@ -41,55 +41,40 @@ const (
 // window halves four times, to 3×6), the hidden layer's width, and the
 // weights file's magic, which says which layout a file holds.
 type layout struct {
-	magic   string
-	stem    int
-	blocks  []stage
-	hidden  int
-	corners bool // it gives the plate's four corners, not its box
+	magic  string
+	stem   int
+	blocks []stage
+	hidden int
 }
 
 type stage struct{ cout, stride int }
 
-var (
-	narrowBlocks = []stage{{24, 2}, {24, 1}, {48, 2}, {48, 1}, {64, 2}}
-	wideBlocks   = []stage{{24, 2}, {32, 1}, {64, 2}, {64, 1}, {128, 2}, {128, 1}}
-)
-
+// Both give the plate logit, then the plate's four corners (x, y in units
+// of the window, clockwise from the top-left). (PLV1 and PLV2, the box
+// verifiers of before 25 Nov, are no longer read.)
 var layouts = []layout{
-	{magic: "PLV1", stem: 12, blocks: narrowBlocks, hidden: 64},
-	{magic: "PLV2", stem: 12, blocks: wideBlocks, hidden: 64},
-	{magic: "PLQ1", stem: 12, blocks: narrowBlocks, hidden: 64, corners: true},
-	{magic: "PLQ2", stem: 12, blocks: wideBlocks, hidden: 64, corners: true},
+	{magic: "PLQ1", stem: 12, blocks: []stage{{24, 2}, {24, 1}, {48, 2}, {48, 1}, {64, 2}}, hidden: 64},
+	{magic: "PLQ2", stem: 12, blocks: []stage{{24, 2}, {32, 1}, {64, 2}, {64, 1}, {128, 2}, {128, 1}}, hidden: 64},
 }
 
 // verifier mirrors Verifier in train/plates/verifier.py layer for layer.
 type verifier struct {
 	scale    float64 // its window's size, as a multiple of windowOf's (1; more for a context verifier)
-	corners  bool    // its outputs after the logit are the plate's corners, not its box
 	stem     *nn.Conv
 	blocks   []block
 	fc1, fc2 *nn.Conv // fully connected, as 1×1 convolutions on a 1×1 map
 }
 
 func newVerifier(l layout) *verifier {
-	v := &verifier{scale: 1, corners: l.corners, stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: l.stem, Stride: 2, ReLU: true}}
+	v := &verifier{scale: 1, stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: l.stem, Stride: 2, ReLU: true}}
 	cin := l.stem
 	for _, s := range l.blocks {
 		v.blocks = append(v.blocks, newBlock(cin, s.cout, s.stride))
 		cin = s.cout
 	}
 	v.fc1 = point(cin*(inH/16)*(inW/16), l.hidden, true)
-	v.fc2 = point(l.hidden, v.outputs(), false)
+	v.fc2 = point(l.hidden, 9, false)
 	return v
-}
-
-// outputs is the count of its outputs: the plate logit, then the plate's
-// box (x0, y0, x1, y1) or its corners (x, y, clockwise from the top-left).
-func (v *verifier) outputs() int {
-	if v.corners {
-		return 9
-	}
-	return 5
 }
 
 func (v *verifier) layers() []*nn.Conv {
@@ -162,10 +147,6 @@ func embeddedJury() (jury, error) {
 				loadJuryErr = fmt.Errorf("plate verifier weights: a context verifier in the jury")
 				return
 			}
-			if len(j) > 0 && v.corners != j[0].corners {
-				loadJuryErr = fmt.Errorf("plate verifier weights: a jury mixing corner and box verifiers")
-				return
-			}
 			j = append(j, v)
 		}
 		for _, data := range contextBins {
@@ -181,8 +162,8 @@ func embeddedJury() (jury, error) {
 	return loadedJury, loadJuryErr
 }
 
-// forward returns the plate logit and the plate's box (x0, y0, x1, y1) or
-// corners (outputs) as fractions of the window's width and height.
+// forward returns the plate logit and the plate's corners (x, y, clockwise
+// from the top-left) as fractions of the window's width and height.
 func (v *verifier) forward(x *nn.Tensor) []float32 {
 	x = v.stem.Apply(x)
 	for _, b := range v.blocks {
@@ -283,7 +264,7 @@ func cut(img image.Image, px func(x, y int) (r, g, b float32), w win) *nn.Tensor
 type verified struct {
 	p, first float64
 	box      box
-	quad     *Quad // the plate's corners, from a jury of corner verifiers
+	quad     Quad // the plate's corners (box is their bounds)
 }
 
 // outright is the first verifier's log-odds (p ≈ 0.01) under which a
@@ -342,9 +323,8 @@ func inContext(img image.Image, px func(x, y int) (r, g, b float32), b box) floa
 }
 
 // judge gives the jury's log-odds that the window around d holds a plate,
-// and the plate's refined box (photo pixels); a jury of corner verifiers
-// gives the plate's corners too (averaged), and the box is their bounds.
-func (j jury) judge(img image.Image, px func(x, y int) (r, g, b float32), d box) (float64, box, *Quad) {
+// the plate's corners (averaged, photo pixels) and their bounds.
+func (j jury) judge(img image.Image, px func(x, y int) (r, g, b float32), d box) (float64, box, Quad) {
 	w := windowOf(d, 1)
 	x := cut(img, px, w)
 	var sum [9]float64
@@ -359,15 +339,11 @@ func (j jury) judge(img image.Image, px func(x, y int) (r, g, b float32), d box)
 		n++
 	}
 	at := func(i int) Point { return Point{w.x + sum[i]/n*w.w, w.y + sum[i+1]/n*w.h} }
-	if !j[0].corners {
-		tl, br := at(1), at(3)
-		return sum[0] / n, box{x0: tl.X, y0: tl.Y, x1: br.X, y1: br.Y}, nil
-	}
 	q := Quad{at(1), at(3), at(5), at(7)}
 	r := box{x0: q[0].X, y0: q[0].Y, x1: q[0].X, y1: q[0].Y}
 	for _, c := range q[1:] {
 		r.x0, r.x1 = min(r.x0, c.X), max(r.x1, c.X)
 		r.y0, r.y1 = min(r.y0, c.Y), max(r.y1, c.Y)
 	}
-	return sum[0] / n, r, &q
+	return sum[0] / n, r, q
 }

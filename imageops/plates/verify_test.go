@@ -36,3 +36,26 @@ func TestCutReadsYCbCrLikeRGB(t *testing.T) {
 		}
 	}
 }
+
+// TestPlateOfCorners checks how the jury's corners become a plate: a
+// tilted quad is kept as it is, corners that cross (a confused network)
+// give way to their bounding rectangle, and the hidden region holds the
+// quad.
+func TestPlateOfCorners(t *testing.T) {
+	b := image.Rect(10, 20, 810, 620)
+	tilted := Quad{{100, 200}, {300, 240}, {295, 290}, {95, 250}}
+	p := plateOf(tilted, 0.9, b)
+	want := Quad{{110, 220}, {310, 260}, {305, 310}, {105, 270}}
+	if p.Quad != want {
+		t.Errorf("tilted quad became %v, want %v", p.Quad, want)
+	}
+	for _, c := range p.Quad {
+		if !p.Hide.Contains(c) {
+			t.Errorf("corner %v outside the hidden region %v", c, p.Hide)
+		}
+	}
+	crossed := Quad{{100, 200}, {300, 290}, {300, 200}, {100, 290}}
+	if got, want := plateOf(crossed, 0.9, b).Quad, (Quad{{110, 220}, {310, 220}, {310, 310}, {110, 310}}); got != want {
+		t.Errorf("crossed corners became %v, want their bounds %v", got, want)
+	}
+}
