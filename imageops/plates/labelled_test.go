@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	xdraw "golang.org/x/image/draw"
+
+	"carphoto/imageops/internal/imgtest"
 )
 
 // labelled is a photo of the shared plate sets with its labelled boxes and
@@ -55,22 +57,12 @@ func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []lab
 	if extra := os.Getenv("PLATES_EXTRA"); extra != "" && slices.Contains(extraSets, set) {
 		dir = filepath.Join(extra, set)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var labels []struct {
-		File   string `json:"file"`
-		Plates []Box  `json:"plates"`
-	}
-	if err := json.Unmarshal(data, &labels); err != nil {
-		t.Fatal(err)
-	}
+	labels := readLabels(t, dir)
 	var audit []struct {
 		Set, File string
 		Box       [4]float64
 	}
-	data, err = os.ReadFile("../../train/plates/unlabelled.json")
+	data, err := os.ReadFile("../../train/plates/unlabelled.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,15 +75,7 @@ func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []lab
 		if !keep(e.File) || copied != nil && copied(e.File) {
 			continue
 		}
-		r, err := os.Open(filepath.Join(dir, e.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, _, err := image.Decode(r)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		img := imgtest.DecodeFile(t, filepath.Join(dir, e.File))
 		var missed []Box
 		for _, a := range audit {
 			if a.Set == set && a.File == e.File {
@@ -256,30 +240,32 @@ var extraSets = []string{"plates-openimages", "plates-openlpr"}
 // name and boxes, to f.
 func streamLabelled(t *testing.T, dir string, keep func(name string) bool, f func(file string, img image.Image, boxes []Box)) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var labels []struct {
-		File   string `json:"file"`
-		Plates []Box  `json:"plates"`
-	}
-	if err := json.Unmarshal(data, &labels); err != nil {
-		t.Fatal(err)
-	}
+	labels := readLabels(t, dir)
 	for _, e := range labels {
 		if !keep(e.File) {
 			continue
 		}
-		r, err := os.Open(filepath.Join(dir, e.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, _, err := image.Decode(r)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		img := imgtest.DecodeFile(t, filepath.Join(dir, e.File))
 		f(e.File, img, e.Plates)
 	}
+}
+
+// labelEntry is a photo's entry in a set's labels.json.
+type labelEntry struct {
+	File   string `json:"file"`
+	Plates []Box  `json:"plates"`
+}
+
+// readLabels reads dir/labels.json.
+func readLabels(t *testing.T, dir string) []labelEntry {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []labelEntry
+	if err := json.Unmarshal(data, &labels); err != nil {
+		t.Fatal(err)
+	}
+	return labels
 }
