@@ -158,9 +158,10 @@ func TestDetectHeldOutRecall(t *testing.T) {
 	}{
 		// Measured 25 Nov with the networks trained on all four sets and
 		// the 0.15 margin rule: recall 0.571 (20 of 35), 0.692 (27 of 39),
-		// 0.651 (28 of 43), 0.867 (26 of 30); false 0.133, 0.000, 0.200,
-		// 0.200 a photo; hidden area / box 1.61, 1.47, 1.74, 1.37.
-		{"plates-web-cc0", floor{0.51, 0.20, 1.75}},
+		// 0.651 (28 of 43), 0.867 (26 of 30); false 0.067, 0.000, 0.167,
+		// 0.200 a photo after the audit; hidden area / box 1.61, 1.47,
+		// 1.74, 1.37.
+		{"plates-web-cc0", floor{0.51, 0.13, 1.75}},
 		{"plates-dashcam-ro", floor{0.64, 0.05, 1.6}},
 		{"plates-openimages", floor{0.60, 0.27, 1.9}},
 		{"plates-openlpr", floor{0.80, 0.27, 1.5}},
