@@ -40,6 +40,18 @@ var (
 	logitBias  float32 = -0.5
 )
 
+// useU2 selects U²-Net-p over the small network for the coarse matte.
+var useU2 = true
+
+// openRadius is the radius, in U²-Net-p output pixels, of the opening that cuts thin
+// attachments (a pole, a kerb line, a strip of road) off the car before its blobs
+// are counted.
+var openRadius = 2
+
+// keepBlobsU2 keeps blobs of U²-Net-p's opened mask at least this fraction of the
+// largest.
+var keepBlobsU2 = 0.3
+
 // flipAverage runs the network on the mirrored photo too and averages the two.
 var flipAverage = true
 
@@ -130,6 +142,15 @@ func coarse(ctx context.Context, pix *image.NRGBA) (*coarseMatte, error) {
 		return nil, err
 	}
 
+	if useU2 {
+		p, err := u2Prob(ctx, mid)
+		if err != nil {
+			return nil, err
+		}
+		raw := append([]float32(nil), p.d...)
+		cleanCar(p.d, p.w, p.h, keepBlobsU2, openRadius)
+		return &coarseMatte{mid: mid, prob: p.d, raw: raw, lw: p.w, lh: p.h}, nil
+	}
 	logits, err := netLogits(ctx, net, mid, W, H, netLong)
 	if err != nil {
 		return nil, err
@@ -526,4 +547,68 @@ func fill(d []float32, v float32) {
 	for i := range d {
 		d[i] = v
 	}
+}
+
+// cleanCar keeps the car in U²-Net-p's probabilities p (w×h), in place: the mask
+// (p >= 0.5) is opened by a square of radius open, so parts joined to the car by a
+// neck narrower than the square come apart; blobs of the opened mask smaller than
+// keep times the largest are dropped, and so is everything farther than open+1 from
+// the blobs kept. Holes inside the car are filled.
+func cleanCar(p []float32, w, h int, keep float64, open int) {
+	fg := make([]bool, len(p))
+	for i, v := range p {
+		fg[i] = v >= 0.5
+	}
+	core := fg
+	if open > 0 {
+		core = erode(fg, w, h, open)
+		core = dilateBox(dilateBox(core, h, w, open, w, 1), w, h, open, 1, w)
+	}
+	labels, sizes := components(w, h, func(i int) bool { return core[i] })
+	largest := 0
+	for _, s := range sizes {
+		largest = max(largest, s)
+	}
+	if largest == 0 {
+		fill(p, 0)
+		return
+	}
+	kept := make([]bool, len(p))
+	for i, l := range labels {
+		kept[i] = l >= 0 && float64(sizes[l]) >= keep*float64(largest)
+	}
+	near := dilateBox(dilateBox(kept, h, w, open+1, w, 1), w, h, open+1, 1, w)
+	for i := range p {
+		if !near[i] {
+			p[i] = 0
+		}
+	}
+	// Holes: background regions that do not reach the border.
+	bgLabels, bgSizes := components(w, h, func(i int) bool { return p[i] < 0.5 })
+	touches := make([]bool, len(bgSizes))
+	for i, l := range bgLabels {
+		x, y := i%w, i/w
+		if l >= 0 && (x == 0 || y == 0 || x == w-1 || y == h-1) {
+			touches[l] = true
+		}
+	}
+	for i, l := range bgLabels {
+		if l >= 0 && !touches[l] {
+			p[i] = 1
+		}
+	}
+}
+
+// erode returns the pixels of in (w×h) whose square neighbourhood of radius r lies
+// wholly inside in (the image's border counts as inside).
+func erode(in []bool, w, h, r int) []bool {
+	out := make([]bool, len(in))
+	for i, v := range in {
+		out[i] = !v
+	}
+	out = dilateBox(dilateBox(out, h, w, r, w, 1), w, h, r, 1, w)
+	for i, v := range out {
+		out[i] = !v
+	}
+	return out
 }
