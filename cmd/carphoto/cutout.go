@@ -185,7 +185,7 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 }
 
 // cutoutInSplit says whether a cars-seg image belongs to the named split. "val" is the
-// validation split the small network's cut-out was tuned on (train/cutout/train.py),
+// validation split the old small network's cut-out was tuned on,
 // inside the non-held-out images; "tune" is every non-held-out image, which U²-Net-p
 // never saw and its clean-up and refinement were tuned on.
 func cutoutInSplit(split, name string) bool {

@@ -213,13 +213,21 @@ var (
 // The network's input size (4:3, landscape; see docs/research/cutout.md).
 var u2W, u2H = 320, 240
 
+var u2Exact = false
+
 // u2Size returns the network's input size for a w×h photo: about u2W×u2H pixels in
 // all, in the photo's proportions.
 func u2Size(w, h int) (int, int) {
+	if u2Exact {
+		return u2W, u2H
+	}
 	area := float64(u2W * u2H)
-	nw := max(8, int(math.Round(math.Sqrt(area*float64(w)/float64(h)))))
-	nh := max(8, int(math.Round(area/float64(nw))))
-	return nw, nh
+	nw := math.Sqrt(area * float64(w) / float64(h))
+	nh := area / nw
+	// Sides multiples of 32: the five poolings then halve even sizes (odd ones
+	// shift each level's grid by half a cell, which cost 0.02 IoU).
+	r := func(v float64) int { return max(32, int(math.Round(v/32))*32) }
+	return r(nw), r(nh)
 }
 
 // u2Prob runs U²-Net-p on mid (the photo on the refinement grid, colours 0..1)
@@ -233,7 +241,7 @@ func u2Prob(ctx context.Context, mid *plane) (*plane, error) {
 	nw, nh := u2Size(mid.w, mid.h)
 	var x *plane
 	if mid.w >= nw && mid.h >= nh {
-		x = shrinkPlane(mid, nw, nh)
+		x = areaPlane(mid, nw, nh)
 	} else {
 		x = newPlane(3, nh, nw)
 		for c := range 3 {
