@@ -18,3 +18,8 @@ func dil3AVX512(o, in, wt *float32, tbl *int, bias *float32, n, ostride, tiles i
 //
 //go:noescape
 func dil3AVX2(o, in, wt *float32, tbl *int, bias *float32, n, ostride, tiles int, relu bool)
+
+// dil3AVX512x16 is dil3AVX512 on chunks of 16 pixels instead of tiles of 48.
+//
+//go:noescape
+func dil3AVX512x16(o, in, wt *float32, tbl *int, bias *float32, n, ostride, chunks int, relu bool)

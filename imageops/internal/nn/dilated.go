@@ -26,10 +26,6 @@ type Dil3 struct {
 // tile is the pixels one kernel call sums at a time, in each of 8 outputs.
 const tile = 48
 
-// band is how many tiles of one row band every block of 8 outputs goes
-// through before the next band: the band's input then stays in cache.
-const band = 32
-
 // pack regroups the weights for the kernels, in blocks of 8 outputs (the
 // last padded with zero outputs).
 func (c *Dil3) pack() {
@@ -81,15 +77,7 @@ func (c *Dil3) Apply(xs ...*Tensor) *Tensor {
 		}
 	}
 	clear(p[len(planes)*plane:])
-	// Outputs are computed at every padded column of rows d..d+h-1 (the
-	// border columns are junk, dropped below): pixel r of the outputs is
-	// padded pixel d*pw + r of the input.
-	n := h * pw
-	tiles := (n + tile - 1) / tile
-	ostride := tiles * tile
-	blocks := (c.Cout + 7) / 8
-	out := scratch(1, 1, blocks*8*ostride)
-	defer Free(padded, out)
+	defer Free(padded)
 	// Each (channel, tap) pair's offset from the output pixel's centre, in bytes.
 	tbl := make([]int, c.Cin*9)
 	for ci := range c.Cin {
@@ -97,21 +85,39 @@ func (c *Dil3) Apply(xs ...*Tensor) *Tensor {
 			tbl[ci*9+k] = 4 * (ci*plane + ((k/3-1)*pw+(k%3-1))*d)
 		}
 	}
-	for t0 := 0; t0 < tiles; t0 += band {
-		nt := min(band, tiles-t0)
+	// Row by row, every block of 8 outputs: the row's three input rows of
+	// every channel stay in cache for all of them. Whole tiles are written
+	// straight into the output, the row's end by 16-pixel chunks (AVX-512)
+	// and, for what is left, through a tile of scratch.
+	blocks := (c.Cout + 7) / 8
+	y := scratch(blocks*8, h, w) // the last block's padding outputs too
+	n := h * w
+	full, rest := w/tile, w%tile
+	var spare [8 * tile]float32
+	for yy := range h {
+		at := d + (yy+d)*pw + d // the input under output pixel (yy, 0)
 		for b := range blocks {
-			o := out.Data[b*8*ostride+t0*tile:]
+			o := y.Data[b*8*n+yy*w:]
 			wt := c.packed[b*c.Cin*9*8 : (b+1)*c.Cin*9*8]
-			dil3(o, padded.Data, d+d*pw+t0*tile, wt, tbl, c.bias8[b*8:b*8+8], ostride, nt, c.ReLU)
+			bias := c.bias8[b*8 : b*8+8]
+			if full > 0 {
+				dil3(o, padded.Data, at, wt, tbl, bias, n, full, c.ReLU)
+			}
+			x0, left := full*tile, rest
+			if useAVX512 && left >= 16 {
+				dil3AVX512x16(&o[x0], &padded.Data[at+x0], &wt[0], &tbl[0], &bias[0], len(tbl), n, left/16, c.ReLU)
+				x0 += left &^ 15
+				left &= 15
+			}
+			if left > 0 {
+				dil3(spare[:], padded.Data, at+x0, wt, tbl, bias, tile, 1, c.ReLU)
+				for j := range 8 {
+					copy(o[j*n+x0:j*n+x0+left], spare[j*tile:j*tile+left])
+				}
+			}
 		}
 	}
-	y := scratch(c.Cout, h, w)
-	for co := range c.Cout {
-		src, dst := out.Data[co*ostride:], y.Plane(co)
-		for yy := range h {
-			copy(dst[yy*w:(yy+1)*w], src[yy*pw+d:yy*pw+d+w])
-		}
-	}
+	y.C, y.Data = c.Cout, y.Data[:c.Cout*n]
 	return y
 }
 

@@ -55,6 +55,7 @@ func TestDil3MatchesTextbook(t *testing.T) {
 		for _, tc := range []struct{ cin, cout, h, w, d int }{
 			{3, 8, 5, 7, 1}, {16, 16, 13, 11, 2}, {5, 1, 9, 20, 1}, {8, 13, 30, 17, 4},
 			{2, 9, 4, 3, 8}, {32, 64, 40, 40, 1}, {1, 1, 1, 1, 1},
+			{4, 16, 6, 100, 1}, {3, 8, 3, 112, 2}, {5, 9, 4, 96, 1},
 		} {
 			t.Run(fmt.Sprintf("%d-%d_%dx%d_d%d", tc.cin, tc.cout, tc.w, tc.h, tc.d), func(t *testing.T) {
 				rnd := random()
