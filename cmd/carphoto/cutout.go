@@ -186,8 +186,8 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 
 // cutoutInSplit says whether a cars-seg image belongs to the named split. "val" is the
 // validation split the old small network's cut-out was tuned on,
-// inside the non-held-out images; "tune" is every non-held-out image, which U²-Net-p
-// never saw and its clean-up and refinement were tuned on.
+// inside the non-held-out images; "tune" is every non-held-out image, which the
+// clean-up and refinement were tuned on and U²-Net-p was fine-tuned on (all but "val").
 func cutoutInSplit(split, name string) bool {
 	switch split {
 	case "heldout":

@@ -1,9 +1,9 @@
 // Package cutout separates the car from the rest of a photo: an alpha matte (Matte)
 // and the car on a transparent background with its edge colours cleaned (Cut).
 //
-// U²-Net-p, a salient-object network (Qin et al. 2020; weights converted by
-// train/cutout/u2netp.py, embedded in u2netp.bin, run in Go by u2net.go), finds the
-// car on a copy of the photo of about 320×240 pixels. Its matte is made a car's: thin
+// U²-Net-p, a salient-object network (Qin et al. 2020), fine-tuned on car photos
+// (train/cutout/u2finetune.py, converted by u2netp.py, embedded in u2netp.bin, run in
+// Go by u2net.go), finds the car on a copy of the photo of about 320×240 pixels. Its matte is made a car's: thin
 // attachments are cut off by an opening, blobs much smaller than the largest dropped,
 // holes inside the car filled. On a copy of about 768 pixels, a guided filter is
 // fitted to it and the car's and the background's colours are filled in from beyond

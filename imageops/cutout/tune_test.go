@@ -4,7 +4,8 @@ package cutout
 
 // The network's input size, the clean-up (openRadius, keepBlobs) and the
 // refinement's settings (params) were chosen with this sweep over the cars-seg
-// images that are not held out (U²-Net-p never saw any of them):
+// images that are not held out, with U²-Net-p's original weights (which never saw
+// any of them; the fine-tuned ones learnt all but the validation split's):
 //
 //	GOMAXPROCS=1 go test -tags cutouttune -run TestTune -v ./imageops/cutout/
 //

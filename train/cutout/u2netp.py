@@ -211,9 +211,17 @@ def main():
     ap.add_argument("--out", default="imageops/cutout/u2netp.bin")
     ap.add_argument("--golden", default="imageops/cutout/testdata/u2netp-golden.bin")
     ap.add_argument("--check-cv2", action="store_true")
+    ap.add_argument("--init", help="fine-tuned weights written by u2finetune.py, replacing the ONNX file's")
     args = ap.parse_args()
     torch.set_num_threads(1)
     model = load(args.onnx)
+    if args.init:
+        tuned = torch.load(args.init)
+        for init in model.graph.initializer:
+            if init.name in tuned:
+                init.CopyFrom(onnx.numpy_helper.from_array(tuned[init.name].numpy().astype(np.float32), init.name))
+        if args.check_cv2:
+            raise SystemExit("--check-cv2 compares with the ONNX file's own weights: run it without --init")
     export(model, args.out)
     export_golden(model, args.golden)
     if args.check_cv2:
