@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,7 +81,7 @@ func cutoutFile(ctx context.Context, file, dir string) (string, image.Rectangle,
 func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench cutout", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	split := fs.String("split", "heldout", "images to score: heldout, val (the tuning split) or all")
+	split := fs.String("split", "heldout", "images to score: heldout, tune (every other image), val (a fifth of tune) or all")
 	photo := fs.String("photo", "", "12 MP timing photo (default: a held-out image enlarged to 4000x3000)")
 	runs := fs.Int("n", 5, "timed runs on the 12 MP photo (0 skips timing)")
 	verbose := fs.Bool("v", false, "print every image's scores")
@@ -103,6 +104,7 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 		return fmt.Errorf("bench cutout: labels.json: %w", err)
 	}
 	var ious, bfs []float64
+	var names []string
 	var first string
 	for _, l := range labels {
 		name := filepath.Base(l.File)
@@ -125,7 +127,7 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 			return fmt.Errorf("bench cutout: %s: %w", name, err)
 		}
 		iou, bf := cutout.IoU(m, mask.Image), cutout.BoundaryF(m, mask.Image, 2)
-		ious, bfs = append(ious, iou), append(bfs, bf)
+		ious, bfs, names = append(ious, iou), append(bfs, bf), append(names, name)
 		if *verbose {
 			fmt.Fprintf(stdout, "%s\tIoU %.4f\tboundary F %.4f\n", name, iou, bf)
 		}
@@ -135,6 +137,16 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "split %s: %d images\nmean IoU %.4f (min %.4f)\nmean boundary F-score (2 px) %.4f\n",
 		*split, len(ious), cutoutMean(ious), slices.Min(ious), cutoutMean(bfs))
+	worst := make([]int, len(ious))
+	for i := range worst {
+		worst[i] = i
+	}
+	slices.SortStableFunc(worst, func(a, b int) int { return cmp.Compare(ious[a], ious[b]) })
+	fmt.Fprintf(stdout, "worst 5:")
+	for _, i := range worst[:min(5, len(worst))] {
+		fmt.Fprintf(stdout, " %s %.3f/%.3f", names[i], ious[i], bfs[i])
+	}
+	fmt.Fprintf(stdout, " (IoU/boundary F)\n")
 	if *runs == 0 {
 		return nil
 	}
@@ -173,8 +185,9 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 }
 
 // cutoutInSplit says whether a cars-seg image belongs to the named split. "val" is the
-// validation split the cut-out was tuned on (train/cutout/train.py), inside the
-// non-held-out images.
+// validation split the old small network's cut-out was tuned on,
+// inside the non-held-out images; "tune" is every non-held-out image, which the
+// clean-up and refinement were tuned on and U²-Net-p was fine-tuned on (all but "val").
 func cutoutInSplit(split, name string) bool {
 	switch split {
 	case "heldout":
@@ -183,6 +196,8 @@ func cutoutInSplit(split, name string) bool {
 		h := fnv.New32a()
 		h.Write([]byte(name))
 		return !cutout.HeldOut(name) && h.Sum32()%7 == 3
+	case "tune":
+		return !cutout.HeldOut(name)
 	}
 	return true
 }

@@ -1,15 +1,16 @@
 // Package cutout separates the car from the rest of a photo: an alpha matte (Matte)
 // and the car on a transparent background with its edge colours cleaned (Cut).
 //
-// A small convolutional network (trained by train/cutout/train.py, embedded in
-// weights.bin) finds the car on copies of the photo shrunk to 256, 320 and 416
-// pixels (and on their mirror images; the logits averaged); the coarse matte is
-// cleaned (small blobs dropped, holes inside the car filled). On a copy of about 768
-// pixels, a guided filter is fitted to it and the car's and the background's colours
-// are filled in from beyond a band around its outline. Only in that band, at full
-// resolution, is alpha refined: from where each pixel's colour lies between the car's
-// and the background's, blended with the guided filter. Colours there are decontaminated by removing the background's
-// share of each edge pixel.
+// U²-Net-p, a salient-object network (Qin et al. 2020), fine-tuned on car photos
+// (train/cutout/u2finetune.py, converted by u2netp.py, embedded in u2netp.bin, run in
+// Go by u2net.go), finds the car on a copy of the photo of about 320×240 pixels. Its matte is made a car's: thin
+// attachments are cut off by an opening, blobs much smaller than the largest dropped,
+// holes inside the car filled. On a copy of about 768 pixels, a guided filter is
+// fitted to it and the car's and the background's colours are filled in from beyond
+// a band around its outline. Only in that band, at full resolution, is alpha
+// refined: from the guided filter (and, where it is trusted, from where each pixel's
+// colour lies between the car's and the background's). Colours there are
+// decontaminated by removing the background's share of each edge pixel.
 package cutout
 
 import (
@@ -18,30 +19,23 @@ import (
 	"math"
 )
 
-// Working sizes and refinement settings. Tuned on a validation split of cars-seg
-// that excludes the held-out images (see train/cutout/README.md).
+// Working sizes and refinement settings, tuned on the cars-seg images that are not
+// held out (see docs/research/cutout.md).
 const (
-	midLong   = 768  // long side of the grid the guided filter is fitted on
-	bandLo    = 0.02 // the coarse matte's values strictly between bandLo and
-	bandHi    = 0.98 // bandHi (after upsampling) form the refined band
-	keepBlobs = 0.3  // keep separate car blobs at least this fraction of the largest
+	midLong = 768  // long side of the grid the guided filter is fitted on
+	bandLo  = 0.02 // the coarse matte's values strictly between bandLo and
+	bandHi  = 0.98 // bandHi (after upsampling) form the refined band
 )
 
-// The network's inputs and the matte's threshold, chosen on the validation split with
-// tune_test.go (variables so that it can sweep them). The network runs at netLong
-// pixels on the long side (a multiple of 32) and also at extraLongs, whose logits are
-// resampled to netLong's grid and averaged in: the smaller input sees more of the
-// scene at once (less sky and buildings taken as car), the larger one the edges in
-// more detail. logitBias is added to the averaged logits before the sigmoid (below
-// 0: a stricter threshold than 0.5).
+// openRadius is the radius, in U²-Net-p output pixels, of the opening that cuts thin
+// attachments (a pole, a kerb line, a strip of road) off the car before its blobs
+// are counted; keepBlobs keeps blobs of the opened mask at least this fraction of
+// the largest (other cars in the photo). Variables so that tune_test.go can sweep
+// them.
 var (
-	netLong            = 320
-	extraLongs         = []int{256, 416}
-	logitBias  float32 = -0.5
+	openRadius = 2
+	keepBlobs  = 0.3
 )
-
-// flipAverage runs the network on the mirrored photo too and averages the two.
-var flipAverage = true
 
 // Matte returns the car's alpha matte (255 = car) for img as displayed, with img's bounds.
 func Matte(ctx context.Context, img image.Image) (*image.Alpha, error) {
@@ -88,7 +82,7 @@ type params struct {
 	bandGrow float64 // the refined band reaches this many network pixels from the outline
 }
 
-var defaults = params{gfRadius: 3, gfEps: 1e-3, sharpen: 3, project: 0.5, bandGrow: 2.5}
+var defaults = params{gfRadius: 1.5, gfEps: 1e-3, sharpen: 3, project: 0.5, bandGrow: 2.5}
 
 // coarseMatte is the network's cleaned car probability on a small grid, with the
 // photo shrunk to the refinement grid.
@@ -113,88 +107,22 @@ func matte(ctx context.Context, pix *image.NRGBA, decontaminate bool) (*image.Al
 	return refine(ctx, pix, c, defaults, decontaminate)
 }
 
-// coarse runs the network on a shrunk copy of pix and cleans its output.
+// coarse runs U²-Net-p on a shrunk copy of pix and keeps the car in its output.
 func coarse(ctx context.Context, pix *image.NRGBA) (*coarseMatte, error) {
 	W, H := pix.Rect.Dx(), pix.Rect.Dy()
-	net, err := model()
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	// The refinement grid: at most midLong on the long side.
 	mw, mh := fitLong(W, H, midLong)
 	mid := shrink(pix, mw, mh)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-
-	logits, err := netLogits(ctx, net, mid, W, H, netLong)
+	p, err := u2Prob(ctx, mid)
 	if err != nil {
 		return nil, err
 	}
-	for _, long := range extraLongs {
-		// Other input sizes: their logits, resampled to the main grid, averaged in.
-		more, err := netLogits(ctx, net, mid, W, H, long)
-		if err != nil {
-			return nil, err
-		}
-		up := bilinear(more.d, more.w, more.h, logits.w, logits.h)
-		for i := range logits.d {
-			logits.d[i] += up[i]
-		}
-	}
-	if n := len(extraLongs); n > 0 {
-		for i := range logits.d {
-			logits.d[i] /= float32(n + 1)
-		}
-	}
-	prob := logits.d
-	for i, v := range prob {
-		prob[i] = float32(1 / (1 + math.Exp(-float64(v+logitBias))))
-	}
-	raw := append([]float32(nil), prob...)
-	clean(prob, logits.w, logits.h, keepBlobs)
-	return &coarseMatte{mid: mid, prob: prob, raw: raw, lw: logits.w, lh: logits.h}, nil
-}
-
-// netLogits runs the network on mid (the photo on the refinement grid, mw×mh, for a
-// W×H photo) shrunk to long pixels on its long side, and on its mirror image with
-// flipAverage, and returns the (averaged) logits at half the input's resolution.
-func netLogits(ctx context.Context, net *network, mid *plane, W, H, long int) (*plane, error) {
-	mw, mh := mid.w, mid.h
-	// The network's input: long pixels on the long side, sides multiples of 32.
-	nw, nh := netSize(W, H, long)
-	var x *plane
-	if mw >= nw && mh >= nh {
-		x = shrinkPlane(mid, nw, nh)
-	} else {
-		x = newPlane(3, nh, nw)
-		for c := 0; c < 3; c++ {
-			copy(x.ch(c), bilinear(mid.ch(c), mw, mh, nw, nh))
-		}
-	}
-	for i, v := range x.d {
-		x.d[i] = (v - inMean) / inStd
-	}
-	logits := net.forward(x)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if flipAverage {
-		// The mirror image too: a car seen from the other side is the same car,
-		// and the average of the two answers is steadier than either.
-		flipped := net.forward(mirror(x))
-		mirrored := mirror(flipped)
-		for i := range logits.d {
-			logits.d[i] = (logits.d[i] + mirrored.d[i]) / 2
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return logits, nil
+	raw := append([]float32(nil), p.d...)
+	cleanCar(p.d, p.w, p.h, keepBlobs, openRadius)
+	return &coarseMatte{mid: mid, prob: p.d, raw: raw, lw: p.w, lh: p.h}, nil
 }
 
 // refine turns the coarse matte into pix's full-resolution alpha: a guided filter
@@ -334,18 +262,6 @@ func refine(ctx context.Context, pix *image.NRGBA, c *coarseMatte, par params, d
 	return out, nil
 }
 
-// mirror returns p flipped left to right.
-func mirror(p *plane) *plane {
-	out := newPlane(p.c, p.h, p.w)
-	for r := 0; r < p.c*p.h; r++ {
-		src, dst := p.d[r*p.w:(r+1)*p.w], out.d[r*p.w:(r+1)*p.w]
-		for x, v := range src {
-			dst[p.w-1-x] = v
-		}
-	}
-	return out
-}
-
 // unit8 maps 0..1 to 0..255, clamped.
 func unit8(v float32) uint8 {
 	switch {
@@ -366,18 +282,6 @@ func fitLong(w, h, long int) (int, int) {
 		return long, max(1, int(math.Round(float64(h)*float64(long)/float64(w))))
 	}
 	return max(1, int(math.Round(float64(w)*float64(long)/float64(h)))), long
-}
-
-// netSize returns the network's input size for a w×h photo: long (a multiple of 32)
-// on the long side, the short side in proportion, both multiples of 32.
-func netSize(w, h, long int) (int, int) {
-	short := func(s, l int) int {
-		return max(32, int(math.Round(float64(s)*float64(long)/float64(l)/32))*32)
-	}
-	if w >= h {
-		return long, short(h, w)
-	}
-	return short(w, h), long
 }
 
 // bandOf marks the grid pixels within r (a square neighbourhood) of the coarse
@@ -423,67 +327,6 @@ func dilateBox(in []bool, n, m, r, lineStep, step int) []bool {
 	return out
 }
 
-// clean tidies the network's probabilities p (w×h) in place: blobs smaller than keep
-// times the largest are dropped with the faint values around them, and holes inside the car
-// (windows showing the background) are filled.
-func clean(p []float32, w, h int, keep float64) {
-	fgLabels, sizes := components(w, h, func(i int) bool { return p[i] >= 0.5 })
-	largest := 0
-	for _, s := range sizes {
-		largest = max(largest, s)
-	}
-	if largest == 0 {
-		fill(p, 0)
-		return
-	}
-	kept := make([]bool, len(p))
-	for i, l := range fgLabels {
-		kept[i] = l >= 0 && float64(sizes[l]) >= keep*float64(largest)
-	}
-	// Values near a kept blob stay (they shape the edge); anything else goes.
-	near := make([]bool, len(p))
-	const reach = 2
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			if !kept[y*w+x] {
-				continue
-			}
-			for yy := max(0, y-reach); yy <= min(h-1, y+reach); yy++ {
-				for xx := max(0, x-reach); xx <= min(w-1, x+reach); xx++ {
-					near[yy*w+xx] = true
-				}
-			}
-		}
-	}
-	for i := range p {
-		if !near[i] || (p[i] >= 0.5 && !kept[i]) {
-			p[i] = 0
-		}
-	}
-	// Holes: background regions that do not reach the border.
-	bgLabels, bgSizes := components(w, h, func(i int) bool { return !kept[i] })
-	touches := make([]bool, len(bgSizes))
-	for x := 0; x < w; x++ {
-		for _, i := range []int{x, (h-1)*w + x} {
-			if l := bgLabels[i]; l >= 0 {
-				touches[l] = true
-			}
-		}
-	}
-	for y := 0; y < h; y++ {
-		for _, i := range []int{y * w, y*w + w - 1} {
-			if l := bgLabels[i]; l >= 0 {
-				touches[l] = true
-			}
-		}
-	}
-	for i, l := range bgLabels {
-		if l >= 0 && !touches[l] {
-			p[i] = 1
-		}
-	}
-}
-
 // components labels the 4-connected regions of pixels where in(i) holds; label -1
 // elsewhere. It returns the labels and each region's size.
 func components(w, h int, in func(i int) bool) ([]int32, []int) {
@@ -526,4 +369,68 @@ func fill(d []float32, v float32) {
 	for i := range d {
 		d[i] = v
 	}
+}
+
+// cleanCar keeps the car in U²-Net-p's probabilities p (w×h), in place: the mask
+// (p >= 0.5) is opened by a square of radius open, so parts joined to the car by a
+// neck narrower than the square come apart; blobs of the opened mask smaller than
+// keep times the largest are dropped, and so is everything farther than open+1 from
+// the blobs kept. Holes inside the car are filled.
+func cleanCar(p []float32, w, h int, keep float64, open int) {
+	fg := make([]bool, len(p))
+	for i, v := range p {
+		fg[i] = v >= 0.5
+	}
+	core := fg
+	if open > 0 {
+		core = erode(fg, w, h, open)
+		core = dilateBox(dilateBox(core, h, w, open, w, 1), w, h, open, 1, w)
+	}
+	labels, sizes := components(w, h, func(i int) bool { return core[i] })
+	largest := 0
+	for _, s := range sizes {
+		largest = max(largest, s)
+	}
+	if largest == 0 {
+		fill(p, 0)
+		return
+	}
+	kept := make([]bool, len(p))
+	for i, l := range labels {
+		kept[i] = l >= 0 && float64(sizes[l]) >= keep*float64(largest)
+	}
+	near := dilateBox(dilateBox(kept, h, w, open+1, w, 1), w, h, open+1, 1, w)
+	for i := range p {
+		if !near[i] {
+			p[i] = 0
+		}
+	}
+	// Holes: background regions that do not reach the border.
+	bgLabels, bgSizes := components(w, h, func(i int) bool { return p[i] < 0.5 })
+	touches := make([]bool, len(bgSizes))
+	for i, l := range bgLabels {
+		x, y := i%w, i/w
+		if l >= 0 && (x == 0 || y == 0 || x == w-1 || y == h-1) {
+			touches[l] = true
+		}
+	}
+	for i, l := range bgLabels {
+		if l >= 0 && !touches[l] {
+			p[i] = 1
+		}
+	}
+}
+
+// erode returns the pixels of in (w×h) whose square neighbourhood of radius r lies
+// wholly inside in (the image's border counts as inside).
+func erode(in []bool, w, h, r int) []bool {
+	out := make([]bool, len(in))
+	for i, v := range in {
+		out[i] = !v
+	}
+	out = dilateBox(dilateBox(out, h, w, r, w, 1), w, h, r, 1, w)
+	for i, v := range out {
+		out[i] = !v
+	}
+	return out
 }

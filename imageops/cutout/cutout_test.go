@@ -17,8 +17,9 @@ import (
 )
 
 // heldOutIoUFloor is the lowest mean IoU the regression test accepts on its dozen
-// held-out images: the measured value (docs/BENCHMARKS.md, "Cut-out") minus a margin.
-const heldOutIoUFloor = 0.90
+// held-out images: the measured value, 0.966 with the fine-tuned U²-Net-p (0.92 or so
+// with the small network before it), minus a margin.
+const heldOutIoUFloor = 0.95
 
 // dataset returns the cars-seg directory, found relative to the repository root, or
 // skips the test when the shared datasets are absent.
@@ -239,6 +240,18 @@ func BenchmarkCut12MP(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := cutout.Cut(ctx, big); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCut480 times Cut on a held-out photo as it is (480×360), the size of the
+// cut-out's acceptance figure (250 ms on one core).
+func BenchmarkCut480(b *testing.B) {
+	s := heldOut(b, 1)[0]
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := cutout.Cut(ctx, s.img); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,6 +3,8 @@ package cutout
 import (
 	"image"
 	"image/draw"
+
+	"carphoto/imageops/internal/nn"
 )
 
 // toNRGBA returns img's pixels as an NRGBA image with bounds at (0,0), copied so the
@@ -147,3 +149,76 @@ func axisMap(sn, n int) (i0s, i1s []int, fs []float32) {
 	}
 	return i0s, i1s, fs
 }
+
+// areaPlane resamples each channel of p to w×h (no larger than p) by area
+// averaging with fractional coverage: each output pixel is the mean of the source
+// area it covers, edge pixels counted by the share they overlap (OpenCV's
+// INTER_AREA). shrinkPlane's whole-pixel cells alternate in width for ratios such as
+// 3:2, which shifts edges by up to half a pixel.
+func areaPlane(p *plane, w, h int) *plane {
+	out := newPlane(p.c, h, w)
+	xs := areaWeights(p.w, w)
+	ys := areaWeights(p.h, h)
+	tmp := make([]float32, p.h*w)
+	for c := range p.c {
+		src, dst := p.ch(c), out.ch(c)
+		for y := range p.h {
+			row := src[y*p.w : (y+1)*p.w]
+			for x, ws := range xs {
+				var s float32
+				for _, t := range ws {
+					s += row[t.i] * t.w
+				}
+				tmp[y*w+x] = s
+			}
+		}
+		for y, ws := range ys {
+			drow := dst[y*w : (y+1)*w]
+			clear(drow)
+			for _, t := range ws {
+				for x, v := range tmp[t.i*w : (t.i+1)*w] {
+					drow[x] += v * t.w
+				}
+			}
+		}
+	}
+	return out
+}
+
+// tap is one source sample and its weight.
+type tap struct {
+	i int
+	w float32
+}
+
+// areaWeights returns, for each of n output samples over sn source samples
+// (n <= sn), the source samples it covers and their shares (summing to 1).
+func areaWeights(sn, n int) [][]tap {
+	out := make([][]tap, n)
+	scale := float64(sn) / float64(n)
+	for i := range n {
+		lo, hi := float64(i)*scale, float64(i+1)*scale
+		for j := int(lo); j < sn && float64(j) < hi; j++ {
+			cover := min(hi, float64(j+1)) - max(lo, float64(j))
+			if cover > 1e-9 {
+				out[i] = append(out[i], tap{j, float32(cover / scale)})
+			}
+		}
+	}
+	return out
+}
+
+// plane is a stack of c float32 planes of h×w, channel-major.
+type plane struct {
+	c, h, w int
+	d       []float32
+}
+
+func newPlane(c, h, w int) *plane {
+	return &plane{c: c, h: h, w: w, d: make([]float32, c*h*w)}
+}
+
+func (p *plane) ch(i int) []float32 { return p.d[i*p.h*p.w : (i+1)*p.h*p.w] }
+
+// tensor is p seen as the network's tensor type, sharing its data.
+func (p *plane) tensor() *nn.Tensor { return &nn.Tensor{C: p.c, H: p.h, W: p.w, Data: p.d} }

@@ -230,8 +230,23 @@ func (r *Reader) U32() uint32 {
 
 // Floats reads one tensor and checks it has the given shape.
 func (r *Reader) Floats(shape ...int) []float32 {
-	if r.err != nil {
+	size := r.header(shape)
+	raw := r.Bytes(4 * size)
+	if raw == nil {
 		return nil
+	}
+	out := make([]float32, size)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out
+}
+
+// header reads a tensor's rank and dimensions, checks them against shape
+// and returns the number of values that follow.
+func (r *Reader) header(shape []int) int {
+	if r.err != nil {
+		return 0
 	}
 	if rank := int(r.U32()); r.err == nil && rank != len(shape) {
 		r.err = fmt.Errorf("tensor rank %d, want %d", rank, len(shape))
@@ -243,15 +258,15 @@ func (r *Reader) Floats(shape ...int) []float32 {
 		}
 		size *= want
 	}
-	raw := r.Bytes(4 * size)
-	if raw == nil {
-		return nil
+	return size
+}
+
+// Fail records err as the reader's error unless one is already recorded:
+// for checks of the file's content the caller makes.
+func (r *Reader) Fail(err error) {
+	if r.err == nil {
+		r.err = err
 	}
-	out := make([]float32, size)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
-	return out
 }
 
 // Err returns the first error met.

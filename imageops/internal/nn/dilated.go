@@ -1,0 +1,286 @@
+package nn
+
+import (
+	"math"
+	"sync"
+)
+
+// Dil3 is a dense 3×3 convolution at stride 1 with dilation D (padding D,
+// so the output has the input's size) and bias, optionally followed by
+// ReLU: the layer U²-Net is built from. It is computed as one matrix
+// product over a zero-bordered copy of the input, in which the nine taps of
+// every input channel are the same pixels shifted by a fixed offset: tiles
+// of 8 output channels × 48 pixels are summed over every (channel, tap) pair
+// (AVX-512 or AVX2 kernels, or the portable loop they mirror). Unlike
+// Conv's Full3 this reads the input once per 8 outputs, not once per output.
+type Dil3 struct {
+	Cin, Cout, D    int
+	ReLU            bool
+	Weights, Biases []float32 // Cout×Cin×3×3 and Cout
+
+	packOnce sync.Once
+	packed   []float32 // blocks of 8 outputs, (channel, tap) by (channel, tap), 8 a pair
+	bias8    []float32 // Biases, zero-padded to a multiple of 8
+}
+
+// tile is the pixels one kernel call sums at a time, in each of 8 outputs.
+const tile = 48
+
+// pack regroups the weights for the kernels, in blocks of 8 outputs (the
+// last padded with zero outputs).
+func (c *Dil3) pack() {
+	c.packOnce.Do(func() {
+		blocks := (c.Cout + 7) / 8
+		c.packed = make([]float32, blocks*c.Cin*9*8)
+		c.bias8 = make([]float32, blocks*8)
+		copy(c.bias8, c.Biases)
+		for co := range c.Cout {
+			for ci := range c.Cin {
+				for k := range 9 {
+					c.packed[((co/8*c.Cin+ci)*9+k)*8+co%8] = c.Weights[(co*c.Cin+ci)*9+k]
+				}
+			}
+		}
+	})
+}
+
+// Apply returns c applied to x, or to the tensors stacked by channel (all of one
+// size, Cin channels together): the stacking is done while the input is copied
+// into its bordered form, not in a pass of its own.
+func (c *Dil3) Apply(xs ...*Tensor) *Tensor {
+	c.pack()
+	x := xs[0]
+	d, h, w := max(c.D, 1), x.H, x.W
+	planes := make([][]float32, 0, c.Cin)
+	for _, t := range xs {
+		for i := range t.C {
+			planes = append(planes, t.Plane(i))
+		}
+	}
+	pw, ph := w+2*d, h+2*d
+	plane := ph * pw
+	// The input with a zero border of d, planes one after another, with room
+	// before the first and past the last for the reads of junk pixels (the
+	// border columns of the first row and the last tile's excess).
+	padded := scratch(1, 1, d+len(planes)*plane+tile+d+16)
+	clear(padded.Data[:d])
+	p := padded.Data[d:]
+	for ci, src := range planes {
+		dst := p[ci*plane : (ci+1)*plane]
+		clear(dst[:d*pw])
+		clear(dst[(h+d)*pw:])
+		for y := range h {
+			row := dst[(y+d)*pw : (y+d+1)*pw]
+			clear(row[:d])
+			copy(row[d:d+w], src[y*w:(y+1)*w])
+			clear(row[d+w:])
+		}
+	}
+	clear(p[len(planes)*plane:])
+	defer Free(padded)
+	// Each (channel, tap) pair's offset from the output pixel's centre, in bytes.
+	tbl := make([]int, c.Cin*9)
+	for ci := range c.Cin {
+		for k := range 9 {
+			tbl[ci*9+k] = 4 * (ci*plane + ((k/3-1)*pw+(k%3-1))*d)
+		}
+	}
+	// Row by row, every block of 8 outputs: the row's three input rows of
+	// every channel stay in cache for all of them. Whole tiles are written
+	// straight into the output, the row's end by 16-pixel chunks (AVX-512)
+	// and, for what is left, through a tile of scratch.
+	blocks := (c.Cout + 7) / 8
+	y := scratch(blocks*8, h, w) // the last block's padding outputs too
+	n := h * w
+	full, rest := w/tile, w%tile
+	var spare [8 * tile]float32
+	for yy := range h {
+		at := d + (yy+d)*pw + d // the input under output pixel (yy, 0)
+		for b := range blocks {
+			o := y.Data[b*8*n+yy*w:]
+			wt := c.packed[b*c.Cin*9*8 : (b+1)*c.Cin*9*8]
+			bias := c.bias8[b*8 : b*8+8]
+			if full > 0 {
+				dil3(o, padded.Data, at, wt, tbl, bias, n, full, c.ReLU)
+			}
+			x0, left := full*tile, rest
+			if useAVX512 && left >= 16 {
+				dil3AVX512x16(&o[x0], &padded.Data[at+x0], &wt[0], &tbl[0], &bias[0], len(tbl), n, left/16, c.ReLU)
+				x0 += left &^ 15
+				left &= 15
+			}
+			if left > 0 {
+				dil3(spare[:], padded.Data, at+x0, wt, tbl, bias, tile, 1, c.ReLU)
+				for j := range 8 {
+					copy(o[j*n+x0:j*n+x0+left], spare[j*tile:j*tile+left])
+				}
+			}
+		}
+	}
+	y.C, y.Data = c.Cout, y.Data[:c.Cout*n]
+	return y
+}
+
+// dil3 sums nt tiles of 8 output planes (ostride apart, starting at o) over
+// the (channel, tap) pairs of tbl, reading the input p at index at plus each
+// pair's offset (in bytes), with wt's 8 weights a pair and the 8 biases.
+func dil3(o, p []float32, at int, wt []float32, tbl []int, bias []float32, ostride, nt int, relu bool) {
+	switch {
+	case useAVX512:
+		dil3AVX512(&o[0], &p[at], &wt[0], &tbl[0], &bias[0], len(tbl), ostride, nt, relu)
+	case useAVX2:
+		dil3AVX2(&o[0], &p[at], &wt[0], &tbl[0], &bias[0], len(tbl), ostride, nt, relu)
+	default:
+		dil3Go(o, p, at, wt, tbl, bias, ostride, nt, relu)
+	}
+}
+
+// dil3Go is the portable loop the kernels mirror, one output at a time.
+func dil3Go(o, p []float32, at int, wt []float32, tbl []int, bias []float32, ostride, nt int, relu bool) {
+	m := nt * tile
+	for j := range 8 {
+		dst := o[j*ostride : j*ostride+m]
+		for i := range dst {
+			dst[i] = bias[j]
+		}
+		for k, off := range tbl {
+			wv := wt[k*8+j]
+			if wv == 0 {
+				continue
+			}
+			src := p[at+off/4 : at+off/4+m]
+			for i, v := range src {
+				dst[i] += wv * v
+			}
+		}
+		if relu {
+			for i, v := range dst {
+				dst[i] = max(v, 0)
+			}
+		}
+	}
+}
+
+// MaxPool2 returns the 2×2 max-pooling of x at stride 2, a partial window
+// at an odd edge pooled over the pixels it has (ceil mode).
+func MaxPool2(x *Tensor) *Tensor {
+	oh, ow := (x.H+1)/2, (x.W+1)/2
+	y := scratch(x.C, oh, ow)
+	for c := range x.C {
+		src, dst := x.Plane(c), y.Plane(c)
+		for oy := range oh {
+			r0 := src[2*oy*x.W : (2*oy+1)*x.W]
+			r1 := r0
+			if 2*oy+1 < x.H {
+				r1 = src[(2*oy+1)*x.W : (2*oy+2)*x.W]
+			}
+			drow := dst[oy*ow : (oy+1)*ow]
+			for ox := range x.W / 2 {
+				drow[ox] = max(r0[2*ox], r0[2*ox+1], r1[2*ox], r1[2*ox+1])
+			}
+			if x.W%2 == 1 {
+				drow[ow-1] = max(r0[x.W-1], r1[x.W-1])
+			}
+		}
+	}
+	return y
+}
+
+// Resize returns x resampled bilinearly to h×w with pixel centres aligned
+// (PyTorch's align_corners=False, ONNX's pytorch_half_pixel).
+func Resize(x *Tensor, h, w int) *Tensor {
+	y := scratch(x.C, h, w)
+	x0, x1, fx := axis(x.W, w)
+	y0, y1, fy := axis(x.H, h)
+	for c := range x.C {
+		src, dst := x.Plane(c), y.Plane(c)
+		for oy := range h {
+			a, b, f := src[y0[oy]*x.W:(y0[oy]+1)*x.W], src[y1[oy]*x.W:(y1[oy]+1)*x.W], fy[oy]
+			drow := dst[oy*w : (oy+1)*w]
+			for ox := range drow {
+				top := a[x0[ox]] + (a[x1[ox]]-a[x0[ox]])*fx[ox]
+				bot := b[x0[ox]] + (b[x1[ox]]-b[x0[ox]])*fx[ox]
+				drow[ox] = top + (bot-top)*f
+			}
+		}
+	}
+	return y
+}
+
+// axis maps each of n output samples onto an axis of sn input samples: the
+// two neighbours and the second's weight (coordinates below 0 clamp to 0).
+func axis(sn, n int) (i0, i1 []int, f []float32) {
+	i0, i1, f = make([]int, n), make([]int, n), make([]float32, n)
+	scale := float32(sn) / float32(n)
+	for i := range n {
+		s := max((float32(i)+0.5)*scale-0.5, 0)
+		j := min(int(s), sn-1)
+		i0[i], i1[i], f[i] = j, min(j+1, sn-1), s-float32(j)
+	}
+	return i0, i1, f
+}
+
+// Concat returns the tensors stacked by channel (all of one size).
+func Concat(ts ...*Tensor) *Tensor {
+	c := 0
+	for _, t := range ts {
+		c += t.C
+	}
+	y := scratch(c, ts[0].H, ts[0].W)
+	off := 0
+	for _, t := range ts {
+		off += copy(y.Data[off:], t.Data)
+	}
+	return y
+}
+
+// Add adds b to a in place and returns a.
+func Add(a, b *Tensor) *Tensor {
+	for i, v := range b.Data {
+		a.Data[i] += v
+	}
+	return a
+}
+
+// Sigmoid applies the logistic function to x in place and returns x.
+func Sigmoid(x *Tensor) *Tensor {
+	for i, v := range x.Data {
+		x.Data[i] = float32(1 / (1 + math.Exp(-float64(v))))
+	}
+	return x
+}
+
+// Halves reads one tensor stored as float16 values (the same header as
+// Floats) and checks it has the given shape.
+func (r *Reader) Halves(shape ...int) []float32 {
+	size := r.header(shape)
+	raw := r.Bytes(2 * size)
+	if raw == nil {
+		return nil
+	}
+	out := make([]float32, size)
+	for i := range out {
+		out[i] = half(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
+	}
+	return out
+}
+
+// half converts an IEEE 754 binary16 value to float32.
+func half(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f: // infinity or NaN
+		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
+	case exp == 0 && frac == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal: frac·2⁻²⁴
+		v := float32(frac) / (1 << 24)
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
+}
