@@ -40,14 +40,13 @@ func TestForwardMatchesTorch(t *testing.T) {
 }
 
 // TestVerifierMatchesTorch does the same for the second stage's verifiers
-// (testdata/verifier-parity.bin and verifier2-parity.bin, written by
-// train/plates/verifier.py), in the jury's order.
+// (testdata/verifier-parity.bin, written by train/plates/verifier.py).
 func TestVerifierMatchesTorch(t *testing.T) {
 	j, err := embeddedJury()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, file := range []string{"testdata/verifier-parity.bin", "testdata/verifier2-parity.bin"}[:len(j)] {
+	for i, file := range []string{"testdata/verifier-parity.bin"} {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
