@@ -362,6 +362,8 @@ func (sc *plateScore) add(p benchPhoto, got []plates.Plate, verbose bool, stdout
 		if wide {
 			sc.wide.total++
 		}
+		// The detection that is this plate: the quad most like its box.
+		best, bestIoU := b.Match(got)
 		c := b.CoveredBy(got)
 		if c >= 0.95 {
 			sc.found++
@@ -371,13 +373,6 @@ func (sc *plateScore) add(p benchPhoto, got []plates.Plate, verbose bool, stdout
 			}
 			if wide {
 				sc.wide.found++
-				// The detection that is this plate: the quad most like its box.
-				best, bestIoU := -1, -1.0
-				for i, d := range got {
-					if v := b.IoU(d.Quad); v > bestIoU {
-						best, bestIoU = i, v
-					}
-				}
 				sc.area = append(sc.area, got[best].Hide.Area()/(b.W*b.H))
 				sc.iou = append(sc.iou, bestIoU)
 			}
@@ -390,12 +385,8 @@ func (sc *plateScore) add(p benchPhoto, got []plates.Plate, verbose bool, stdout
 		// What each margin of the curve would have hidden.
 		for k, m := range curveMargins {
 			grown := make([]plates.Plate, len(got))
-			best, bestIoU := -1, -1.0
 			for i, d := range got {
 				grown[i].Hide = d.Quad.Grow(max(m*d.Quad.Height(), plates.MinHidePx))
-				if v := b.IoU(d.Quad); v > bestIoU {
-					best, bestIoU = i, v
-				}
 			}
 			if b.CoveredBy(grown) >= 0.95 {
 				sc.curve[k].found++

@@ -55,12 +55,8 @@ func lerp(a, b Point, t float64) Point {
 // Overlaps reports whether q's bounding rectangle shares any area with b.
 // A detection that overlaps no labelled plate is a false detection.
 func (b Box) Overlaps(q Quad) bool {
-	minX, minY, maxX, maxY := q[0].X, q[0].Y, q[0].X, q[0].Y
-	for _, p := range q[1:] {
-		minX, maxX = min(minX, p.X), max(maxX, p.X)
-		minY, maxY = min(minY, p.Y), max(maxY, p.Y)
-	}
-	return minX < b.X+b.W && b.X < maxX && minY < b.Y+b.H && b.Y < maxY
+	lo, hi := q.extent()
+	return lo.X < b.X+b.W && b.X < hi.X && lo.Y < b.Y+b.H && b.Y < hi.Y
 }
 
 // Contains reports whether p lies inside the quad (or on its edge). The
@@ -74,6 +70,20 @@ func (q Quad) Contains(p Point) bool {
 		neg = neg || c < 0
 	}
 	return !(pos && neg)
+}
+
+// Match returns the index in found of the plate whose quad is most like b
+// (the highest IoU), and that IoU; -1 when found is empty. A detection that
+// covers a labelled plate is scored by its match: its quad against the box,
+// its hidden area against the box's.
+func (b Box) Match(found []Plate) (int, float64) {
+	best, bestIoU := -1, -1.0
+	for i, p := range found {
+		if v := b.IoU(p.Quad); v > bestIoU {
+			best, bestIoU = i, v
+		}
+	}
+	return best, bestIoU
 }
 
 // IoU returns the intersection over union of b and the convex quad q:

@@ -85,3 +85,18 @@ func TestGrowAndHide(t *testing.T) {
 		t.Errorf("tiny plate's hidden top-left corner %v, want (-%g, -%g)", got, plates.MinHidePx, plates.MinHidePx)
 	}
 }
+
+func TestMatch(t *testing.T) {
+	b := plates.Box{X: 0, Y: 0, W: 100, H: 20}
+	found := []plates.Plate{
+		{Quad: plates.Quad{{X: 300, Y: 0}, {X: 400, Y: 0}, {X: 400, Y: 20}, {X: 300, Y: 20}}},
+		{Quad: plates.Quad{{X: 5, Y: 0}, {X: 105, Y: 0}, {X: 105, Y: 20}, {X: 5, Y: 20}}},
+		{Quad: plates.Quad{{X: 50, Y: 0}, {X: 150, Y: 0}, {X: 150, Y: 20}, {X: 50, Y: 20}}},
+	}
+	if i, iou := b.Match(found); i != 1 || math.Abs(iou-95.0/105) > 1e-9 {
+		t.Errorf("Match = %d, %.3f; want 1, %.3f", i, iou, 95.0/105)
+	}
+	if i, _ := b.Match(nil); i != -1 {
+		t.Errorf("Match of nothing = %d, want -1", i)
+	}
+}

@@ -330,8 +330,9 @@ func fuse(cells []box) box {
 	return f
 }
 
-// plateOf maps the corners the jury gave (photo pixels relative to b.Min) and its score to a Plate. Corners that do not make a convex
-// quad clockwise from the top-left (a confused network) give way to their
+// plateOf maps the corners the jury gave (photo pixels relative to b.Min)
+// and its score to a Plate. Corners that do not make a convex quad
+// clockwise from the top-left (a confused network) give way to their
 // bounding rectangle.
 func plateOf(q Quad, score float64, b image.Rectangle) Plate {
 	for i := range q {
@@ -339,11 +340,7 @@ func plateOf(q Quad, score float64, b image.Rectangle) Plate {
 		q[i].Y += float64(b.Min.Y)
 	}
 	if !clockwiseConvex(q) {
-		lo, hi := q[0], q[0]
-		for _, c := range q[1:] {
-			lo = Point{min(lo.X, c.X), min(lo.Y, c.Y)}
-			hi = Point{max(hi.X, c.X), max(hi.Y, c.Y)}
-		}
+		lo, hi := q.extent()
 		q = Quad{lo, {hi.X, lo.Y}, hi, {lo.X, hi.Y}}
 	}
 	return Plate{Quad: clampQuad(q, b), Hide: clampQuad(HideOf(q), b), Score: score}

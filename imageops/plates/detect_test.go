@@ -253,12 +253,7 @@ func checkDetections(t *testing.T, photos []entry, seen map[string][]plates.Box,
 			if b.W < 20 {
 				continue
 			}
-			best, bestIoU := 0, -1.0
-			for i, p := range got {
-				if v := b.IoU(p.Quad); v > bestIoU {
-					best, bestIoU = i, v
-				}
-			}
+			best, _ := b.Match(got)
 			areas = append(areas, got[best].Hide.Area()/(b.W*b.H))
 		}
 		for _, p := range got {

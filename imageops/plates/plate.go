@@ -15,12 +15,18 @@ type Quad [4]Point
 
 // Bounds returns the smallest integer rectangle that holds the quad.
 func (q Quad) Bounds() image.Rectangle {
-	minX, minY, maxX, maxY := q[0].X, q[0].Y, q[0].X, q[0].Y
+	lo, hi := q.extent()
+	return image.Rect(int(lo.X), int(lo.Y), int(hi.X+0.999999), int(hi.Y+0.999999))
+}
+
+// extent returns the least and the greatest x and y of the quad's corners.
+func (q Quad) extent() (lo, hi Point) {
+	lo, hi = q[0], q[0]
 	for _, p := range q[1:] {
-		minX, maxX = min(minX, p.X), max(maxX, p.X)
-		minY, maxY = min(minY, p.Y), max(maxY, p.Y)
+		lo = Point{min(lo.X, p.X), min(lo.Y, p.Y)}
+		hi = Point{max(hi.X, p.X), max(hi.Y, p.Y)}
 	}
-	return image.Rect(int(minX), int(minY), int(maxX+0.999999), int(maxY+0.999999))
+	return lo, hi
 }
 
 // Plate is one detected plate with the detector's confidence in [0, 1].
@@ -105,12 +111,8 @@ func (q Quad) Grow(d float64) Quad {
 // boundsGrown is q's bounding rectangle grown by d on every side: the
 // region to hide for a quad too degenerate to grow along its edges.
 func (q Quad) boundsGrown(d float64) Quad {
-	minX, minY, maxX, maxY := q[0].X, q[0].Y, q[0].X, q[0].Y
-	for _, p := range q[1:] {
-		minX, maxX = min(minX, p.X), max(maxX, p.X)
-		minY, maxY = min(minY, p.Y), max(maxY, p.Y)
-	}
-	return Quad{{minX - d, minY - d}, {maxX + d, minY - d}, {maxX + d, maxY + d}, {minX - d, maxY + d}}
+	lo, hi := q.extent()
+	return Quad{{lo.X - d, lo.Y - d}, {hi.X + d, lo.Y - d}, {hi.X + d, hi.Y + d}, {lo.X - d, hi.Y + d}}
 }
 
 // Area is the quad's area in square pixels (of a simple quad).

@@ -90,12 +90,7 @@ func (s *score) add(boxes []Box, plates []Plate) {
 		s.total++
 		if b.CoveredBy(plates) >= 0.95 {
 			s.found++
-			best, bestIoU := 0, -1.0
-			for i, p := range plates {
-				if v := b.IoU(p.Quad); v > bestIoU {
-					best, bestIoU = i, v
-				}
-			}
+			best, _ := b.Match(plates)
 			s.areas = append(s.areas, plates[best].Hide.Area()/(b.W*b.H))
 		}
 	}

@@ -340,10 +340,6 @@ func (j jury) judge(img image.Image, px func(x, y int) (r, g, b float32), d box)
 	}
 	at := func(i int) Point { return Point{w.x + sum[i]/n*w.w, w.y + sum[i+1]/n*w.h} }
 	q := Quad{at(1), at(3), at(5), at(7)}
-	r := box{x0: q[0].X, y0: q[0].Y, x1: q[0].X, y1: q[0].Y}
-	for _, c := range q[1:] {
-		r.x0, r.x1 = min(r.x0, c.X), max(r.x1, c.X)
-		r.y0, r.y1 = min(r.y0, c.Y), max(r.y1, c.Y)
-	}
-	return sum[0] / n, r, q
+	lo, hi := q.extent()
+	return sum[0] / n, box{x0: lo.X, y0: lo.Y, x1: hi.X, y1: hi.Y}, q
 }
