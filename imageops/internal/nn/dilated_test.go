@@ -33,20 +33,20 @@ func naiveDil(c *Dil3, x *Tensor) *Tensor {
 	return y
 }
 
-// dilKernels runs test with the portable loop and with each kernel this
-// machine has.
-func dilKernels(t *testing.T, test func(t *testing.T)) {
+// dilKernels runs f, a test or a benchmark, with the portable loop and
+// with each kernel this machine has.
+func dilKernels[T interface{ Run(string, func(T)) bool }](r T, f func(T)) {
 	s512, s2 := useAVX512, useAVX2
 	defer func() { useAVX512, useAVX2 = s512, s2 }()
 	useAVX512, useAVX2 = false, false
-	t.Run("portable", test)
+	r.Run("portable", f)
 	if s2 {
 		useAVX2 = true
-		t.Run("avx2", test)
+		r.Run("avx2", f)
 	}
 	if s512 {
 		useAVX512 = true
-		t.Run("avx512", test)
+		r.Run("avx512", f)
 	}
 }
 
@@ -111,7 +111,7 @@ func TestHalves(t *testing.T) {
 // BenchmarkDil3 times U²-Net-p's costliest layer shape at a 320×240 input:
 // 128 → 64 channels, 3×3 (GMAC/s reported).
 func BenchmarkDil3(b *testing.B) {
-	dilKernelsB(b, func(b *testing.B) {
+	dilKernels(b, func(b *testing.B) {
 		rnd := random()
 		c := &Dil3{Cin: 128, Cout: 64, D: 1, ReLU: true, Weights: make([]float32, 64*128*9), Biases: make([]float32, 64)}
 		for i := range c.Weights {
@@ -127,19 +127,4 @@ func BenchmarkDil3(b *testing.B) {
 		}
 		b.ReportMetric(float64(128*64*9*240*320)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 	})
-}
-
-func dilKernelsB(b *testing.B, bench func(b *testing.B)) {
-	s512, s2 := useAVX512, useAVX2
-	defer func() { useAVX512, useAVX2 = s512, s2 }()
-	useAVX512, useAVX2 = false, false
-	b.Run("portable", bench)
-	if s2 {
-		useAVX2 = true
-		b.Run("avx2", bench)
-	}
-	if s512 {
-		useAVX512 = true
-		b.Run("avx512", bench)
-	}
 }
