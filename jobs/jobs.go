@@ -39,6 +39,9 @@ type Params struct {
 	Style        string `json:"style,omitempty"`
 	Reflection   bool   `json:"reflection,omitempty"`
 	RequirePlate bool   `json:"requirePlate,omitempty"`
+	// Format is the answer's format asked for ("jpeg", "png", "webp");
+	// empty keeps the operation's own rule (README, "Formats").
+	Format string `json:"format,omitempty"`
 }
 
 // Payload is what an Asynq task carries: ids and parameters, never pixels.
