@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/draw"
+	"image/color"
 
 	"carphoto"
 	"carphoto/imageops"
@@ -72,18 +72,25 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 			return nil, fmt.Errorf("%s: %w", op, err)
 		}
 	}
-	var buf bytes.Buffer
-	if err := imageops.EncodeJPEG(&buf, out, jpegQuality(in), in.ICC); err != nil {
-		return nil, fmt.Errorf("encode jpeg: %w", err)
+	// A transparent PNG or WebP keeps its format (and so its alpha); any
+	// other photo is answered as JPEG, as the contract says.
+	format := "jpeg"
+	if in.Format != "jpeg" && imageops.HasTransparency(in.Image) {
+		format = in.Format
 	}
-	return &jobs.Result{ContentType: "image/jpeg", PlatesFound: len(found), Body: buf.Bytes()}, nil
+	res, err := encode(out, in, p.Format, format)
+	if err != nil {
+		return nil, err
+	}
+	res.PlatesFound = len(found)
+	return res, nil
 }
 
 func shadowOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
 	var car *image.NRGBA
 	if in.Format != "jpeg" && imageops.HasTransparency(in.Image) {
 		// A transparent cut-out is used as it is.
-		car = toNRGBA(in.Image)
+		car = imageops.ToNRGBA(in.Image)
 	} else {
 		var err error
 		if car, err = cutout.Cut(ctx, in.Image); err != nil {
@@ -97,11 +104,35 @@ func shadowOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Res
 	if err != nil {
 		return nil, fmt.Errorf("shadow: %w", err)
 	}
-	var buf bytes.Buffer
-	if err := imageops.EncodePNG(&buf, out, in.ICC); err != nil {
-		return nil, fmt.Errorf("encode png: %w", err)
+	return encode(out, in, p.Format, "png")
+}
+
+// encode writes the answer in the format the client asked for, else in
+// format: a JPEG at the input's quality (flattened on white where the
+// image is transparent), a PNG, or a lossy WebP with its alpha.
+func encode(img image.Image, in *imageops.Photo, asked, format string) (*jobs.Result, error) {
+	if asked != "" {
+		format = asked
 	}
-	return &jobs.Result{ContentType: "image/png", Body: buf.Bytes()}, nil
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "jpeg":
+		if imageops.HasTransparency(img) {
+			img = imageops.Flatten(img, color.White)
+		}
+		err = imageops.EncodeJPEG(&buf, img, jpegQuality(in), in.ICC)
+	case "png":
+		err = imageops.EncodePNG(&buf, img, in.ICC)
+	case "webp":
+		err = imageops.EncodeWebP(&buf, img, jpegQuality(in))
+	default:
+		return nil, carphoto.Errorf(carphoto.EInvalidParams, "format must be jpeg, png or webp, not %q", format)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &jobs.Result{ContentType: "image/" + format, Body: buf.Bytes()}, nil
 }
 
 // jpegQuality keeps the output close to the input's quality: re-encoding a
@@ -111,16 +142,6 @@ func jpegQuality(in *imageops.Photo) int {
 		return defaultQuality
 	}
 	return min(max(in.Quality, minQuality), maxQuality)
-}
-
-func toNRGBA(img image.Image) *image.NRGBA {
-	if n, ok := img.(*image.NRGBA); ok && n.Bounds().Min == (image.Point{}) {
-		return n
-	}
-	b := img.Bounds()
-	n := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	draw.Draw(n, n.Bounds(), img, b.Min, draw.Src)
-	return n
 }
 
 // prefix names the field a client error is about.
