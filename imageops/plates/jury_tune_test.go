@@ -32,6 +32,9 @@ func init() {
 	if s := os.Getenv("PLATES_RELOOK_MODE"); s != "" {
 		relookMean = s == "mean"
 	}
+	if os.Getenv("PLATES_FLIP") != "" {
+		relookFlip = os.Getenv("PLATES_FLIP") == "1"
+	}
 	if files := os.Getenv("PLATES_CONTEXT"); files != "" {
 		for _, f := range strings.Split(files, ",") {
 			data, err := os.ReadFile(f)

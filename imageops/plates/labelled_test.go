@@ -41,6 +41,7 @@ type labelled struct {
 // (train/plates/copies.json).
 func labelledPhotos(t *testing.T, set string, keep func(name string) bool) []labelled {
 	t.Helper()
+	tracked()
 	root := "../../../shared/datasets"
 	if d := os.Getenv("PLATES_DATA"); d != "" {
 		root = d
@@ -268,4 +269,17 @@ func readLabels(t *testing.T, dir string) []labelEntry {
 		t.Fatal(err)
 	}
 	return labels
+}
+
+// tuneEnv names every variable the tuning tools' init reads (jury_tune_test.go).
+var tuneEnv = []string{"PLATES_ACCEPT", "PLATES_PROPOSE", "PLATES_RELOOK", "PLATES_RELOOK_MODE", "PLATES_FLIP",
+	"PLATES_CONTEXT", "PLATES_CONTEXT_WEIGHT", "PLATES_CONTEXT_FROM", "PLATES_JURY"}
+
+// tracked reads them again from within a test: go test records only the
+// variables read while a test runs (not in init) in its cache key, and
+// without this a run with another PLATES_JURY answers from the cache.
+func tracked() {
+	for _, name := range tuneEnv {
+		os.Getenv(name)
+	}
 }
