@@ -88,7 +88,9 @@ func TestHeldOutSheets(t *testing.T) {
 // width and height, and the best score of a proposal that reached it (a
 // proposal with IoU ≥ 0.3 or its centre on the plate) or "not proposed":
 // whether the first stage or the jury lost it. The detections' quads are
-// outlined in red. Respects PLATES_COPYFREE.
+// outlined in red, and the caption gives the share of the label inside
+// them. Respects PLATES_COPYFREE; with PLATES_EXTRA the two larger sets
+// too, PLATES_AUDIT_SET=name only that set.
 //
 //	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestMissSheets ./imageops/plates/
 func TestMissSheets(t *testing.T) {
@@ -101,7 +103,14 @@ func TestMissSheets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var a audit
-	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+	sets := []string{"plates-web-cc0", "plates-dashcam-ro"}
+	if os.Getenv("PLATES_EXTRA") != "" {
+		sets = append(sets, extraSets...)
+	}
+	if only := os.Getenv("PLATES_AUDIT_SET"); only != "" {
+		sets = []string{only}
+	}
+	for _, set := range sets {
 		for _, p := range labelledPhotos(t, set, keep) {
 			props := p.proposed(t)
 			judged, err := vs.verify(context.Background(), p.img, props)
@@ -114,7 +123,8 @@ func TestMissSheets(t *testing.T) {
 				quads = append(quads, pl.Hide.Bounds())
 			}
 			for _, b := range p.boxes {
-				if b.CoveredBy(found) >= 0.95 {
+				covered := b.CoveredBy(found)
+				if covered >= 0.95 {
 					continue
 				}
 				best := -1.0
@@ -125,7 +135,7 @@ func TestMissSheets(t *testing.T) {
 				}
 				caption := fmt.Sprintf("%d %.0fx%.0f not proposed", len(a.list), b.W, b.H)
 				if best >= 0 {
-					caption = fmt.Sprintf("%d %.0fx%.0f best %.2f", len(a.list), b.W, b.H, best)
+					caption = fmt.Sprintf("%d %.0fx%.0f best %.2f in %.0f%%", len(a.list), b.W, b.H, best, 100*covered)
 				}
 				r := image.Rect(int(b.X), int(b.Y), int(b.X+b.W), int(b.Y+b.H))
 				a.list = append(a.list, auditEntry{p.set, p.file, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, best})
