@@ -86,14 +86,26 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 	return res, nil
 }
 
+// ShadowMaxPixels is the largest car-shadow answer: a larger photo is
+// scaled down to it first (area filter), so that the cut-out, the shadow
+// and the PNG of a 60-megapixel photo fit in the worker's memory budget
+// and its deadline on one core (docs/BENCHMARKS.md). A listing shows a
+// photo at a few megapixels.
+const ShadowMaxPixels = 16_000_000
+
 func shadowOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
+	transparent := in.Format != "jpeg" && imageops.HasTransparency(in.Image)
+	img, err := imageops.FitPixels(ctx, in.Image, ShadowMaxPixels)
+	if err != nil {
+		return nil, err
+	}
+	in.Image = nil // the full-size decode is no longer needed: let it go
 	var car *image.NRGBA
-	if in.Format != "jpeg" && imageops.HasTransparency(in.Image) {
+	if transparent {
 		// A transparent cut-out is used as it is.
-		car = imageops.ToNRGBA(in.Image)
+		car = imageops.ToNRGBA(img)
 	} else {
-		var err error
-		if car, err = cutout.Cut(ctx, in.Image); err != nil {
+		if car, err = cutout.Cut(ctx, img); err != nil {
 			return nil, fmt.Errorf("cut out: %w", err)
 		}
 	}

@@ -1,0 +1,171 @@
+package worker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"carphoto/imageops"
+	"carphoto/jobs"
+)
+
+// bigRun is what the child process of TestSixtyMegapixels reports.
+type bigRun struct {
+	Errors     []string
+	Slowest    time.Duration // of the two concurrent car-shadows
+	Overshoot  time.Duration // the most past a deadline that falls in the middle of the work
+	PeakKB     int           // VmHWM
+	AfterKB    int           // VmRSS once the tasks are done
+	OutPixels  int
+	BeforeTask int // VmRSS before any task
+}
+
+// Two 60-megapixel car-shadows at once on one worker fit its memory budget
+// and deadline, give their memory back, and a task whose deadline passes
+// stops within a second. The work runs in a child process of its own so
+// that its peak memory is the tasks', not the test binary's.
+func TestSixtyMegapixels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("60 MP photos take seconds of CPU")
+	}
+	if in := os.Getenv("CARPHOTO_BIG_INPUT"); in != "" {
+		bigChild(in)
+		return
+	}
+	// A 9000×6700 JPEG: a car-coloured body on a grey ground with texture.
+	img := image.NewYCbCr(image.Rect(0, 0, 9000, 6700), image.YCbCrSubsampleRatio420)
+	for y := range 6700 {
+		for x := range 9000 {
+			v := uint8(110 + (x*7+y*13)%40)
+			if y > 2500 && y < 5200 && x > 1500 && x < 7500 {
+				v = uint8(60 + (x+y)%20)
+			}
+			img.Y[img.YOffset(x, y)] = v
+		}
+	}
+	for i := range img.Cb {
+		img.Cb[i], img.Cr[i] = 120, 140
+	}
+	var data bytes.Buffer
+	if err := imageops.EncodeJPEG(&data, img, 85, nil); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "big.jpg")
+	if err := os.WriteFile(file, data.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSixtyMegapixels$")
+	cmd.Env = append(os.Environ(), "CARPHOTO_BIG_INPUT="+file, "GOMEMLIMIT=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var r bigRun
+	line := out[bytes.LastIndex(out, []byte("BIGRUN ")):]
+	if err := json.NewDecoder(bytes.NewReader(line[len("BIGRUN "):])).Decode(&r); err != nil {
+		t.Fatalf("child said %s", out)
+	}
+	t.Logf("two 60 MP car-shadows: slowest %v, peak RSS %d MB (%d before), %d MB after, answer %.1f MP; deadline overshoot %v",
+		r.Slowest, r.PeakKB>>10, r.BeforeTask>>10, r.AfterKB>>10, float64(r.OutPixels)/1e6, r.Overshoot)
+	if len(r.Errors) > 0 {
+		t.Fatalf("car-shadow failed: %v", r.Errors)
+	}
+	if r.Slowest > 30*time.Second {
+		t.Errorf("the slower car-shadow took %v, past the 30 s request deadline", r.Slowest)
+	}
+	if r.PeakKB > 1200<<10 {
+		t.Errorf("peak RSS %d MB, over the 1.2 GB budget of two tasks", r.PeakKB>>10)
+	}
+	if r.AfterKB > 300<<10 {
+		t.Errorf("RSS %d MB once the tasks were done, want under 300 MB", r.AfterKB>>10)
+	}
+	if r.OutPixels > ShadowMaxPixels*3 {
+		t.Errorf("the answer has %d pixels: the photo was not scaled to the working size", r.OutPixels)
+	}
+	if r.Overshoot > time.Second {
+		t.Errorf("work went on %v past its deadline", r.Overshoot)
+	}
+}
+
+func bigChild(file string) {
+	var r bigRun
+	defer func() {
+		b, _ := json.Marshal(r)
+		fmt.Printf("\nBIGRUN %s\n", b)
+	}()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		r.Errors = append(r.Errors, err.Error())
+		return
+	}
+	limitMemory(2)
+	r.BeforeTask = procStatus("VmRSS")
+	lim := imageops.Limits{MaxPixels: 61_000_000}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := Process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, lim)
+			mu.Lock()
+			defer mu.Unlock()
+			r.Slowest = max(r.Slowest, time.Since(start))
+			if err != nil {
+				r.Errors = append(r.Errors, err.Error())
+				return
+			}
+			if cfg, _, err := image.DecodeConfig(bytes.NewReader(res.Body)); err == nil {
+				r.OutPixels = cfg.Width * cfg.Height
+			}
+		}()
+	}
+	wg.Wait()
+	releaseMemory()
+	r.PeakKB, r.AfterKB = procStatus("VmHWM"), procStatus("VmRSS")
+	// Deadlines that fall in the decode, the cut-out and the shadow: Process
+	// gives up soon after each. (One task alone runs about twice as fast as
+	// one of two.)
+	for _, share := range []time.Duration{8, 4, 3} {
+		d := r.Slowest / share
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		start := time.Now()
+		if _, err := Process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, lim); err == nil {
+			r.Errors = append(r.Errors, fmt.Sprintf("a car-shadow with a deadline of %v succeeded", d))
+		}
+		cancel()
+		r.Overshoot = max(r.Overshoot, time.Since(start)-d)
+	}
+}
+
+// procStatus reads a kB figure from /proc/self/status (0 where there is none).
+func procStatus(field string) int {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return n
+		}
+	}
+	return 0
+}
+
