@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -39,14 +43,35 @@ func NewClient(rdb redis.UniversalClient) *Client {
 // ErrTimeout is returned by Do when no result arrived before the deadline.
 var ErrTimeout = errors.New("no result before the deadline")
 
+// A worker proves it is still at a task by refreshing AliveKey every
+// aliveEvery; the key lives aliveTTL, long enough to survive a missed beat
+// or a short Redis blip. The web side looks every aliveEvery while it
+// waits, so a worker that dies is noticed within aliveTTL + aliveEvery.
+const (
+	aliveEvery = time.Second
+	aliveTTL   = 3 * time.Second
+)
+
+// maxAttempts bounds how many times one request's task is run after the
+// workers running it died: a photo that kills every worker it touches must
+// not take the fleet down with it.
+const maxAttempts = 3
+
 // Do stores the inputs, enqueues the task and blocks until a worker answers,
 // the deadline passes (ErrTimeout) or ctx is done. The inputs are removed
 // before Do returns, whatever happened.
+//
+// It survives what happens around it within the deadline: Redis errors
+// (a restart, a failover, a dropped connection) are retried with backoff,
+// and a worker that dies at the task (its AliveKey lapses with no answer)
+// has the task run again by another, up to maxAttempts runs in all.
 func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	ttl := time.Until(req.Deadline) + 5*time.Second
 	if ttl <= 5*time.Second {
 		return nil, ErrTimeout
 	}
+	ctx, cancel := context.WithDeadline(ctx, req.Deadline)
+	defer cancel()
 	p := Payload{
 		RequestID: req.ID, Op: req.Op, AccountID: req.AccountID, HasLogo: req.Logo != nil,
 		Params: req.Params, EnqueuedAt: time.Now(), Deadline: req.Deadline,
@@ -57,38 +82,177 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	}
 	photoKey, logoKey, resultKey := PhotoKey(req.ID), LogoKey(req.ID), ResultKey(req.ID)
 	// Deleting inputs on the way out makes a late worker find nothing to do.
-	defer c.rdb.Del(context.WithoutCancel(ctx), photoKey, logoKey)
+	defer func() {
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer dcancel()
+		Retry(dctx, func(ctx context.Context) error { return c.rdb.Del(ctx, photoKey, logoKey).Err() })
+	}()
+	err = Retry(ctx, func(ctx context.Context) error {
+		pipe := c.rdb.Pipeline()
+		pipe.Set(ctx, photoKey, req.Photo, ttl)
+		if req.Logo != nil {
+			pipe.Set(ctx, logoKey, req.Logo, ttl)
+		}
+		_, err := pipe.Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, c.failed(ctx, "store inputs", err)
+	}
+	attempt := 1
+	enqueue := func() error {
+		id := req.ID
+		if attempt > 1 {
+			id = fmt.Sprintf("%s.%d", req.ID, attempt)
+		}
+		task := asynq.NewTask(TaskType(req.Op), body,
+			asynq.Queue(Queue), asynq.Deadline(req.Deadline), asynq.MaxRetry(0), asynq.TaskID(id))
+		return Retry(ctx, func(ctx context.Context) error {
+			_, err := c.aq.EnqueueContext(ctx, task)
+			if errors.Is(err, asynq.ErrTaskIDConflict) {
+				return nil // an earlier try went through before its answer was lost
+			}
+			return err
+		})
+	}
+	if err := enqueue(); err != nil {
+		return nil, c.failed(ctx, "enqueue", err)
+	}
+	seen := false // a worker has been seen at the current attempt
+	for backoff := retryFirst; ; {
+		// BLPOP has a resolution of milliseconds; go-redis adds the timeout
+		// to the connection's read deadline for blocking commands.
+		vals, err := c.rdb.BLPop(ctx, min(aliveEvery, max(time.Until(req.Deadline), time.Millisecond)), resultKey).Result()
+		switch {
+		case err == nil:
+			return DecodeResult([]byte(vals[1]))
+		case ctx.Err() != nil:
+			return nil, c.failed(ctx, "wait for result", ctx.Err())
+		case !errors.Is(err, redis.Nil):
+			// Redis went away: wait a little and listen again.
+			if !Transient(err) || !sleep(ctx, backoff) {
+				return nil, c.failed(ctx, "wait for result", err)
+			}
+			backoff = min(2*backoff, retryMost)
+			continue
+		}
+		backoff = retryFirst
+		alive, err := c.rdb.Exists(ctx, AliveKey(req.ID)).Result()
+		switch {
+		case err != nil:
+			continue
+		case alive == 1:
+			seen = true
+		case seen && attempt < maxAttempts:
+			// The worker at the task stopped beating without answering: it
+			// died. Another runs the task while the deadline allows.
+			attempt++
+			seen = false
+			if err := enqueue(); err != nil {
+				return nil, c.failed(ctx, "enqueue again", err)
+			}
+		}
+	}
+}
 
-	pipe := c.rdb.Pipeline()
-	pipe.Set(ctx, photoKey, req.Photo, ttl)
-	if req.Logo != nil {
-		pipe.Set(ctx, logoKey, req.Logo, ttl)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("store inputs: %w", err)
-	}
-	task := asynq.NewTask(TaskType(req.Op), body,
-		asynq.Queue(Queue), asynq.Deadline(req.Deadline), asynq.MaxRetry(0), asynq.TaskID(req.ID))
-	if _, err := c.aq.EnqueueContext(ctx, task); err != nil {
-		return nil, fmt.Errorf("enqueue: %w", err)
-	}
-
-	wait := time.Until(req.Deadline)
-	if wait <= 0 {
-		return nil, ErrTimeout
-	}
-	// BLPOP has a resolution of milliseconds; go-redis adds the timeout to
-	// the connection's read deadline for blocking commands.
-	vals, err := c.rdb.BLPop(ctx, wait, resultKey).Result()
+// failed is Do's error once the request cannot go on: ErrTimeout when its
+// deadline passed, ctx's error when the caller gave up, else err.
+func (c *Client) failed(ctx context.Context, what string, err error) error {
 	switch {
-	case errors.Is(err, redis.Nil):
-		return nil, ErrTimeout
-	case err != nil && ctx.Err() != nil:
-		return nil, ctx.Err()
-	case err != nil:
-		return nil, fmt.Errorf("wait for result: %w", err)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return ErrTimeout
+	case ctx.Err() != nil:
+		return ctx.Err()
 	}
-	return DecodeResult([]byte(vals[1]))
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Backoff between tries of a Redis command that failed.
+const (
+	retryFirst = 50 * time.Millisecond
+	retryMost  = time.Second
+)
+
+// Retry runs fn until it succeeds, fails for a reason other than Redis
+// being out of reach (Transient), or ctx is done, sleeping with
+// exponential backoff between tries: a Redis that restarts or fails over
+// within the deadline costs the request time, not its answer. It returns
+// fn's last error.
+func Retry(ctx context.Context, fn func(ctx context.Context) error) error {
+	backoff := retryFirst
+	for {
+		err := fn(ctx)
+		if !Transient(err) || ctx.Err() != nil {
+			return err
+		}
+		if !sleep(ctx, backoff) {
+			return err
+		}
+		backoff = min(2*backoff, retryMost)
+	}
+}
+
+// Transient reports whether err says Redis could not be reached or is not
+// ready to answer yet (starting, loading its data, failing over), so that
+// the same command may succeed a moment later.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, redis.ErrClosed) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		for _, busy := range []string{"LOADING", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY"} {
+			if strings.HasPrefix(re.Error(), busy) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sleep waits d, or less if ctx ends first; it reports whether ctx is
+// still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// KeepAlive refreshes the request's AliveKey until the returned stop is
+// called: the worker's heartbeat for one task. Failed refreshes are left
+// to the next beat.
+func KeepAlive(ctx context.Context, rdb redis.UniversalClient, requestID string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	key := AliveKey(requestID)
+	go func() {
+		defer close(done)
+		t := time.NewTicker(aliveEvery)
+		defer t.Stop()
+		for {
+			rdb.Set(ctx, key, 1, aliveTTL)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // Close releases the Asynq client; the Redis client belongs to the caller.

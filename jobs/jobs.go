@@ -60,6 +60,11 @@ func PhotoKey(requestID string) string  { return keyPrefix + requestID + ":photo
 func LogoKey(requestID string) string   { return keyPrefix + requestID + ":logo" }
 func ResultKey(requestID string) string { return keyPrefix + requestID + ":result" }
 
+// AliveKey is refreshed by the worker processing a request's task, every
+// aliveEvery with a lifetime of aliveTTL: the web side, seeing it lapse
+// with no answer, knows the worker died and runs the task again.
+func AliveKey(requestID string) string { return keyPrefix + requestID + ":alive" }
+
 // Result is a worker's answer. Either Body holds the processed image (Code
 // empty) or Code and Message say why not.
 type Result struct {

@@ -97,7 +97,11 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	}
 	ctx, cancel := context.WithDeadline(ctx, p.Deadline)
 	defer cancel()
-	photo, logo, err := jobs.LoadInputs(ctx, w.rdb, p)
+	var photo, logo []byte
+	err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
+		photo, logo, err = jobs.LoadInputs(ctx, w.rdb, p)
+		return err
+	})
 	if errors.Is(err, jobs.ErrGone) {
 		log.Warn().Dur("queue_wait_ms", wait).Msg("task whose request is gone dropped unprocessed")
 		return nil
@@ -108,7 +112,9 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 
 	log.Info().Dur("queue_wait_ms", wait).Msg("task started")
 	w.running.Add(1)
+	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID)
 	res := w.safeProcess(ctx, log, p, photo, logo)
+	stop()
 	if w.running.Add(-1) == 0 {
 		releaseMemory()
 	}
@@ -119,7 +125,7 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	}
 	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer dcancel()
-	if err := jobs.Deliver(dctx, w.rdb, p, res); err != nil {
+	if err := jobs.Retry(dctx, func(ctx context.Context) error { return jobs.Deliver(ctx, w.rdb, p, res) }); err != nil {
 		return fmt.Errorf("deliver result: %w", err)
 	}
 	ev := log.Info()

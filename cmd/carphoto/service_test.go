@@ -355,10 +355,64 @@ func TestWorkerStops(t *testing.T) {
 		if got := s.credits(t, id); got != 9 {
 			t.Errorf("balance %d after a killed task, want 9 (uncharged)", got)
 		}
-		startProc(t, "worker", env...)
+		b := startProc(t, "worker", env...)
 		status, _, body := post(t, url+"/v1/blur-plates", key, file("image", carPhoto(t)))
 		if status != 200 {
 			t.Errorf("service did not keep serving: %d %.300s", status, body)
+		}
+		b.cmd.Process.Signal(syscall.SIGTERM)
+		b.cmd.Wait()
+	})
+
+	t.Run("SIGKILL with a second worker running: the other answers, charged once", func(t *testing.T) {
+		before := s.credits(t, id)
+		ws := []*proc{startProc(t, "worker", env...), startProc(t, "worker", env...)}
+		waitReady(t, url)
+		started := func() []int {
+			var n []int
+			for _, w := range ws {
+				n = append(n, strings.Count(w.stderr.String(), "task started"))
+			}
+			return n
+		}
+		was := started()
+		res := make(chan int, 1)
+		go func() {
+			status, _, body := post(t, url+"/v1/blur-plates", key, file("image", photo))
+			if status != 200 {
+				t.Logf("status %d: %.300s", status, body)
+			}
+			res <- status
+		}()
+		var holder *proc
+		for deadline := time.Now().Add(20 * time.Second); holder == nil; time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no worker started the task")
+			}
+			for i, n := range started() {
+				if n > was[i] {
+					holder = ws[i]
+				}
+			}
+		}
+		holder.cmd.Process.Kill()
+		killed := time.Now()
+		if status := <-res; status != 200 {
+			t.Errorf("status %d after SIGKILL with a second worker running, want 200", status)
+		}
+		if d := time.Since(killed); d > 10*time.Second {
+			t.Errorf("answered %v after the kill, want within 10 s", d)
+		} else {
+			t.Logf("answered %v after the kill", d.Round(time.Millisecond))
+		}
+		if got := s.credits(t, id); got != before-1 {
+			t.Errorf("balance %d, want %d: charged once", got, before-1)
+		}
+		for _, w := range ws {
+			if w != holder {
+				w.cmd.Process.Signal(syscall.SIGTERM)
+				w.cmd.Wait()
+			}
 		}
 	})
 
