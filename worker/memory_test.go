@@ -168,4 +168,3 @@ func procStatus(field string) int {
 	}
 	return 0
 }
-
