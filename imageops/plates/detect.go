@@ -13,7 +13,7 @@ import (
 // workSide is the long side, in pixels, of the image the network sees. A
 // 12-megapixel photo is shrunk to 640×480, a 400-pixel web photo enlarged:
 // the network was trained at this scale (train/plates/train.py, WORK).
-const workSide = 640
+var workSide = 640
 
 // stride is the network's output cell size in working pixels.
 const stride = 4

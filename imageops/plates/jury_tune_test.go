@@ -32,6 +32,13 @@ func init() {
 	if s := os.Getenv("PLATES_RELOOK_MODE"); s != "" {
 		relookMean = s == "mean"
 	}
+	if s := os.Getenv("PLATES_WORKSIDE"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 320 || v%32 != 0 {
+			panic("PLATES_WORKSIDE=" + s + ": want a multiple of 32 from 320")
+		}
+		workSide = v
+	}
 	if os.Getenv("PLATES_FLIP") != "" {
 		relookFlip = os.Getenv("PLATES_FLIP") == "1"
 	}
