@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image"
 	"image/png"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -624,4 +625,29 @@ func TestAssetCountCap(t *testing.T) {
 	if list, _ := s.Assets(ctx, a.ID); len(list) != 3 || full != 5 {
 		t.Fatalf("%d assets kept and %d refused, want 3 and 5", len(list), full)
 	}
+}
+
+// An amount or balance past MaxCredits is the caller's mistake (400), not
+// a store failure, and changes nothing.
+func TestAddCreditsOverflow(t *testing.T) {
+	ctx := context.Background()
+	s, r := newService(t, billing.Config{})
+	a, _ := createAccount(t, s, 25)
+	for _, amount := range []int64{math.MaxInt64, math.MinInt64, billing.MaxCredits + 1, billing.MaxCredits - 24} {
+		_, err := s.AddCredits(ctx, a.ID, amount, "admin-big")
+		wantCode(t, err, carphoto.EInvalidParams)
+	}
+	if _, _, err := s.CreateAccount(ctx, "Big Motors", billing.MaxCredits+1); carphoto.ErrorCode(err) != carphoto.EInvalidParams {
+		t.Fatalf("CreateAccount(MaxCredits+1): %v, want invalid_params", err)
+	}
+	if got, err := s.AddCredits(ctx, a.ID, billing.MaxCredits-25, "admin-max"); err != nil || got != billing.MaxCredits {
+		t.Fatalf("AddCredits up to MaxCredits = %d, %v; want %d", got, err, billing.MaxCredits)
+	}
+	// A balance the companion app pushed near int64's end still refuses
+	// cleanly instead of overflowing HINCRBY.
+	if err := r.Client.HSet(ctx, "cp:acct:"+a.ID, "credits", int64(math.MaxInt64-1)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.AddCredits(ctx, a.ID, 5, "admin-over")
+	wantCode(t, err, carphoto.EInvalidParams)
 }

@@ -134,3 +134,23 @@ func TestAdminAccountLifecycle(t *testing.T) {
 	}
 	wantErrorJSON(t, admin("POST", "/admin/v1/accounts", `{"credits":-1}`), http.StatusBadRequest, carphoto.EInvalidParams)
 }
+
+// A credit amount past what a balance can hold is the caller's mistake:
+// 400 invalid_params, the balance unchanged (it was 503 once).
+func TestAdminCreditOverflow(t *testing.T) {
+	e := newAcctEnv(t, server.Config{AdminToken: adminToken}, billing.Config{})
+	id, _ := e.account(t, 25)
+	for _, amount := range []string{"9223372036854775807", "-9223372036854775808", "1000000000001", "99999999999999999999"} {
+		t.Run(amount, func(t *testing.T) {
+			rec := e.do(t, "POST", "/admin/v1/accounts/"+id+"/credits", adminToken, "application/json", []byte(`{"amount":`+amount+`}`))
+			wantErrorJSON(t, rec, http.StatusBadRequest, carphoto.EInvalidParams)
+		})
+	}
+	rec := e.do(t, "POST", "/admin/v1/accounts", adminToken, "application/json", []byte(`{"credits":9223372036854775807}`))
+	wantErrorJSON(t, rec, http.StatusBadRequest, carphoto.EInvalidParams)
+	var acct struct{ Credits int64 }
+	decodeJSON(t, e.do(t, "GET", "/admin/v1/accounts/"+id, adminToken, "", nil), http.StatusOK, &acct)
+	if acct.Credits != 25 {
+		t.Fatalf("balance %d after refused changes, want 25", acct.Credits)
+	}
+}
