@@ -651,3 +651,18 @@ func TestAddCreditsOverflow(t *testing.T) {
 	_, err := s.AddCredits(ctx, a.ID, 5, "admin-over")
 	wantCode(t, err, carphoto.EInvalidParams)
 }
+
+func TestAdminRateLimit(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{AdminRateLimitPerMinute: 3})
+	a, _ := createAccount(t, s, 0)
+	for i := 1; i <= 4; i++ {
+		rl, err := s.AllowAdmin(ctx)
+		if err != nil || rl.Allowed != (i <= 3) {
+			t.Fatalf("admin call %d: %+v, %v; want allowed only for the first 3", i, rl, err)
+		}
+	}
+	if rl, err := s.Allow(ctx, a.KeyID); err != nil || !rl.Allowed {
+		t.Fatalf("a client key after the admin budget ran out: %+v, %v; want allowed", rl, err)
+	}
+}

@@ -16,6 +16,10 @@ type Config struct {
 
 	RateLimitPerMinute int // per API key; default 60
 
+	// AdminRateLimitPerMinute is the admin API's budget, shared by every
+	// caller with the admin token. Default 300.
+	AdminRateLimitPerMinute int
+
 	// HoldTTL is how long an uncaptured hold lives before Run returns it to
 	// the balance. It must outlast the longest request (REQUEST_TIMEOUT plus
 	// a margin for clock skew between web processes). Default 5 minutes.
@@ -40,6 +44,7 @@ type Config struct {
 const (
 	DefaultCost           = 1
 	DefaultRatePerMinute  = 60
+	DefaultAdminRate      = 300
 	DefaultHoldTTL        = 5 * time.Minute
 	DefaultReapInterval   = 30 * time.Second
 	DefaultMaxAssetBytes  = 5 << 20
@@ -54,6 +59,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RateLimitPerMinute <= 0 {
 		c.RateLimitPerMinute = DefaultRatePerMinute
+	}
+	if c.AdminRateLimitPerMinute <= 0 {
+		c.AdminRateLimitPerMinute = DefaultAdminRate
 	}
 	if c.HoldTTL <= 0 {
 		c.HoldTTL = DefaultHoldTTL

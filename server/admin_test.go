@@ -154,3 +154,24 @@ func TestAdminCreditOverflow(t *testing.T) {
 		t.Fatalf("balance %d after refused changes, want 25", acct.Credits)
 	}
 }
+
+// The admin API has a rate limit of its own: past it, 429 with Retry-After;
+// client keys are not affected.
+func TestAdminRateLimited(t *testing.T) {
+	e := newAcctEnv(t, server.Config{AdminToken: adminToken}, billing.Config{AdminRateLimitPerMinute: 3})
+	id, key := e.account(t, 1)
+	for i := 1; i <= 3; i++ {
+		if rec := e.do(t, "GET", "/admin/v1/accounts/"+id, adminToken, "", nil); rec.Code != http.StatusOK {
+			t.Fatalf("admin call %d: status %d, want 200", i, rec.Code)
+		}
+	}
+	rec := e.do(t, "GET", "/admin/v1/accounts/"+id, adminToken, "", nil)
+	wantErrorJSON(t, rec, http.StatusTooManyRequests, carphoto.ERateLimited)
+	if rec.Header().Get("Retry-After") == "" {
+		t.Errorf("429 without Retry-After")
+	}
+	wantErrorJSON(t, e.do(t, "GET", "/admin/v1/accounts/"+id, "wrong-token-0123456789", "", nil), http.StatusUnauthorized, carphoto.EInvalidAPIKey)
+	if rec := e.do(t, "GET", "/v1/account", key, "", nil); rec.Code != http.StatusOK {
+		t.Fatalf("client key: status %d, want 200", rec.Code)
+	}
+}

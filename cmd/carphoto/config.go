@@ -32,12 +32,13 @@ type config struct {
 	WorkerConcurrency     int
 	WorkerShutdownTimeout time.Duration
 
-	RateLimitPerMinute int
-	CreditCost         int64
-	MaxAssetBytes      int64
-	MaxAssets          int
-	AdminToken         string
-	LogLevel           string
+	RateLimitPerMinute      int
+	AdminRateLimitPerMinute int
+	CreditCost              int64
+	MaxAssetBytes           int64
+	MaxAssets               int
+	AdminToken              string
+	LogLevel                string
 }
 
 // loadConfig reads the environment through getenv. Every malformed variable
@@ -76,21 +77,22 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 
 	c := config{
-		Port:                  str("PORT", "8080"),
-		RedisURL:              str("REDIS_URL", ""),
-		RequestTimeout:        dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
-		MaxUploadBytes:        num("MAX_UPLOAD_BYTES", 25<<20, 1024),
-		MaxPixels:             int(num("MAX_PIXELS", 60_000_000, 1)),
-		TaskCheckInterval:     dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
-		RedisPoolSize:         int(num("REDIS_POOL_SIZE", 256, 20)),
-		WorkerConcurrency:     int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
-		WorkerShutdownTimeout: dur("WORKER_SHUTDOWN_TIMEOUT", 20*time.Second, 0),
-		RateLimitPerMinute:    int(num("RATE_LIMIT_PER_MINUTE", 60, 1)),
-		CreditCost:            num("CREDIT_COST", 1, 1),
-		MaxAssetBytes:         num("MAX_ASSET_BYTES", 5<<20, 1024),
-		MaxAssets:             int(num("MAX_ASSETS", 100, 1)),
-		AdminToken:            getenv("ADMIN_TOKEN"),
-		LogLevel:              str("LOG_LEVEL", "info"),
+		Port:                    str("PORT", "8080"),
+		RedisURL:                str("REDIS_URL", ""),
+		RequestTimeout:          dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
+		MaxUploadBytes:          num("MAX_UPLOAD_BYTES", 25<<20, 1024),
+		MaxPixels:               int(num("MAX_PIXELS", 60_000_000, 1)),
+		TaskCheckInterval:       dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
+		RedisPoolSize:           int(num("REDIS_POOL_SIZE", 256, 20)),
+		WorkerConcurrency:       int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
+		WorkerShutdownTimeout:   dur("WORKER_SHUTDOWN_TIMEOUT", 20*time.Second, 0),
+		RateLimitPerMinute:      int(num("RATE_LIMIT_PER_MINUTE", 60, 1)),
+		AdminRateLimitPerMinute: int(num("ADMIN_RATE_LIMIT_PER_MINUTE", 300, 1)),
+		CreditCost:              num("CREDIT_COST", 1, 1),
+		MaxAssetBytes:           num("MAX_ASSET_BYTES", 5<<20, 1024),
+		MaxAssets:               int(num("MAX_ASSETS", 100, 1)),
+		AdminToken:              getenv("ADMIN_TOKEN"),
+		LogLevel:                str("LOG_LEVEL", "info"),
 	}
 	c.ShutdownTimeout = dur("SHUTDOWN_TIMEOUT", c.RequestTimeout+5*time.Second, 0)
 	if _, err := strconv.Atoi(c.Port); err != nil {
@@ -147,11 +149,12 @@ func (c config) workerConfig() worker.Config {
 // holds come back within minutes.
 func (c config) billingConfig(log zerolog.Logger) billing.Config {
 	return billing.Config{
-		Log:                log,
-		DefaultCost:        c.CreditCost,
-		RateLimitPerMinute: c.RateLimitPerMinute,
-		HoldTTL:            c.RequestTimeout + time.Minute,
-		MaxAssetBytes:      c.MaxAssetBytes,
-		MaxAssets:          c.MaxAssets,
+		Log:                     log,
+		DefaultCost:             c.CreditCost,
+		RateLimitPerMinute:      c.RateLimitPerMinute,
+		HoldTTL:                 c.RequestTimeout + time.Minute,
+		AdminRateLimitPerMinute: c.AdminRateLimitPerMinute,
+		MaxAssetBytes:           c.MaxAssetBytes,
+		MaxAssets:               c.MaxAssets,
 	}
 }

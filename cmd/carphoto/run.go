@@ -121,7 +121,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Dur("request_timeout", cfg.RequestTimeout).Int64("max_upload_bytes", cfg.MaxUploadBytes).
 		Int("max_pixels", cfg.MaxPixels).Dur("task_check_interval", cfg.TaskCheckInterval).
 		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
-		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
+		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
 		Msg("configuration")
 
 	g, ctx := errgroup.WithContext(ctx)
