@@ -29,6 +29,7 @@ const (
 	EInternal         = "internal"            // 500: a bug; never charged
 
 	EAssetLimitReached = "asset_limit_reached" // 409: the account's Assets library is full
+	ERequestTimeout    = "request_timeout"     // 408: the upload did not arrive within UPLOAD_TIMEOUT
 )
 
 // Error is a failure with a public code and a message that is safe to show

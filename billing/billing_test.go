@@ -652,6 +652,51 @@ func TestAddCreditsOverflow(t *testing.T) {
 	wantCode(t, err, carphoto.EInvalidParams)
 }
 
+// The cap on photo requests in flight holds per key, frees on Leave, and a
+// count whose process never called Leave lapses after InFlightTTL.
+func TestInFlightCap(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{MaxInFlightPerKey: 2, InFlightTTL: time.Minute})
+	now := time.Now()
+	s.SetNow(func() time.Time { return now })
+	a, _ := createAccount(t, s, 0)
+	b, _ := createAccount(t, s, 0)
+	first, err := s.Enter(ctx, a.KeyID, "req-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Enter(ctx, a.KeyID, "req-2"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Enter(ctx, a.KeyID, "req-3")
+	wantCode(t, err, carphoto.ERateLimited)
+	if !errors.Is(err, billing.ErrInFlightLimit) || !strings.Contains(carphoto.ErrorMessage(err), "2 photo requests") {
+		t.Fatalf("third request: %v; want ErrInFlightLimit saying the limit is 2", err)
+	}
+	if _, err := s.Enter(ctx, b.KeyID, "req-b"); err != nil {
+		t.Fatalf("another key: %v", err)
+	}
+	for range 2 { // Leave twice: the second does nothing
+		if err := s.Leave(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Enter(ctx, a.KeyID, "req-4"); err != nil {
+		t.Fatalf("after Leave: %v", err)
+	}
+	_, err = s.Enter(ctx, a.KeyID, "req-5")
+	wantCode(t, err, carphoto.ERateLimited)
+	// req-2 and req-4 were never left (their process died): a minute on,
+	// they no longer count.
+	now = now.Add(time.Minute + time.Second)
+	if _, err := s.Enter(ctx, a.KeyID, "req-6"); err != nil {
+		t.Fatalf("after InFlightTTL: %v", err)
+	}
+	if err := s.Leave(ctx, billing.InFlight{}); err != nil {
+		t.Fatalf("Leave of the zero InFlight: %v", err)
+	}
+}
+
 func TestAdminRateLimit(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newService(t, billing.Config{AdminRateLimitPerMinute: 3})

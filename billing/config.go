@@ -16,6 +16,14 @@ type Config struct {
 
 	RateLimitPerMinute int // per API key; default 60
 
+	// MaxInFlightPerKey caps the photo requests one API key has running at
+	// once, across web processes (Enter). Default 4.
+	MaxInFlightPerKey int
+	// InFlightTTL is the longest a request counts against that cap, should
+	// its web process die before Leave. It must outlast the longest request
+	// (REQUEST_TIMEOUT plus a margin). Default 1 minute.
+	InFlightTTL time.Duration
+
 	// AdminRateLimitPerMinute is the admin API's budget, shared by every
 	// caller with the admin token. Default 300.
 	AdminRateLimitPerMinute int
@@ -44,6 +52,8 @@ type Config struct {
 const (
 	DefaultCost           = 1
 	DefaultRatePerMinute  = 60
+	DefaultMaxInFlight    = 4
+	DefaultInFlightTTL    = time.Minute
 	DefaultAdminRate      = 300
 	DefaultHoldTTL        = 5 * time.Minute
 	DefaultReapInterval   = 30 * time.Second
@@ -59,6 +69,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RateLimitPerMinute <= 0 {
 		c.RateLimitPerMinute = DefaultRatePerMinute
+	}
+	if c.MaxInFlightPerKey <= 0 {
+		c.MaxInFlightPerKey = DefaultMaxInFlight
+	}
+	if c.InFlightTTL <= 0 {
+		c.InFlightTTL = DefaultInFlightTTL
 	}
 	if c.AdminRateLimitPerMinute <= 0 {
 		c.AdminRateLimitPerMinute = DefaultAdminRate

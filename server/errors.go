@@ -25,6 +25,7 @@ var statuses = map[string]int{
 	carphoto.EUnavailable:         http.StatusServiceUnavailable,
 	carphoto.EInternal:            http.StatusInternalServerError,
 	carphoto.EAssetLimitReached:   http.StatusConflict,
+	carphoto.ERequestTimeout:      http.StatusRequestTimeout,
 }
 
 // errorBody is the JSON shape of every failure.

@@ -20,9 +20,13 @@ import (
 // Config is the web process's share of the service configuration.
 type Config struct {
 	RequestTimeout time.Duration // deadline of a photo request, upload included
-	MaxUploadBytes int64         // cap on one uploaded file
-	MaxPixels      int           // cap on width × height, checked from the header
-	AdminToken     string        // enables /admin/v1 when set
+	// UploadTimeout bounds the upload of a photo request, from its arrival;
+	// a body still arriving then is answered 408 request_timeout. Zero
+	// leaves only RequestTimeout.
+	UploadTimeout  time.Duration
+	MaxUploadBytes int64  // cap on one uploaded file
+	MaxPixels      int    // cap on width × height, checked from the header
+	AdminToken     string // enables /admin/v1 when set
 	// MaxInFlight bounds the photo requests one web process works on at
 	// once. Each waits on a Redis connection (BLPOP) and holds its upload
 	// in memory, so it stays below the Redis pool size; requests beyond it

@@ -23,6 +23,7 @@ type config struct {
 	RedisURL string
 
 	RequestTimeout    time.Duration
+	UploadTimeout     time.Duration
 	ShutdownTimeout   time.Duration
 	MaxUploadBytes    int64
 	MaxPixels         int
@@ -33,6 +34,7 @@ type config struct {
 	WorkerShutdownTimeout time.Duration
 
 	RateLimitPerMinute      int
+	MaxInFlightPerKey       int
 	AdminRateLimitPerMinute int
 	CreditCost              int64
 	MaxAssetBytes           int64
@@ -87,6 +89,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		WorkerConcurrency:       int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
 		WorkerShutdownTimeout:   dur("WORKER_SHUTDOWN_TIMEOUT", 20*time.Second, 0),
 		RateLimitPerMinute:      int(num("RATE_LIMIT_PER_MINUTE", 60, 1)),
+		MaxInFlightPerKey:       int(num("MAX_IN_FLIGHT_PER_KEY", 4, 1)),
 		AdminRateLimitPerMinute: int(num("ADMIN_RATE_LIMIT_PER_MINUTE", 300, 1)),
 		CreditCost:              num("CREDIT_COST", 1, 1),
 		MaxAssetBytes:           num("MAX_ASSET_BYTES", 5<<20, 1024),
@@ -95,6 +98,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogLevel:                str("LOG_LEVEL", "info"),
 	}
 	c.ShutdownTimeout = dur("SHUTDOWN_TIMEOUT", c.RequestTimeout+5*time.Second, 0)
+	// An upload gets at most a third of the request's time by default, so
+	// a slow one is told so while there would still be time for the work.
+	c.UploadTimeout = dur("UPLOAD_TIMEOUT", min(10*time.Second, c.RequestTimeout/3), 100*time.Millisecond)
+	if c.UploadTimeout >= c.RequestTimeout {
+		errs = append(errs, fmt.Errorf("UPLOAD_TIMEOUT=%v: want less than REQUEST_TIMEOUT (%v), leaving time for the work", c.UploadTimeout, c.RequestTimeout))
+	}
 	if _, err := strconv.Atoi(c.Port); err != nil {
 		errs = append(errs, fmt.Errorf("PORT=%q: want a port number", c.Port))
 	}
@@ -127,6 +136,7 @@ func (c config) redisOptions(url string) (*redis.Options, error) {
 func (c config) serverConfig() server.Config {
 	return server.Config{
 		RequestTimeout: c.RequestTimeout,
+		UploadTimeout:  c.UploadTimeout,
 		MaxUploadBytes: c.MaxUploadBytes,
 		MaxPixels:      c.MaxPixels,
 		AdminToken:     c.AdminToken,
@@ -149,10 +159,14 @@ func (c config) workerConfig() worker.Config {
 // holds come back within minutes.
 func (c config) billingConfig(log zerolog.Logger) billing.Config {
 	return billing.Config{
-		Log:                     log,
-		DefaultCost:             c.CreditCost,
-		RateLimitPerMinute:      c.RateLimitPerMinute,
-		HoldTTL:                 c.RequestTimeout + time.Minute,
+		Log:                log,
+		DefaultCost:        c.CreditCost,
+		RateLimitPerMinute: c.RateLimitPerMinute,
+		HoldTTL:            c.RequestTimeout + time.Minute,
+		// A count left by a web process that died lapses soon after the
+		// longest request could have ended.
+		MaxInFlightPerKey:       c.MaxInFlightPerKey,
+		InFlightTTL:             c.RequestTimeout + 10*time.Second,
 		AdminRateLimitPerMinute: c.AdminRateLimitPerMinute,
 		MaxAssetBytes:           c.MaxAssetBytes,
 		MaxAssets:               c.MaxAssets,

@@ -264,7 +264,7 @@ func (zeros) Read(p []byte) (int, error) {
 
 // 16 concurrent calls on a balance of 5: exactly 5 succeed and are charged.
 func TestConcurrentCallsChargeExactly(t *testing.T) {
-	s := startService(t, nil)
+	s := startService(t, map[string]string{"MAX_IN_FLIGHT_PER_KEY": "16"})
 	id, key := s.account(t, 5)
 	photo := carPhoto(t)
 	counts := burst(t, 16, s.url+"/v1/blur-plates", key, photo)
@@ -284,7 +284,7 @@ func TestWorkerStops(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	rs := redistest.New(t, redisDB)
-	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "REQUEST_TIMEOUT=10s", "WORKER_CONCURRENCY=1"}
+	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "REQUEST_TIMEOUT=10s", "WORKER_CONCURRENCY=1", "MAX_IN_FLIGHT_PER_KEY=16"}
 	web := startProc(t, "serve", env...)
 	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
 	if status, _, body := do(t, http.MethodGet, url+"/readyz", "", "", nil); status != 503 {
@@ -454,7 +454,7 @@ func plainJPEG(t *testing.T) []byte {
 // A burst larger than a web process's Redis pool waits for free slots
 // instead of failing: 32 concurrent calls on a pool of 20 (4 photo slots).
 func TestBurstBeyondPoolWaits(t *testing.T) {
-	s := startService(t, map[string]string{"REDIS_POOL_SIZE": "20"})
+	s := startService(t, map[string]string{"REDIS_POOL_SIZE": "20", "MAX_IN_FLIGHT_PER_KEY": "32"})
 	id, key := s.account(t, 32)
 	photo := carPhoto(t)
 	counts := burst(t, 32, s.url+"/v1/blur-plates", key, photo)
