@@ -25,9 +25,9 @@ import (
 // fields lists the multipart fields each operation accepts; anything else is
 // refused so a misspelt option never passes silently.
 var fields = map[string][]string{
-	jobs.OpBlurPlates: {"image", "style", "requirePlate"},
-	jobs.OpPlateLogo:  {"image", "logo", "logoAssetId", "requirePlate"},
-	jobs.OpCarShadow:  {"image", "reflection"},
+	jobs.OpBlurPlates: {"image", "style", "requirePlate", "format"},
+	jobs.OpPlateLogo:  {"image", "logo", "logoAssetId", "requirePlate", "format"},
+	jobs.OpCarShadow:  {"image", "reflection", "format"},
 }
 
 // maxFieldBytes caps a text field; the longest legitimate one is an asset id.
@@ -183,12 +183,11 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 	}
 	req.Photo = up.image
 	v := up.values
-	if v["requirePlate"] != "" {
-		b, err := strconv.ParseBool(v["requirePlate"])
-		if err != nil {
-			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "requirePlate must be true or false, not %q", v["requirePlate"])
-		}
-		req.Params.RequirePlate = b
+	if req.Params.RequirePlate, err = parseBool("requirePlate", v["requirePlate"]); err != nil {
+		return req, "", err
+	}
+	if req.Params.Format, err = parseFormat(v["format"]); err != nil {
+		return req, "", err
 	}
 	switch op {
 	case jobs.OpBlurPlates:
@@ -198,12 +197,8 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 		}
 		req.Params.Style = string(style)
 	case jobs.OpCarShadow:
-		if v["reflection"] != "" {
-			b, err := strconv.ParseBool(v["reflection"])
-			if err != nil {
-				return req, "", carphoto.Errorf(carphoto.EInvalidParams, "reflection must be true or false, not %q", v["reflection"])
-			}
-			req.Params.Reflection = b
+		if req.Params.Reflection, err = parseBool("reflection", v["reflection"]); err != nil {
+			return req, "", err
 		}
 	case jobs.OpPlateLogo:
 		_, hasID := v["logoAssetId"]
@@ -224,6 +219,30 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 		}
 	}
 	return req, assetID, nil
+}
+
+// parseBool reads a boolean field: exactly "true" or "false", as the
+// README says; empty (or not sent) is false.
+func parseBool(name, v string) (bool, error) {
+	switch v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, carphoto.Errorf(carphoto.EInvalidParams, "%s must be exactly true or false, not %q", name, v)
+}
+
+// formats are the answer formats a client may ask for in the format field.
+var formats = []string{"jpeg", "png", "webp"}
+
+// parseFormat reads the format field; empty (or not sent) keeps the
+// operation's own rule.
+func parseFormat(v string) (string, error) {
+	if v != "" && !slices.Contains(formats, v) {
+		return "", carphoto.Errorf(carphoto.EInvalidParams, "format must be one of %s, not %q", strings.Join(formats, ", "), v)
+	}
+	return v, nil
 }
 
 // checkHeader refuses a file that is empty, not an image, or too large in
