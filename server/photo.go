@@ -78,6 +78,13 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		}
 		account := accountID(c)
 		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
+		// A retry with the Idempotency-Key of a finished request gets its
+		// answer again here, uncharged; duplicates never reach the hold.
+		idem, replayed, err := s.beginOnce(c, req, assetID)
+		if replayed || err != nil {
+			return err
+		}
+		defer idem.end(context.WithoutCancel(ctx), c)
 		if assetID != "" {
 			// The design comes from the caller's own Assets library.
 			data, err := s.billing.AssetData(ctx, account, assetID)
@@ -138,6 +145,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		if op != jobs.OpCarShadow {
 			h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
 		}
+		idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body)
 		return c.Blob(http.StatusOK, res.ContentType, res.Body)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
+	"carphoto/idempotency"
 	"carphoto/jobs"
 )
 
@@ -23,7 +24,10 @@ type Config struct {
 	// UploadTimeout bounds the upload of a photo request, from its arrival;
 	// a body still arriving then is answered 408 request_timeout. Zero
 	// leaves only RequestTimeout.
-	UploadTimeout  time.Duration
+	UploadTimeout time.Duration
+	// IdempotencyTTL is how long the answer to a photo request sent with
+	// an Idempotency-Key is kept for its retries; zero ignores the header.
+	IdempotencyTTL time.Duration
 	MaxUploadBytes int64  // cap on one uploaded file
 	MaxPixels      int    // cap on width × height, checked from the header
 	AdminToken     string // enables /admin/v1 when set
@@ -44,6 +48,7 @@ type Server struct {
 	inspect *asynq.Inspector
 	e       *echo.Echo
 	slots   chan struct{} // one per photo request in flight
+	idem    *idempotency.Store
 }
 
 // New wires the routes. rdb is the service's Redis; b and j are built on it.
@@ -52,6 +57,8 @@ func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.S
 		cfg: cfg, log: log, rdb: rdb, billing: b, jobs: j,
 		inspect: asynq.NewInspectorFromRedisClient(rdb),
 		slots:   make(chan struct{}, max(cfg.MaxInFlight, 1)),
+		// A claim outlives the longest request by a margin, then lapses.
+		idem: idempotency.New(rdb, cfg.IdempotencyTTL, cfg.RequestTimeout+10*time.Second),
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

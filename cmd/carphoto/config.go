@@ -24,6 +24,7 @@ type config struct {
 
 	RequestTimeout    time.Duration
 	UploadTimeout     time.Duration
+	IdempotencyTTL    time.Duration
 	ShutdownTimeout   time.Duration
 	MaxUploadBytes    int64
 	MaxPixels         int
@@ -97,6 +98,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		AdminToken:              getenv("ADMIN_TOKEN"),
 		LogLevel:                str("LOG_LEVEL", "info"),
 	}
+	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
 	c.ShutdownTimeout = dur("SHUTDOWN_TIMEOUT", c.RequestTimeout+5*time.Second, 0)
 	// An upload gets at most a third of the request's time by default, so
 	// a slow one is told so while there would still be time for the work.
@@ -137,6 +139,7 @@ func (c config) serverConfig() server.Config {
 	return server.Config{
 		RequestTimeout: c.RequestTimeout,
 		UploadTimeout:  c.UploadTimeout,
+		IdempotencyTTL: c.IdempotencyTTL,
 		MaxUploadBytes: c.MaxUploadBytes,
 		MaxPixels:      c.MaxPixels,
 		AdminToken:     c.AdminToken,

@@ -15,8 +15,9 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.UploadTimeout != 10*time.Second || c.MaxInFlightPerKey != 4 {
-		t.Errorf("UPLOAD_TIMEOUT %v, MAX_IN_FLIGHT_PER_KEY %d; want 10s and 4", c.UploadTimeout, c.MaxInFlightPerKey)
+	if c.UploadTimeout != 10*time.Second || c.MaxInFlightPerKey != 4 || c.IdempotencyTTL != 10*time.Minute {
+		t.Errorf("UPLOAD_TIMEOUT %v, MAX_IN_FLIGHT_PER_KEY %d, IDEMPOTENCY_TTL %v; want 10s, 4, 10m",
+			c.UploadTimeout, c.MaxInFlightPerKey, c.IdempotencyTTL)
 	}
 	// A shorter request deadline takes the upload's default down with it.
 	c, err = loadConfig(envOf(map[string]string{"REQUEST_TIMEOUT": "6s"}))

@@ -118,7 +118,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		return fmt.Errorf("redis at %s: %w", opt.Addr, err)
 	}
 	log.Info().Str("redis", opt.Addr).Bool("embedded_redis", embedded).
-		Dur("request_timeout", cfg.RequestTimeout).Dur("upload_timeout", cfg.UploadTimeout).
+		Dur("request_timeout", cfg.RequestTimeout).Dur("upload_timeout", cfg.UploadTimeout).Dur("idempotency_ttl", cfg.IdempotencyTTL).
 		Int64("max_upload_bytes", cfg.MaxUploadBytes).
 		Int("max_pixels", cfg.MaxPixels).Dur("task_check_interval", cfg.TaskCheckInterval).
 		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
