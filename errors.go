@@ -29,6 +29,10 @@ const (
 	EInternal         = "internal"            // 500: a bug; never charged
 
 	EAssetLimitReached = "asset_limit_reached" // 409: the account's Assets library is full
+	ERequestTimeout    = "request_timeout"     // 408: the upload did not arrive within UPLOAD_TIMEOUT
+
+	ERequestInProgress    = "request_in_progress"    // 409: the Idempotency-Key's first request is still running
+	EIdempotencyKeyReused = "idempotency_key_reused" // 422: the Idempotency-Key was used for a different request
 )
 
 // Error is a failure with a public code and a message that is safe to show

@@ -25,6 +25,11 @@ type Account struct {
 	KeyID string
 }
 
+// MaxCredits is the largest balance and the largest single change: far
+// above any real account, and small enough that the Lua scripts' numbers
+// (doubles) stay exact and HINCRBY never overflows.
+const MaxCredits = 1_000_000_000_000
+
 // maxNameLen caps account names, which are for people, not storage.
 const maxNameLen = 200
 
@@ -37,8 +42,8 @@ const (
 // returns it with its API key. The key exists in clear only in this return
 // value: show it once and forget it.
 func (s *Service) CreateAccount(ctx context.Context, name string, credits int64) (Account, string, error) {
-	if credits < 0 {
-		return Account{}, "", carphoto.Errorf(carphoto.EInvalidParams, "credits must be 0 or more, not %d", credits)
+	if credits < 0 || credits > MaxCredits {
+		return Account{}, "", carphoto.Errorf(carphoto.EInvalidParams, "credits must be 0 or more, at most %d, not %d", MaxCredits, credits)
 	}
 	if len(name) > maxNameLen || !utf8.ValidString(name) {
 		return Account{}, "", carphoto.Errorf(carphoto.EInvalidParams, "name must be valid UTF-8 of at most %d bytes", maxNameLen)
@@ -178,14 +183,16 @@ func (s *Service) setKey(ctx context.Context, id, hash string) error {
 
 // addScript changes a balance by ARGV[1] unless it would go below zero:
 // KEYS[1] cp:acct:{id}, KEYS[2] its ledger; ARGV: delta, request id, now
-// (ms), ledger cap. It returns {1, balance}, {0, balance} when refused, or
+// (ms), ledger cap, MaxCredits. It returns {1, balance}, {0, balance} when
+// the balance would go below zero, {-2, balance} when above MaxCredits, or
 // {-1, 0} when the account is unknown.
 var addScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
 local delta = tonumber(ARGV[1])
 local bal = tonumber(redis.call('HGET', KEYS[1], 'credits') or '0')
 if bal + delta < 0 then return {0, bal} end
-bal = redis.call('HINCRBY', KEYS[1], 'credits', delta)
+if bal + delta > tonumber(ARGV[5]) then return {-2, bal} end
+bal = redis.call('HINCRBY', KEYS[1], 'credits', ARGV[1])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*',
   'kind', 'admin', 'request_id', ARGV[2], 'op', '', 'amount', math.abs(delta),
   'delta', delta, 'balance', bal, 'hold_id', '', 'at', ARGV[3])
@@ -199,11 +206,14 @@ func (s *Service) AddCredits(ctx context.Context, accountID string, amount int64
 	if amount == 0 {
 		return 0, carphoto.Errorf(carphoto.EInvalidParams, "amount must not be 0")
 	}
+	if amount > MaxCredits || amount < -MaxCredits {
+		return 0, carphoto.Errorf(carphoto.EInvalidParams, "amount must be between %d and %d", -MaxCredits, MaxCredits)
+	}
 	if !validID(accountID) {
 		return 0, errNoAccount(accountID)
 	}
 	v, err := addScript.Run(ctx, s.rdb, []string{acctKey(accountID), ledgerKey(accountID)},
-		amount, requestID, unixMS(s.now()), s.cfg.LedgerMax).Int64Slice()
+		amount, requestID, unixMS(s.now()), s.cfg.LedgerMax, MaxCredits).Int64Slice()
 	if err != nil {
 		return 0, storeErr("add credits", err)
 	}
@@ -212,6 +222,8 @@ func (s *Service) AddCredits(ctx context.Context, accountID string, amount int64
 		return 0, errNoAccount(accountID)
 	case 0:
 		return v[1], carphoto.Errorf(carphoto.EInvalidParams, "taking %d credits would leave %d; the balance cannot go below 0", -amount, v[1]+amount)
+	case -2:
+		return v[1], carphoto.Errorf(carphoto.EInvalidParams, "adding %d credits to %d would pass the largest balance, %d", amount, v[1], MaxCredits)
 	}
 	return v[1], nil
 }

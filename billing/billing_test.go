@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image"
 	"image/png"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -623,5 +624,90 @@ func TestAssetCountCap(t *testing.T) {
 	}
 	if list, _ := s.Assets(ctx, a.ID); len(list) != 3 || full != 5 {
 		t.Fatalf("%d assets kept and %d refused, want 3 and 5", len(list), full)
+	}
+}
+
+// An amount or balance past MaxCredits is the caller's mistake (400), not
+// a store failure, and changes nothing.
+func TestAddCreditsOverflow(t *testing.T) {
+	ctx := context.Background()
+	s, r := newService(t, billing.Config{})
+	a, _ := createAccount(t, s, 25)
+	for _, amount := range []int64{math.MaxInt64, math.MinInt64, billing.MaxCredits + 1, billing.MaxCredits - 24} {
+		_, err := s.AddCredits(ctx, a.ID, amount, "admin-big")
+		wantCode(t, err, carphoto.EInvalidParams)
+	}
+	if _, _, err := s.CreateAccount(ctx, "Big Motors", billing.MaxCredits+1); carphoto.ErrorCode(err) != carphoto.EInvalidParams {
+		t.Fatalf("CreateAccount(MaxCredits+1): %v, want invalid_params", err)
+	}
+	if got, err := s.AddCredits(ctx, a.ID, billing.MaxCredits-25, "admin-max"); err != nil || got != billing.MaxCredits {
+		t.Fatalf("AddCredits up to MaxCredits = %d, %v; want %d", got, err, billing.MaxCredits)
+	}
+	// A balance the companion app pushed near int64's end still refuses
+	// cleanly instead of overflowing HINCRBY.
+	if err := r.Client.HSet(ctx, "cp:acct:"+a.ID, "credits", int64(math.MaxInt64-1)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.AddCredits(ctx, a.ID, 5, "admin-over")
+	wantCode(t, err, carphoto.EInvalidParams)
+}
+
+// The cap on photo requests in flight holds per key, frees on Leave, and a
+// count whose process never called Leave lapses after InFlightTTL.
+func TestInFlightCap(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{MaxInFlightPerKey: 2, InFlightTTL: time.Minute})
+	now := time.Now()
+	s.SetNow(func() time.Time { return now })
+	a, _ := createAccount(t, s, 0)
+	b, _ := createAccount(t, s, 0)
+	first, err := s.Enter(ctx, a.KeyID, "req-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Enter(ctx, a.KeyID, "req-2"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Enter(ctx, a.KeyID, "req-3")
+	wantCode(t, err, carphoto.ERateLimited)
+	if !errors.Is(err, billing.ErrInFlightLimit) || !strings.Contains(carphoto.ErrorMessage(err), "2 photo requests") {
+		t.Fatalf("third request: %v; want ErrInFlightLimit saying the limit is 2", err)
+	}
+	if _, err := s.Enter(ctx, b.KeyID, "req-b"); err != nil {
+		t.Fatalf("another key: %v", err)
+	}
+	for range 2 { // Leave twice: the second does nothing
+		if err := s.Leave(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Enter(ctx, a.KeyID, "req-4"); err != nil {
+		t.Fatalf("after Leave: %v", err)
+	}
+	_, err = s.Enter(ctx, a.KeyID, "req-5")
+	wantCode(t, err, carphoto.ERateLimited)
+	// req-2 and req-4 were never left (their process died): a minute on,
+	// they no longer count.
+	now = now.Add(time.Minute + time.Second)
+	if _, err := s.Enter(ctx, a.KeyID, "req-6"); err != nil {
+		t.Fatalf("after InFlightTTL: %v", err)
+	}
+	if err := s.Leave(ctx, billing.InFlight{}); err != nil {
+		t.Fatalf("Leave of the zero InFlight: %v", err)
+	}
+}
+
+func TestAdminRateLimit(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{AdminRateLimitPerMinute: 3})
+	a, _ := createAccount(t, s, 0)
+	for i := 1; i <= 4; i++ {
+		rl, err := s.AllowAdmin(ctx)
+		if err != nil || rl.Allowed != (i <= 3) {
+			t.Fatalf("admin call %d: %+v, %v; want allowed only for the first 3", i, rl, err)
+		}
+	}
+	if rl, err := s.Allow(ctx, a.KeyID); err != nil || !rl.Allowed {
+		t.Fatalf("a client key after the admin budget ran out: %+v, %v; want allowed", rl, err)
 	}
 }

@@ -16,6 +16,18 @@ type Config struct {
 
 	RateLimitPerMinute int // per API key; default 60
 
+	// MaxInFlightPerKey caps the photo requests one API key has running at
+	// once, across web processes (Enter). Default 4.
+	MaxInFlightPerKey int
+	// InFlightTTL is the longest a request counts against that cap, should
+	// its web process die before Leave. It must outlast the longest request
+	// (REQUEST_TIMEOUT plus a margin). Default 1 minute.
+	InFlightTTL time.Duration
+
+	// AdminRateLimitPerMinute is the admin API's budget, shared by every
+	// caller with the admin token. Default 300.
+	AdminRateLimitPerMinute int
+
 	// HoldTTL is how long an uncaptured hold lives before Run returns it to
 	// the balance. It must outlast the longest request (REQUEST_TIMEOUT plus
 	// a margin for clock skew between web processes). Default 5 minutes.
@@ -40,6 +52,9 @@ type Config struct {
 const (
 	DefaultCost           = 1
 	DefaultRatePerMinute  = 60
+	DefaultMaxInFlight    = 4
+	DefaultInFlightTTL    = time.Minute
+	DefaultAdminRate      = 300
 	DefaultHoldTTL        = 5 * time.Minute
 	DefaultReapInterval   = 30 * time.Second
 	DefaultMaxAssetBytes  = 5 << 20
@@ -54,6 +69,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RateLimitPerMinute <= 0 {
 		c.RateLimitPerMinute = DefaultRatePerMinute
+	}
+	if c.MaxInFlightPerKey <= 0 {
+		c.MaxInFlightPerKey = DefaultMaxInFlight
+	}
+	if c.InFlightTTL <= 0 {
+		c.InFlightTTL = DefaultInFlightTTL
+	}
+	if c.AdminRateLimitPerMinute <= 0 {
+		c.AdminRateLimitPerMinute = DefaultAdminRate
 	}
 	if c.HoldTTL <= 0 {
 		c.HoldTTL = DefaultHoldTTL

@@ -16,6 +16,8 @@
 //	cp:assets:{account_id}    zset   asset_id scored by created_at (Unix ms)
 //	cp:asset:{asset_id}       hash   account, name, content_type, bytes, width, height, created_at, data
 //	rate:cp:{key_id}          string the GCRA state of redis_rate for one API key
+//	rate:cp:admin             string the same for the admin API (AllowAdmin)
+//	cp:inflight:{key_id}      zset   request_id scored by expires_at (Unix ms): photo requests running
 //
 // credits is the balance the client can spend right now: a hold moves its
 // amount out of credits at once, a capture keeps it out, a release or expiry

@@ -23,8 +23,21 @@ type RateLimit struct {
 // reports whether it may proceed. The limit is GCRA (redis_rate): a burst of
 // RateLimitPerMinute, then one request every minute/RateLimitPerMinute.
 func (s *Service) Allow(ctx context.Context, keyID string) (RateLimit, error) {
-	limit := redis_rate.PerMinute(s.cfg.RateLimitPerMinute)
-	r, err := s.limiter.Allow(ctx, prefix+keyID, limit)
+	return s.allow(ctx, prefix+keyID, s.cfg.RateLimitPerMinute)
+}
+
+// adminBucket is the admin API's one budget: the admin token is one caller.
+const adminBucket = prefix + "admin"
+
+// AllowAdmin counts one admin API call against AdminRateLimitPerMinute
+// (GCRA, like Allow), shared by every process and caller with the token.
+func (s *Service) AllowAdmin(ctx context.Context) (RateLimit, error) {
+	return s.allow(ctx, adminBucket, s.cfg.AdminRateLimitPerMinute)
+}
+
+func (s *Service) allow(ctx context.Context, bucket string, perMinute int) (RateLimit, error) {
+	limit := redis_rate.PerMinute(perMinute)
+	r, err := s.limiter.Allow(ctx, bucket, limit)
 	if err != nil {
 		return RateLimit{}, storeErr("rate limit", err)
 	}

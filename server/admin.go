@@ -28,7 +28,8 @@ func (s *Server) adminRoutes(g *echo.Group) {
 	g.GET("/accounts/:id/ledger", s.adminLedger)
 }
 
-// adminAuth lets through only requests bearing ADMIN_TOKEN. The token and
+// adminAuth lets through only requests bearing ADMIN_TOKEN, within the
+// admin API's rate limit (429 rate_limited with Retry-After past it). The token and
 // the header are compared as SHA-256 digests in constant time, so neither
 // their content nor their length leaks through timing.
 func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
@@ -41,6 +42,16 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		// Responses carry API keys and balances: never cache them.
 		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+		rl, err := s.billing.AllowAdmin(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		if !rl.Allowed {
+			retry := max(ceilSeconds(rl.RetryAfter), 1)
+			c.Response().Header().Set("Retry-After", strconv.FormatInt(retry, 10))
+			return carphoto.Errorf(carphoto.ERateLimited,
+				"more than %d admin requests per minute; retry in %d s", rl.Limit, retry)
+		}
 		return next(c)
 	}
 }

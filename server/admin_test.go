@@ -134,3 +134,44 @@ func TestAdminAccountLifecycle(t *testing.T) {
 	}
 	wantErrorJSON(t, admin("POST", "/admin/v1/accounts", `{"credits":-1}`), http.StatusBadRequest, carphoto.EInvalidParams)
 }
+
+// A credit amount past what a balance can hold is the caller's mistake:
+// 400 invalid_params, the balance unchanged (it was 503 once).
+func TestAdminCreditOverflow(t *testing.T) {
+	e := newAcctEnv(t, server.Config{AdminToken: adminToken}, billing.Config{})
+	id, _ := e.account(t, 25)
+	for _, amount := range []string{"9223372036854775807", "-9223372036854775808", "1000000000001", "99999999999999999999"} {
+		t.Run(amount, func(t *testing.T) {
+			rec := e.do(t, "POST", "/admin/v1/accounts/"+id+"/credits", adminToken, "application/json", []byte(`{"amount":`+amount+`}`))
+			wantErrorJSON(t, rec, http.StatusBadRequest, carphoto.EInvalidParams)
+		})
+	}
+	rec := e.do(t, "POST", "/admin/v1/accounts", adminToken, "application/json", []byte(`{"credits":9223372036854775807}`))
+	wantErrorJSON(t, rec, http.StatusBadRequest, carphoto.EInvalidParams)
+	var acct struct{ Credits int64 }
+	decodeJSON(t, e.do(t, "GET", "/admin/v1/accounts/"+id, adminToken, "", nil), http.StatusOK, &acct)
+	if acct.Credits != 25 {
+		t.Fatalf("balance %d after refused changes, want 25", acct.Credits)
+	}
+}
+
+// The admin API has a rate limit of its own: past it, 429 with Retry-After;
+// client keys are not affected.
+func TestAdminRateLimited(t *testing.T) {
+	e := newAcctEnv(t, server.Config{AdminToken: adminToken}, billing.Config{AdminRateLimitPerMinute: 3})
+	id, key := e.account(t, 1)
+	for i := 1; i <= 3; i++ {
+		if rec := e.do(t, "GET", "/admin/v1/accounts/"+id, adminToken, "", nil); rec.Code != http.StatusOK {
+			t.Fatalf("admin call %d: status %d, want 200", i, rec.Code)
+		}
+	}
+	rec := e.do(t, "GET", "/admin/v1/accounts/"+id, adminToken, "", nil)
+	wantErrorJSON(t, rec, http.StatusTooManyRequests, carphoto.ERateLimited)
+	if rec.Header().Get("Retry-After") == "" {
+		t.Errorf("429 without Retry-After")
+	}
+	wantErrorJSON(t, e.do(t, "GET", "/admin/v1/accounts/"+id, "wrong-token-0123456789", "", nil), http.StatusUnauthorized, carphoto.EInvalidAPIKey)
+	if rec := e.do(t, "GET", "/v1/account", key, "", nil); rec.Code != http.StatusOK {
+		t.Fatalf("client key: status %d, want 200", rec.Code)
+	}
+}

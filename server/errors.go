@@ -11,20 +11,23 @@ import (
 
 // statuses is the one map from error code to HTTP status.
 var statuses = map[string]int{
-	carphoto.EInvalidAPIKey:       http.StatusUnauthorized,
-	carphoto.EInsufficientCredits: http.StatusPaymentRequired,
-	carphoto.ERateLimited:         http.StatusTooManyRequests,
-	carphoto.EUnknownTool:         http.StatusBadRequest,
-	carphoto.EMissingImage:        http.StatusBadRequest,
-	carphoto.EInvalidParams:       http.StatusBadRequest,
-	carphoto.EProcessingFailed:    http.StatusInternalServerError,
-	carphoto.EPayloadTooLarge:     http.StatusRequestEntityTooLarge,
-	carphoto.EPlateNotFound:       http.StatusUnprocessableEntity,
-	carphoto.ENotFound:            http.StatusNotFound,
-	carphoto.EMethodNotAllowed:    http.StatusMethodNotAllowed,
-	carphoto.EUnavailable:         http.StatusServiceUnavailable,
-	carphoto.EInternal:            http.StatusInternalServerError,
-	carphoto.EAssetLimitReached:   http.StatusConflict,
+	carphoto.EInvalidAPIKey:        http.StatusUnauthorized,
+	carphoto.EInsufficientCredits:  http.StatusPaymentRequired,
+	carphoto.ERateLimited:          http.StatusTooManyRequests,
+	carphoto.EUnknownTool:          http.StatusBadRequest,
+	carphoto.EMissingImage:         http.StatusBadRequest,
+	carphoto.EInvalidParams:        http.StatusBadRequest,
+	carphoto.EProcessingFailed:     http.StatusInternalServerError,
+	carphoto.EPayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	carphoto.EPlateNotFound:        http.StatusUnprocessableEntity,
+	carphoto.ENotFound:             http.StatusNotFound,
+	carphoto.EMethodNotAllowed:     http.StatusMethodNotAllowed,
+	carphoto.EUnavailable:          http.StatusServiceUnavailable,
+	carphoto.EInternal:             http.StatusInternalServerError,
+	carphoto.EAssetLimitReached:    http.StatusConflict,
+	carphoto.ERequestTimeout:       http.StatusRequestTimeout,
+	carphoto.ERequestInProgress:    http.StatusConflict,
+	carphoto.EIdempotencyKeyReused: http.StatusUnprocessableEntity,
 }
 
 // errorBody is the JSON shape of every failure.

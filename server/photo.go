@@ -8,6 +8,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
+	"carphoto/billing"
 	"carphoto/imageops"
 	"carphoto/jobs"
 )
@@ -23,9 +25,9 @@ import (
 // fields lists the multipart fields each operation accepts; anything else is
 // refused so a misspelt option never passes silently.
 var fields = map[string][]string{
-	jobs.OpBlurPlates: {"image", "style", "requirePlate"},
-	jobs.OpPlateLogo:  {"image", "logo", "logoAssetId", "requirePlate"},
-	jobs.OpCarShadow:  {"image", "reflection"},
+	jobs.OpBlurPlates: {"image", "style", "requirePlate", "format"},
+	jobs.OpPlateLogo:  {"image", "logo", "logoAssetId", "requirePlate", "format"},
+	jobs.OpCarShadow:  {"image", "reflection", "format"},
 }
 
 // maxFieldBytes caps a text field; the longest legitimate one is an asset id.
@@ -39,9 +41,13 @@ type upload struct {
 	values      map[string]string
 }
 
-// photoHandler serves POST /v1/<op>: validate, hold the credits, run the
-// task through the queue, then capture on success or release on anything
-// else. The caller is charged only for a returned image.
+// photoHandler serves POST /v1/<op>: count the request against its key's
+// cap, read and validate the upload, hold the credits, then take one of the
+// process's photo slots, run the task through the queue, and capture on
+// success or release on anything else. Everything a client controls (a
+// slow upload, a bad field, an empty balance) is settled before a slot is
+// taken, so it never makes other keys' requests wait. The caller is
+// charged only for a returned image.
 func (s *Server) photoHandler(op string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Set(ctxOp, op)
@@ -49,19 +55,36 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		deadline := requestStart(c).Add(s.cfg.RequestTimeout)
 		ctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
-		select {
-		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
-		case <-ctx.Done():
-			return carphoto.Errorf(carphoto.EUnavailable, "the service is at capacity; retry shortly")
-		}
 
-		req, assetID, err := s.parseUpload(c, op)
+		key, _ := c.Get(ctxAccount).(billing.Account)
+		inflight, err := s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
+		if err != nil {
+			if errors.Is(err, billing.ErrInFlightLimit) {
+				c.Response().Header().Set("Retry-After", "1")
+			}
+			return err
+		}
+		// Deferred first, so it runs last and on every path: a panic, a
+		// client gone, a failed release. Should it fail, the count expires.
+		defer func() {
+			if err := s.billing.Leave(context.WithoutCancel(ctx), inflight); err != nil {
+				logFor(c).Error().Err(err).Msg("end request in flight")
+			}
+		}()
+
+		req, assetID, err := s.readUpload(c, op)
 		if err != nil {
 			return err
 		}
 		account := accountID(c)
 		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
+		// A retry with the Idempotency-Key of a finished request gets its
+		// answer again here, uncharged; duplicates never reach the hold.
+		idem, replayed, err := s.beginOnce(c, req, assetID)
+		if replayed || err != nil {
+			return err
+		}
+		defer idem.end(context.WithoutCancel(ctx), c)
 		if assetID != "" {
 			// The design comes from the caller's own Assets library.
 			data, err := s.billing.AssetData(ctx, account, assetID)
@@ -86,6 +109,13 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 				}
 			}
 		}()
+
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case <-ctx.Done():
+			return carphoto.Errorf(carphoto.EUnavailable, "the service is at capacity; retry shortly")
+		}
 
 		res, err := s.jobs.Do(ctx, req)
 		switch {
@@ -115,8 +145,31 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		if op != jobs.OpCarShadow {
 			h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
 		}
+		idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body)
 		return c.Blob(http.StatusOK, res.ContentType, res.Body)
 	}
+}
+
+// readUpload is parseUpload within UploadTimeout: the connection's read
+// deadline is set to the request's arrival plus UploadTimeout for the body,
+// then cleared, so a stalled or trickling upload ends as 408
+// request_timeout at that time.
+func (s *Server) readUpload(c echo.Context, op string) (jobs.Request, string, error) {
+	if s.cfg.UploadTimeout <= 0 {
+		return s.parseUpload(c, op)
+	}
+	rc := http.NewResponseController(c.Response())
+	if err := rc.SetReadDeadline(requestStart(c).Add(s.cfg.UploadTimeout)); err != nil {
+		// Not a network connection (a test recorder): nothing can stall.
+		return s.parseUpload(c, op)
+	}
+	req, assetID, err := s.parseUpload(c, op)
+	// The server reads on in the background to notice a client that goes
+	// away; a deadline left in place would cancel the request at it.
+	if derr := rc.SetReadDeadline(time.Time{}); derr != nil && err == nil {
+		err = carphoto.Wrap(derr, carphoto.EInternal, "internal error")
+	}
+	return req, assetID, err
 }
 
 // parseUpload reads the multipart body part by part, capping every part
@@ -138,12 +191,11 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 	}
 	req.Photo = up.image
 	v := up.values
-	if v["requirePlate"] != "" {
-		b, err := strconv.ParseBool(v["requirePlate"])
-		if err != nil {
-			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "requirePlate must be true or false, not %q", v["requirePlate"])
-		}
-		req.Params.RequirePlate = b
+	if req.Params.RequirePlate, err = parseBool("requirePlate", v["requirePlate"]); err != nil {
+		return req, "", err
+	}
+	if req.Params.Format, err = parseFormat(v["format"]); err != nil {
+		return req, "", err
 	}
 	switch op {
 	case jobs.OpBlurPlates:
@@ -153,12 +205,8 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 		}
 		req.Params.Style = string(style)
 	case jobs.OpCarShadow:
-		if v["reflection"] != "" {
-			b, err := strconv.ParseBool(v["reflection"])
-			if err != nil {
-				return req, "", carphoto.Errorf(carphoto.EInvalidParams, "reflection must be true or false, not %q", v["reflection"])
-			}
-			req.Params.Reflection = b
+		if req.Params.Reflection, err = parseBool("reflection", v["reflection"]); err != nil {
+			return req, "", err
 		}
 	case jobs.OpPlateLogo:
 		_, hasID := v["logoAssetId"]
@@ -179,6 +227,30 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 		}
 	}
 	return req, assetID, nil
+}
+
+// parseBool reads a boolean field: exactly "true" or "false", as the
+// README says; empty (or not sent) is false.
+func parseBool(name, v string) (bool, error) {
+	switch v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, carphoto.Errorf(carphoto.EInvalidParams, "%s must be exactly true or false, not %q", name, v)
+}
+
+// formats are the answer formats a client may ask for in the format field.
+var formats = []string{"jpeg", "png", "webp"}
+
+// parseFormat reads the format field; empty (or not sent) keeps the
+// operation's own rule.
+func parseFormat(v string) (string, error) {
+	if v != "" && !slices.Contains(formats, v) {
+		return "", carphoto.Errorf(carphoto.EInvalidParams, "format must be one of %s, not %q", strings.Join(formats, ", "), v)
+	}
+	return v, nil
 }
 
 // checkHeader refuses a file that is empty, not an image, or too large in
@@ -226,6 +298,9 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 			if errors.As(err, &mbe) {
 				return nil, tooLarge("request body", s.cfg.MaxUploadBytes)
 			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, s.uploadTimedOut(err)
+			}
 			if invalid == nil {
 				invalid = carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data: "+err.Error())
 			}
@@ -258,6 +333,9 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 			if errors.As(err, &mbe) {
 				return nil, tooLarge("request body", s.cfg.MaxUploadBytes)
 			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, s.uploadTimedOut(err)
+			}
 			if invalid == nil {
 				invalid = carphoto.Wrap(err, carphoto.EInvalidParams, "could not read field "+strconv.Quote(name)+": the upload was cut short")
 			}
@@ -285,6 +363,12 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 		return nil, invalid
 	}
 	return up, nil
+}
+
+// uploadTimedOut is the answer to a body still arriving at UploadTimeout.
+func (s *Server) uploadTimedOut(err error) error {
+	return carphoto.Wrap(err, carphoto.ERequestTimeout, fmt.Sprintf(
+		"the upload did not arrive within %v; you were not charged, please retry", s.cfg.UploadTimeout))
 }
 
 func tooLarge(what string, limit int64) error {

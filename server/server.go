@@ -14,15 +14,23 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
+	"carphoto/idempotency"
 	"carphoto/jobs"
 )
 
 // Config is the web process's share of the service configuration.
 type Config struct {
 	RequestTimeout time.Duration // deadline of a photo request, upload included
-	MaxUploadBytes int64         // cap on one uploaded file
-	MaxPixels      int           // cap on width × height, checked from the header
-	AdminToken     string        // enables /admin/v1 when set
+	// UploadTimeout bounds the upload of a photo request, from its arrival;
+	// a body still arriving then is answered 408 request_timeout. Zero
+	// leaves only RequestTimeout.
+	UploadTimeout time.Duration
+	// IdempotencyTTL is how long the answer to a photo request sent with
+	// an Idempotency-Key is kept for its retries; zero ignores the header.
+	IdempotencyTTL time.Duration
+	MaxUploadBytes int64  // cap on one uploaded file
+	MaxPixels      int    // cap on width × height, checked from the header
+	AdminToken     string // enables /admin/v1 when set
 	// MaxInFlight bounds the photo requests one web process works on at
 	// once. Each waits on a Redis connection (BLPOP) and holds its upload
 	// in memory, so it stays below the Redis pool size; requests beyond it
@@ -40,6 +48,7 @@ type Server struct {
 	inspect *asynq.Inspector
 	e       *echo.Echo
 	slots   chan struct{} // one per photo request in flight
+	idem    *idempotency.Store
 }
 
 // New wires the routes. rdb is the service's Redis; b and j are built on it.
@@ -48,6 +57,8 @@ func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.S
 		cfg: cfg, log: log, rdb: rdb, billing: b, jobs: j,
 		inspect: asynq.NewInspectorFromRedisClient(rdb),
 		slots:   make(chan struct{}, max(cfg.MaxInFlight, 1)),
+		// A claim outlives the longest request by a margin, then lapses.
+		idem: idempotency.New(rdb, cfg.IdempotencyTTL, cfg.RequestTimeout+10*time.Second),
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -23,6 +23,8 @@ type config struct {
 	RedisURL string
 
 	RequestTimeout    time.Duration
+	UploadTimeout     time.Duration
+	IdempotencyTTL    time.Duration
 	ShutdownTimeout   time.Duration
 	MaxUploadBytes    int64
 	MaxPixels         int
@@ -32,12 +34,14 @@ type config struct {
 	WorkerConcurrency     int
 	WorkerShutdownTimeout time.Duration
 
-	RateLimitPerMinute int
-	CreditCost         int64
-	MaxAssetBytes      int64
-	MaxAssets          int
-	AdminToken         string
-	LogLevel           string
+	RateLimitPerMinute      int
+	MaxInFlightPerKey       int
+	AdminRateLimitPerMinute int
+	CreditCost              int64
+	MaxAssetBytes           int64
+	MaxAssets               int
+	AdminToken              string
+	LogLevel                string
 }
 
 // loadConfig reads the environment through getenv. Every malformed variable
@@ -76,23 +80,32 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 
 	c := config{
-		Port:                  str("PORT", "8080"),
-		RedisURL:              str("REDIS_URL", ""),
-		RequestTimeout:        dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
-		MaxUploadBytes:        num("MAX_UPLOAD_BYTES", 25<<20, 1024),
-		MaxPixels:             int(num("MAX_PIXELS", 60_000_000, 1)),
-		TaskCheckInterval:     dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
-		RedisPoolSize:         int(num("REDIS_POOL_SIZE", 256, 20)),
-		WorkerConcurrency:     int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
-		WorkerShutdownTimeout: dur("WORKER_SHUTDOWN_TIMEOUT", 20*time.Second, 0),
-		RateLimitPerMinute:    int(num("RATE_LIMIT_PER_MINUTE", 60, 1)),
-		CreditCost:            num("CREDIT_COST", 1, 1),
-		MaxAssetBytes:         num("MAX_ASSET_BYTES", 5<<20, 1024),
-		MaxAssets:             int(num("MAX_ASSETS", 100, 1)),
-		AdminToken:            getenv("ADMIN_TOKEN"),
-		LogLevel:              str("LOG_LEVEL", "info"),
+		Port:                    str("PORT", "8080"),
+		RedisURL:                str("REDIS_URL", ""),
+		RequestTimeout:          dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
+		MaxUploadBytes:          num("MAX_UPLOAD_BYTES", 25<<20, 1024),
+		MaxPixels:               int(num("MAX_PIXELS", 60_000_000, 1)),
+		TaskCheckInterval:       dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
+		RedisPoolSize:           int(num("REDIS_POOL_SIZE", 256, 20)),
+		WorkerConcurrency:       int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
+		WorkerShutdownTimeout:   dur("WORKER_SHUTDOWN_TIMEOUT", 20*time.Second, 0),
+		RateLimitPerMinute:      int(num("RATE_LIMIT_PER_MINUTE", 60, 1)),
+		MaxInFlightPerKey:       int(num("MAX_IN_FLIGHT_PER_KEY", 4, 1)),
+		AdminRateLimitPerMinute: int(num("ADMIN_RATE_LIMIT_PER_MINUTE", 300, 1)),
+		CreditCost:              num("CREDIT_COST", 1, 1),
+		MaxAssetBytes:           num("MAX_ASSET_BYTES", 5<<20, 1024),
+		MaxAssets:               int(num("MAX_ASSETS", 100, 1)),
+		AdminToken:              getenv("ADMIN_TOKEN"),
+		LogLevel:                str("LOG_LEVEL", "info"),
 	}
+	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
 	c.ShutdownTimeout = dur("SHUTDOWN_TIMEOUT", c.RequestTimeout+5*time.Second, 0)
+	// An upload gets at most a third of the request's time by default, so
+	// a slow one is told so while there would still be time for the work.
+	c.UploadTimeout = dur("UPLOAD_TIMEOUT", min(10*time.Second, c.RequestTimeout/3), 100*time.Millisecond)
+	if c.UploadTimeout >= c.RequestTimeout {
+		errs = append(errs, fmt.Errorf("UPLOAD_TIMEOUT=%v: want less than REQUEST_TIMEOUT (%v), leaving time for the work", c.UploadTimeout, c.RequestTimeout))
+	}
 	if _, err := strconv.Atoi(c.Port); err != nil {
 		errs = append(errs, fmt.Errorf("PORT=%q: want a port number", c.Port))
 	}
@@ -125,6 +138,8 @@ func (c config) redisOptions(url string) (*redis.Options, error) {
 func (c config) serverConfig() server.Config {
 	return server.Config{
 		RequestTimeout: c.RequestTimeout,
+		UploadTimeout:  c.UploadTimeout,
+		IdempotencyTTL: c.IdempotencyTTL,
 		MaxUploadBytes: c.MaxUploadBytes,
 		MaxPixels:      c.MaxPixels,
 		AdminToken:     c.AdminToken,
@@ -151,7 +166,12 @@ func (c config) billingConfig(log zerolog.Logger) billing.Config {
 		DefaultCost:        c.CreditCost,
 		RateLimitPerMinute: c.RateLimitPerMinute,
 		HoldTTL:            c.RequestTimeout + time.Minute,
-		MaxAssetBytes:      c.MaxAssetBytes,
-		MaxAssets:          c.MaxAssets,
+		// A count left by a web process that died lapses soon after the
+		// longest request could have ended.
+		MaxInFlightPerKey:       c.MaxInFlightPerKey,
+		InFlightTTL:             c.RequestTimeout + 10*time.Second,
+		AdminRateLimitPerMinute: c.AdminRateLimitPerMinute,
+		MaxAssetBytes:           c.MaxAssetBytes,
+		MaxAssets:               c.MaxAssets,
 	}
 }

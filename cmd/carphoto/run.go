@@ -118,10 +118,12 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		return fmt.Errorf("redis at %s: %w", opt.Addr, err)
 	}
 	log.Info().Str("redis", opt.Addr).Bool("embedded_redis", embedded).
-		Dur("request_timeout", cfg.RequestTimeout).Int64("max_upload_bytes", cfg.MaxUploadBytes).
+		Dur("request_timeout", cfg.RequestTimeout).Dur("upload_timeout", cfg.UploadTimeout).Dur("idempotency_ttl", cfg.IdempotencyTTL).
+		Int64("max_upload_bytes", cfg.MaxUploadBytes).
 		Int("max_pixels", cfg.MaxPixels).Dur("task_check_interval", cfg.TaskCheckInterval).
 		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
-		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
+		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("max_in_flight_per_key", cfg.MaxInFlightPerKey).
+		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
 		Msg("configuration")
 
 	g, ctx := errgroup.WithContext(ctx)

@@ -82,6 +82,7 @@ func TestEndpointsSucceed(t *testing.T) {
 		{"/v1/plate-logo", []part{file("image", photo), file("logo", twoColourLogo(t))}, "image/jpeg", "jpeg"},
 		{"/v1/car-shadow", []part{file("image", photo)}, "image/png", "png"},
 		{"/v1/car-shadow", []part{file("image", photo), field("reflection", "true")}, "image/png", "png"},
+		{"/v1/blur-plates", []part{file("image", photo), field("format", "jpeg"), field("requirePlate", "false")}, "image/jpeg", "jpeg"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -215,6 +216,13 @@ func TestErrors(t *testing.T) {
 		{"no credits", "/v1/blur-plates", emptyKey, []part{file("image", photo)}, 402, "insufficient_credits"},
 		{"requirePlate with no plate", "/v1/blur-plates", key, []part{file("image", plainJPEG(t)), field("requirePlate", "true")}, 422, "plate_not_found"},
 		{"bad requirePlate", "/v1/plate-logo", key, []part{file("image", photo), file("logo", twoColourLogo(t)), field("requirePlate", "sure")}, 400, "invalid_params"},
+		{"requirePlate=1", "/v1/blur-plates", key, []part{file("image", photo), field("requirePlate", "1")}, 400, "invalid_params"},
+		{"requirePlate=TRUE", "/v1/blur-plates", key, []part{file("image", photo), field("requirePlate", "TRUE")}, 400, "invalid_params"},
+		{"reflection=yes", "/v1/car-shadow", key, []part{file("image", photo), field("reflection", "yes")}, 400, "invalid_params"},
+		{"reflection=1", "/v1/car-shadow", key, []part{file("image", photo), field("reflection", "1")}, 400, "invalid_params"},
+		{"format=gif", "/v1/blur-plates", key, []part{file("image", photo), field("format", "gif")}, 400, "invalid_params"},
+		{"format=JPEG", "/v1/car-shadow", key, []part{file("image", photo), field("format", "JPEG")}, 400, "invalid_params"},
+		{"format=jpg", "/v1/plate-logo", key, []part{file("image", photo), file("logo", twoColourLogo(t)), field("format", "jpg")}, 400, "invalid_params"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,6 +230,16 @@ func TestErrors(t *testing.T) {
 			wantError(t, status, h, body, tt.status, tt.code)
 		})
 	}
+	t.Run("messages name the accepted values", func(t *testing.T) {
+		_, _, body := post(t, s.url+"/v1/car-shadow", key, file("image", photo), field("reflection", "1"))
+		if !strings.Contains(string(body), "exactly true or false") {
+			t.Errorf("reflection=1: %s, want a message saying exactly true or false", body)
+		}
+		_, _, body = post(t, s.url+"/v1/blur-plates", key, file("image", photo), field("format", "gif"))
+		if !strings.Contains(string(body), "jpeg, png, webp") {
+			t.Errorf("format=gif: %s, want a message naming jpeg, png, webp", body)
+		}
+	})
 	t.Run("60 MB upload", func(t *testing.T) {
 		pr, pw := io.Pipe()
 		go func() {
@@ -264,7 +282,7 @@ func (zeros) Read(p []byte) (int, error) {
 
 // 16 concurrent calls on a balance of 5: exactly 5 succeed and are charged.
 func TestConcurrentCallsChargeExactly(t *testing.T) {
-	s := startService(t, nil)
+	s := startService(t, map[string]string{"MAX_IN_FLIGHT_PER_KEY": "16"})
 	id, key := s.account(t, 5)
 	photo := carPhoto(t)
 	counts := burst(t, 16, s.url+"/v1/blur-plates", key, photo)
@@ -284,7 +302,7 @@ func TestWorkerStops(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	rs := redistest.New(t, redisDB)
-	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "REQUEST_TIMEOUT=10s", "WORKER_CONCURRENCY=1"}
+	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "REQUEST_TIMEOUT=10s", "WORKER_CONCURRENCY=1", "MAX_IN_FLIGHT_PER_KEY=16"}
 	web := startProc(t, "serve", env...)
 	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
 	if status, _, body := do(t, http.MethodGet, url+"/readyz", "", "", nil); status != 503 {
@@ -508,7 +526,7 @@ func plainJPEG(t *testing.T) []byte {
 // A burst larger than a web process's Redis pool waits for free slots
 // instead of failing: 32 concurrent calls on a pool of 20 (4 photo slots).
 func TestBurstBeyondPoolWaits(t *testing.T) {
-	s := startService(t, map[string]string{"REDIS_POOL_SIZE": "20"})
+	s := startService(t, map[string]string{"REDIS_POOL_SIZE": "20", "MAX_IN_FLIGHT_PER_KEY": "32"})
 	id, key := s.account(t, 32)
 	photo := carPhoto(t)
 	counts := burst(t, 32, s.url+"/v1/blur-plates", key, photo)

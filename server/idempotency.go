@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"carphoto"
+	"carphoto/idempotency"
+	"carphoto/jobs"
+)
+
+// headerIdempotencyKey names the client's key for safe retries.
+const headerIdempotencyKey = "Idempotency-Key"
+
+// replayedHeaders are the headers of a success kept with its body and sent
+// again on a replay (beside Idempotent-Replayed: true).
+var replayedHeaders = []string{echo.HeaderContentType, "X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found"}
+
+// once is a photo request's idempotency claim: the zero once (no header, or
+// the feature off) does nothing.
+type once struct {
+	s     *Server
+	claim idempotency.Claim
+	done  bool
+}
+
+// beginOnce looks up the request's Idempotency-Key, if it has one. It
+// returns replayed true when it has answered the request itself (the first
+// call's answer again); an error for a key in use by a running or a
+// different request. Otherwise the caller runs the request and calls
+// finish on success; end releases the claim on any other outcome.
+func (s *Server) beginOnce(c echo.Context, req jobs.Request, assetID string) (o *once, replayed bool, err error) {
+	o = &once{s: s}
+	key := c.Request().Header.Get(headerIdempotencyKey)
+	if key == "" || s.cfg.IdempotencyTTL <= 0 {
+		return o, false, nil
+	}
+	if len(key) > 255 || strings.IndexFunc(key, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+		return o, false, carphoto.Errorf(carphoto.EInvalidParams,
+			"Idempotency-Key must be 1 to 255 printable ASCII characters without spaces")
+	}
+	params, err := json.Marshal(req.Params)
+	if err != nil {
+		return o, false, carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	}
+	fp := idempotency.Fingerprint([]byte(req.Op), params, []byte(assetID), req.Photo, req.Logo)
+	state, claim, res, err := s.idem.Begin(c.Request().Context(), req.AccountID, key, fp)
+	if err != nil {
+		return o, false, carphoto.Wrap(err, carphoto.EUnavailable, "the service's store is unavailable; retry shortly")
+	}
+	switch state {
+	case idempotency.InProgress:
+		c.Response().Header().Set("Retry-After", "1")
+		return o, false, carphoto.Errorf(carphoto.ERequestInProgress,
+			"the first request with this Idempotency-Key is still running; retry when it has finished")
+	case idempotency.Mismatch:
+		return o, false, carphoto.Errorf(carphoto.EIdempotencyKeyReused,
+			"this Idempotency-Key was used within the last %v for a request with other content; use a new key", s.cfg.IdempotencyTTL)
+	case idempotency.Replay:
+		h := c.Response().Header()
+		for k, v := range res.Header {
+			h.Set(k, v)
+		}
+		h.Set("Idempotent-Replayed", "true")
+		return o, true, c.Blob(res.Status, res.Header[echo.HeaderContentType], res.Body)
+	}
+	o.claim = claim
+	return o, false, nil
+}
+
+// finish keeps a successful answer (status, body and the headers already
+// set on c) for the key's retries.
+func (o *once) finish(ctx context.Context, c echo.Context, status int, contentType string, body []byte) {
+	if o.claim == (idempotency.Claim{}) {
+		return
+	}
+	o.done = true
+	h := map[string]string{}
+	for _, k := range replayedHeaders {
+		if v := c.Response().Header().Get(k); v != "" {
+			h[k] = v
+		}
+	}
+	h[echo.HeaderContentType] = contentType
+	if err := o.s.idem.Finish(ctx, o.claim, idempotency.Response{Status: status, Header: h, Body: body}); err != nil {
+		// The answer still goes out; a retry runs again once the claim lapses.
+		logFor(c).Error().Err(err).Msg("keep the answer for the Idempotency-Key")
+	}
+}
+
+// end releases a claim whose request did not succeed: it was not charged,
+// so a retry with the same key runs afresh.
+func (o *once) end(ctx context.Context, c echo.Context) {
+	if o.done {
+		return
+	}
+	if err := o.s.idem.Abandon(ctx, o.claim); err != nil {
+		logFor(c).Error().Err(err).Msg("release the Idempotency-Key")
+	}
+}
