@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
 
 	"carphoto"
 	"carphoto/billing"
@@ -97,16 +98,21 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 			req.Logo = data
 		}
 
-		hold, err := s.billing.Hold(ctx, account, req.ID, op)
+		// Redis steps are tried again while Redis is out of reach, within
+		// the deadline (jobs.Retry): a restart or failover of a few seconds
+		// costs the request time, not its answer.
+		var hold billing.Hold
+		err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
+			hold, err = s.billing.Hold(ctx, account, req.ID, op)
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		captured := false
 		defer func() {
 			if !captured {
-				if err := s.billing.Release(context.WithoutCancel(ctx), hold); err != nil {
-					logFor(c).Error().Err(err).Msg("release hold")
-				}
+				s.release(ctx, logFor(c), hold)
 			}
 		}()
 
@@ -134,7 +140,15 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 			return &carphoto.Error{Code: res.Code, Message: res.Message}
 		}
 
-		remaining, err := s.billing.Capture(context.WithoutCancel(ctx), hold)
+		// The work is done: the charge gets a few seconds even past the
+		// deadline, so a blip at the very end does not waste it.
+		cctx, ccancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(settleGrace)))
+		defer ccancel()
+		var remaining int64
+		err = jobs.Retry(cctx, func(ctx context.Context) (err error) {
+			remaining, err = s.billing.Capture(ctx, hold)
+			return err
+		})
 		if err != nil {
 			return carphoto.Wrap(err, carphoto.EProcessingFailed, "could not record the charge; you were not charged, please retry")
 		}
@@ -170,6 +184,47 @@ func (s *Server) readUpload(c echo.Context, op string) (jobs.Request, string, er
 		err = carphoto.Wrap(derr, carphoto.EInternal, "internal error")
 	}
 	return req, assetID, err
+}
+
+// settleGrace is how long capturing or releasing a hold may keep trying
+// past the request's deadline.
+const settleGrace = 3 * time.Second
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// release returns a hold's credits, trying again while Redis is out of
+// reach; if it still is after the request's deadline (plus settleGrace),
+// it keeps trying in the background until Redis answers or the hold
+// expires on its own (billing's sweep returns it then), so that the
+// credits show as spent no longer than the outage.
+func (s *Server) release(ctx context.Context, log *zerolog.Logger, h billing.Hold) {
+	deadline, _ := ctx.Deadline()
+	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(settleGrace)))
+	defer cancel()
+	try := func(ctx context.Context) error { return s.billing.Release(ctx, h) }
+	err := jobs.Retry(rctx, try)
+	if err == nil {
+		return
+	}
+	if !jobs.Transient(err) && !errors.Is(err, context.DeadlineExceeded) {
+		log.Error().Err(err).Str("hold", h.ID()).Msg("release hold")
+		return
+	}
+	log.Warn().Err(err).Str("hold", h.ID()).Msg("release hold: Redis unreachable, retrying in the background")
+	go func() {
+		bctx, cancel := context.WithTimeout(context.Background(), s.cfg.HoldTTL)
+		defer cancel()
+		if err := jobs.Retry(bctx, try); err != nil {
+			log.Error().Err(err).Str("hold", h.ID()).Msg("release hold: gave up; the hold expires on its own")
+			return
+		}
+		log.Info().Str("hold", h.ID()).Msg("release hold: released once Redis answered")
+	}()
 }
 
 // parseUpload reads the multipart body part by part, capping every part

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -44,5 +46,22 @@ func (s *Server) readyz(c echo.Context) error {
 	if !ok {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": why})
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	body := map[string]any{"status": "ok"}
+	if w := s.persistenceWarning(c.Request().Context()); w != "" {
+		body["warnings"] = []string{w}
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+// persistenceWarning says when the Redis this process talks to does not
+// keep an append-only file: accounts, keys and credits live there, and a
+// restart of such a Redis loses them all. It is a warning, not a failure:
+// a test or development setup may not care. A Redis that does not say
+// (INFO refused) gets no warning.
+func (s *Server) persistenceWarning(ctx context.Context) string {
+	info, err := s.rdb.Info(ctx, "persistence").Result()
+	if err != nil || !strings.Contains(info, "aof_enabled:0") {
+		return ""
+	}
+	return "Redis persistence is off (appendonly no): a restart of Redis loses every account, key and credit; run production Redis with appendonly yes and appendfsync everysec or always"
 }

@@ -31,6 +31,9 @@ type Config struct {
 	MaxUploadBytes int64  // cap on one uploaded file
 	MaxPixels      int    // cap on width × height, checked from the header
 	AdminToken     string // enables /admin/v1 when set
+	// HoldTTL is billing's hold lifetime: how long a release that failed
+	// while Redis was out of reach is tried again in the background.
+	HoldTTL time.Duration
 	// MaxInFlight bounds the photo requests one web process works on at
 	// once. Each waits on a Redis connection (BLPOP) and holds its upload
 	// in memory, so it stays below the Redis pool size; requests beyond it

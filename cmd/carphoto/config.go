@@ -143,6 +143,7 @@ func (c config) serverConfig() server.Config {
 		MaxUploadBytes: c.MaxUploadBytes,
 		MaxPixels:      c.MaxPixels,
 		AdminToken:     c.AdminToken,
+		HoldTTL:        c.holdTTL(),
 		// Leave connections for billing, rate limits and enqueueing.
 		MaxInFlight: max(c.RedisPoolSize-16, 1),
 	}
@@ -165,7 +166,7 @@ func (c config) billingConfig(log zerolog.Logger) billing.Config {
 		Log:                log,
 		DefaultCost:        c.CreditCost,
 		RateLimitPerMinute: c.RateLimitPerMinute,
-		HoldTTL:            c.RequestTimeout + time.Minute,
+		HoldTTL:            c.holdTTL(),
 		// A count left by a web process that died lapses soon after the
 		// longest request could have ended.
 		MaxInFlightPerKey:       c.MaxInFlightPerKey,
@@ -175,3 +176,7 @@ func (c config) billingConfig(log zerolog.Logger) billing.Config {
 		MaxAssets:               c.MaxAssets,
 	}
 }
+
+// holdTTL is how long an uncaptured hold lives before billing's sweep
+// returns it: well past any request's deadline.
+func (c config) holdTTL() time.Duration { return c.RequestTimeout + time.Minute }

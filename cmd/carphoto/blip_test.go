@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"carphoto/internal/redistest"
+)
+
+// ownRedis starts a redis-server of the test's own, persisting every write
+// (AOF, fsync always) so that it can be stopped and started again with its
+// data, as a production Redis restarts; the test skips where Debian's
+// redis-server is not installed. restart stops it, waits down, and starts
+// it again on the same port.
+func ownRedis(t *testing.T) (url string, restart func(down time.Duration)) {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed (apt-get install redis-server): this test restarts a Redis of its own")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir := t.TempDir()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	var cmd *exec.Cmd
+	start := func() {
+		cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
+			"--save", "", "--appendonly", "yes", "--appendfsync", "always")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		defer c.Close()
+		for deadline := time.Now().Add(10 * time.Second); c.Ping(context.Background()).Err() != nil; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("redis-server did not start")
+			}
+		}
+	}
+	start()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return "redis://" + addr + "/0", func(down time.Duration) {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		time.Sleep(down)
+		start()
+	}
+}
+
+// Redis stopped (and started again) for 3 s while 8 requests are in flight: each still gets
+// its image within the deadline, is charged once, and no credit stays held.
+func TestRedisBlip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	url, restart := ownRedis(t)
+	env := []string{"REDIS_URL=" + url, "PORT=0", "REQUEST_TIMEOUT=25s", "WORKER_CONCURRENCY=2", "MAX_IN_FLIGHT_PER_KEY=16"}
+	web := startProc(t, "serve", env...)
+	base := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
+	startProc(t, "worker", env...)
+	waitReady(t, base)
+	rs := &redistest.Server{URL: url, Client: redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0")})}
+	defer rs.Client.Close()
+	cfg, _ := loadConfig(func(k string) string {
+		if k == "REDIS_URL" {
+			return url
+		}
+		return ""
+	})
+	s := &service{url: base, rs: rs}
+	s.b = newBilling(rs, cfg)
+	id, key := s.account(t, 20)
+	photo := carPhotoScaled(t, 2)
+
+	const n = 8
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, _, body := post(t, base+"/v1/blur-plates", key, file("image", photo))
+			if status != http.StatusOK {
+				t.Logf("request %d: %d %.300s", i, status, body)
+			}
+			statuses[i] = status
+		}()
+	}
+	// Stop Redis once the first task has started, for 3 s.
+	for deadline := time.Now().Add(20 * time.Second); !startedTask(s); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no task started")
+		}
+	}
+	stopped := time.Now()
+	restart(3 * time.Second)
+	t.Logf("Redis down %v", time.Since(stopped).Round(time.Millisecond))
+	wg.Wait()
+	ok := 0
+	for _, st := range statuses {
+		if st == http.StatusOK {
+			ok++
+		}
+	}
+	if ok != n {
+		t.Errorf("statuses %v: want all %d answered 200 after a 3 s Redis stop", statuses, n)
+	}
+	if got := s.credits(t, id); got != 20-int64(ok) {
+		t.Errorf("balance %d after %d successes from 20: a credit was lost, held or charged twice", got, ok)
+	}
+	if held, _ := rs.Client.ZCard(context.Background(), "cp:holds").Result(); held != 0 {
+		t.Errorf("%d holds still open after every request ended", held)
+	}
+
+	// /readyz warns, without failing, when Redis stops persisting.
+	if status, _, body := do(t, http.MethodGet, base+"/readyz", "", "", nil); status != 200 || strings.Contains(string(body), "warnings") {
+		t.Errorf("/readyz on a Redis with AOF: %d %s, want 200 without warnings", status, body)
+	}
+	if err := rs.Client.ConfigSet(context.Background(), "appendonly", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := do(t, http.MethodGet, base+"/readyz", "", "", nil); status != 200 || !strings.Contains(string(body), "persistence is off") {
+		t.Errorf("/readyz on a Redis without AOF: %d %s, want 200 with a persistence warning", status, body)
+	}
+}
+
+// startedTask reports whether a worker has taken a task: Asynq's active
+// list for the photo queue is not empty.
+func startedTask(s *service) bool {
+	n, _ := s.rs.Client.LLen(context.Background(), "asynq:{photos}:active").Result()
+	return n > 0
+}
