@@ -20,10 +20,12 @@ const (
 	OpBlurPlates = "blur-plates"
 	OpPlateLogo  = "plate-logo"
 	OpCarShadow  = "car-shadow"
+	OpCarCutout  = "car-cutout"
+	OpLogo       = "logo-overlay"
 )
 
 // Ops lists every available operation.
-var Ops = []string{OpBlurPlates, OpPlateLogo, OpCarShadow}
+var Ops = []string{OpBlurPlates, OpPlateLogo, OpCarShadow, OpCarCutout, OpLogo}
 
 // TaskType is the Asynq task type of an operation: "photo:<op>".
 func TaskType(op string) string { return "photo:" + op }
@@ -42,6 +44,21 @@ type Params struct {
 	// Format is the answer's format asked for ("jpeg", "png", "webp");
 	// empty keeps the operation's own rule (README, "Formats").
 	Format string `json:"format,omitempty"`
+
+	// car-cutout and car-shadow: the canvas (imageops.Canvas) and its
+	// background, "" for transparent or "#rrggbb".
+	Crop         bool    `json:"crop,omitempty"`
+	Padding      float64 `json:"padding,omitempty"`
+	PaddingShare bool    `json:"paddingShare,omitempty"`
+	Aspect       [2]int  `json:"aspect,omitempty"`
+	Background   string  `json:"background,omitempty"`
+
+	// logo-overlay (imageops.OverlayOptions), defaults filled in by the
+	// web side.
+	Position string  `json:"position,omitempty"`
+	Scale    float64 `json:"scale,omitempty"`
+	Opacity  float64 `json:"opacity,omitempty"`
+	Margin   float64 `json:"margin,omitempty"`
 }
 
 // Payload is what an Asynq task carries: ids and parameters, never pixels.

@@ -28,7 +28,9 @@ import (
 var fields = map[string][]string{
 	jobs.OpBlurPlates: {"image", "style", "requirePlate", "format"},
 	jobs.OpPlateLogo:  {"image", "logo", "logoAssetId", "requirePlate", "format"},
-	jobs.OpCarShadow:  {"image", "reflection", "format"},
+	jobs.OpCarShadow:  {"image", "reflection", "crop", "padding", "background", "aspect", "format"},
+	jobs.OpCarCutout:  {"image", "crop", "padding", "background", "aspect", "format"},
+	jobs.OpLogo:       {"image", "logo", "logoAssetId", "position", "scale", "opacity", "margin", "format"},
 }
 
 // maxFieldBytes caps a text field; the longest legitimate one is an asset id.
@@ -156,7 +158,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		h := c.Response().Header()
 		h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
 		h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
-		if op != jobs.OpCarShadow {
+		if op == jobs.OpBlurPlates || op == jobs.OpPlateLogo {
 			h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
 		}
 		idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body)
@@ -259,10 +261,20 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 			return req, "", err
 		}
 		req.Params.Style = string(style)
-	case jobs.OpCarShadow:
+	case jobs.OpCarShadow, jobs.OpCarCutout:
 		if req.Params.Reflection, err = parseBool("reflection", v["reflection"]); err != nil {
 			return req, "", err
 		}
+		if err := parseCanvas(v, &req.Params); err != nil {
+			return req, "", err
+		}
+	}
+	switch op {
+	case jobs.OpLogo:
+		if err := parseOverlay(v, &req.Params); err != nil {
+			return req, "", err
+		}
+		fallthrough
 	case jobs.OpPlateLogo:
 		_, hasID := v["logoAssetId"]
 		switch {
@@ -282,6 +294,86 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 		}
 	}
 	return req, assetID, nil
+}
+
+// parseCanvas reads car-cutout's and car-shadow's crop, padding (pixels,
+// or a percentage of the car's longer side), background (transparent or
+// #RRGGBB) and aspect (W:H).
+func parseCanvas(v map[string]string, p *jobs.Params) (err error) {
+	if p.Crop, err = parseBool("crop", v["crop"]); err != nil {
+		return err
+	}
+	if pad := v["padding"]; pad != "" {
+		num, share := strings.CutSuffix(pad, "%")
+		f, err := strconv.ParseFloat(num, 64)
+		limit := 10000.0
+		if share {
+			limit = 100
+		}
+		if err != nil || !(f >= 0 && f <= limit) {
+			return carphoto.Errorf(carphoto.EInvalidParams,
+				"padding must be pixels from 0 to 10000 or a percentage from 0%% to 100%% (like 20 or 5%%), not %q", pad)
+		}
+		if share {
+			f /= 100
+		}
+		p.Padding, p.PaddingShare = f, share
+	}
+	if bg := v["background"]; bg != "" && bg != "transparent" {
+		if _, err := imageops.ParseColour(bg); err != nil {
+			return err
+		}
+		p.Background = bg
+	}
+	if a := v["aspect"]; a != "" {
+		w, h, ok := strings.Cut(a, ":")
+		aw, err1 := strconv.Atoi(w)
+		ah, err2 := strconv.Atoi(h)
+		if !ok || err1 != nil || err2 != nil || aw < 1 || ah < 1 || aw > 100 || ah > 100 {
+			return carphoto.Errorf(carphoto.EInvalidParams, "aspect must be width:height in whole numbers from 1 to 100 (like 4:3 or 16:9), not %q", a)
+		}
+		p.Aspect = [2]int{aw, ah}
+	}
+	return nil
+}
+
+// parseOverlay reads logo-overlay's position, scale, opacity and margin,
+// filling in the defaults.
+func parseOverlay(v map[string]string, p *jobs.Params) error {
+	p.Position = v["position"]
+	if p.Position == "" {
+		p.Position = "bottom-right"
+	}
+	if !slices.Contains(imageops.Positions, p.Position) {
+		return carphoto.Errorf(carphoto.EInvalidParams, "position must be one of %s, not %q", strings.Join(imageops.Positions, ", "), p.Position)
+	}
+	for _, f := range []struct {
+		name   string
+		to     *float64
+		def    float64
+		lo, hi float64
+		loOpen bool
+	}{
+		{"scale", &p.Scale, 0.2, 0, 1, true},
+		{"opacity", &p.Opacity, 1, 0, 1, false},
+		{"margin", &p.Margin, 0.03, 0, 0.45, false},
+	} {
+		*f.to = f.def
+		s, ok := v[f.name]
+		if !ok || s == "" {
+			continue
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(x >= f.lo && x <= f.hi) || (f.loOpen && x == f.lo) {
+			lo := "from"
+			if f.loOpen {
+				lo = "above"
+			}
+			return carphoto.Errorf(carphoto.EInvalidParams, "%s must be a number %s %g to %g, not %q", f.name, lo, f.lo, f.hi, s)
+		}
+		*f.to = x
+	}
+	return nil
 }
 
 // parseBool reads a boolean field: exactly "true" or "false", as the

@@ -34,7 +34,7 @@ func (s *Server) unknownTool(c echo.Context) error {
 	if r.Method != http.MethodPost {
 		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; operations are POST", r.Method, r.URL.Path)
 	}
-	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q; available: blur-plates, plate-logo, car-shadow", c.Param("*"))
+	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q; available: %s", c.Param("*"), strings.Join(jobs.Ops, ", "))
 }
 
 func (s *Server) healthz(c echo.Context) error {

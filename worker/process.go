@@ -34,6 +34,10 @@ func Process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, 
 		return plateOp(ctx, op, in, logo, p, lim)
 	case jobs.OpCarShadow:
 		return shadowOp(ctx, in, p)
+	case jobs.OpCarCutout:
+		return cutoutOp(ctx, in, p)
+	case jobs.OpLogo:
+		return logoOp(ctx, in, logo, p, lim)
 	}
 	return nil, carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q", op)
 }
@@ -86,37 +90,88 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 	return res, nil
 }
 
-// ShadowMaxPixels is the largest car-shadow answer: a larger photo is
-// scaled down to it first (area filter), so that the cut-out, the shadow
-// and the PNG of a 60-megapixel photo fit in the worker's memory budget
-// and its deadline on one core (docs/BENCHMARKS.md). A listing shows a
-// photo at a few megapixels.
+// ShadowMaxPixels is the largest car-shadow or car-cutout answer: a larger
+// photo is scaled down to it first (area filter), so that the cut-out, the
+// shadow and the PNG of a 60-megapixel photo fit in the worker's memory
+// budget and its deadline on one core (docs/BENCHMARKS.md). A listing
+// shows a photo at a few megapixels.
 const ShadowMaxPixels = 16_000_000
 
 func shadowOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
-	transparent := in.Format != "jpeg" && imageops.HasTransparency(in.Image)
-	img, err := imageops.FitPixels(ctx, in.Image, ShadowMaxPixels)
+	car, err := carOf(ctx, in)
 	if err != nil {
-		return nil, err
-	}
-	in.Image = nil // the full-size decode is no longer needed: let it go
-	var car *image.NRGBA
-	if transparent {
-		// A transparent cut-out is used as it is.
-		car = imageops.ToNRGBA(img)
-	} else {
-		if car, err = cutout.Cut(ctx, img); err != nil {
-			return nil, fmt.Errorf("cut out: %w", err)
-		}
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	out, err := imageops.CarShadow(ctx, car, imageops.ShadowOptions{Reflection: p.Reflection})
 	if err != nil {
 		return nil, fmt.Errorf("shadow: %w", err)
 	}
-	return encode(out, in, p.Format, "png")
+	return framed(out, in, p)
+}
+
+func cutoutOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
+	car, err := carOf(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return framed(car, in, p)
+}
+
+// carOf is the car of the photo on a transparent background, the photo
+// scaled to ShadowMaxPixels first: a transparent PNG or WebP as it is (a
+// cut-out the client made), any other photo cut out.
+func carOf(ctx context.Context, in *imageops.Photo) (*image.NRGBA, error) {
+	transparent := in.Format != "jpeg" && imageops.HasTransparency(in.Image)
+	img, err := imageops.FitPixels(ctx, in.Image, ShadowMaxPixels)
+	if err != nil {
+		return nil, err
+	}
+	in.Image = nil // the full-size decode is no longer needed: let it go
+	if transparent {
+		return imageops.ToNRGBA(img), nil
+	}
+	car, err := cutout.Cut(ctx, img)
+	if err != nil {
+		return nil, fmt.Errorf("cut out: %w", err)
+	}
+	return car, ctx.Err()
+}
+
+// framed frames a car (with its shadow) as p asks and encodes it: a PNG
+// on a transparent background, or flattened on p.Background and then a
+// JPEG, unless p.Format asks otherwise.
+func framed(car *image.NRGBA, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
+	img := image.Image(imageops.Frame(car, imageops.Canvas{
+		Crop: p.Crop, Padding: p.Padding, PaddingShare: p.PaddingShare, Aspect: p.Aspect,
+	}))
+	format := "png"
+	if p.Background != "" {
+		bg, err := imageops.ParseColour(p.Background)
+		if err != nil {
+			return nil, err
+		}
+		img = imageops.Flatten(img, bg)
+		format = "jpeg"
+	}
+	return encode(img, in, p.Format, format)
+}
+
+func logoOp(ctx context.Context, in *imageops.Photo, logo []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
+	d, err := imageops.Decode(ctx, logo, lim)
+	if err != nil {
+		return nil, prefix("logo", err)
+	}
+	out, _, err := imageops.Overlay(ctx, in.Image, d.Image, imageops.OverlayOptions{
+		Position: p.Position, Scale: p.Scale, Opacity: p.Opacity, Margin: p.Margin,
+	})
+	if err != nil {
+		return nil, err
+	}
+	format := "jpeg"
+	if in.Format != "jpeg" && imageops.HasTransparency(in.Image) {
+		format = in.Format
+	}
+	return encode(out, in, p.Format, format)
 }
 
 // encode writes the answer in the format the client asked for, else in

@@ -68,7 +68,8 @@ func TestDevModePrintsWorkingCurlExample(t *testing.T) {
 // Every endpoint answers with the spec's status and content type.
 func TestEndpointsSucceed(t *testing.T) {
 	s := startService(t, map[string]string{"LOG_LEVEL": "info"})
-	id, key := s.account(t, 10)
+	const credits = 20
+	id, key := s.account(t, credits)
 	photo := carPhoto(t)
 	tests := []struct {
 		path   string
@@ -83,6 +84,10 @@ func TestEndpointsSucceed(t *testing.T) {
 		{"/v1/car-shadow", []part{file("image", photo)}, "image/png", "png"},
 		{"/v1/car-shadow", []part{file("image", photo), field("reflection", "true")}, "image/png", "png"},
 		{"/v1/blur-plates", []part{file("image", photo), field("format", "jpeg"), field("requirePlate", "false")}, "image/jpeg", "jpeg"},
+		{"/v1/car-cutout", []part{file("image", photo)}, "image/png", "png"},
+		{"/v1/car-cutout", []part{file("image", photo), field("crop", "true"), field("padding", "5%"), field("background", "#FFFFFF")}, "image/jpeg", "jpeg"},
+		{"/v1/car-shadow", []part{file("image", photo), field("crop", "true"), field("aspect", "4:3"), field("background", "#ffffff")}, "image/jpeg", "jpeg"},
+		{"/v1/logo-overlay", []part{file("image", photo), file("logo", twoColourLogo(t)), field("position", "top-left"), field("opacity", "0.8")}, "image/jpeg", "jpeg"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -99,7 +104,7 @@ func TestEndpointsSucceed(t *testing.T) {
 			if got := h.Get("X-Credits-Charged"); got != "1" {
 				t.Errorf("X-Credits-Charged %q, want 1", got)
 			}
-			if got, want := h.Get("X-Credits-Remaining"), strconv.Itoa(10-i-1); got != want {
+			if got, want := h.Get("X-Credits-Remaining"), strconv.Itoa(credits-i-1); got != want {
 				t.Errorf("X-Credits-Remaining %q, want %q", got, want)
 			}
 			rid := h.Get("X-Request-Id")
@@ -121,8 +126,8 @@ func TestEndpointsSucceed(t *testing.T) {
 			}
 		})
 	}
-	if got := s.credits(t, id); got != 10-int64(len(tests)) {
-		t.Errorf("balance %d after %d successful calls from 10", got, len(tests))
+	if got := s.credits(t, id); got != credits-int64(len(tests)) {
+		t.Errorf("balance %d after %d successful calls from %d", got, len(tests), credits)
 	}
 }
 
@@ -199,7 +204,7 @@ func TestErrors(t *testing.T) {
 		{"wrong key", "/v1/blur-plates", "cp_live_nope", []part{file("image", photo)}, 401, "invalid_api_key"},
 		{"no key beats unknown tool", "/v1/remove-background", "", nil, 401, "invalid_api_key"},
 		{"unknown tool", "/v1/remove-background", key, []part{file("image", photo)}, 400, "unknown_tool"},
-		{"announced tool is unknown", "/v1/car-cutout", key, []part{file("image", photo)}, 400, "unknown_tool"},
+		{"announced tool not built yet", "/v1/video-blur", key, []part{file("image", photo)}, 400, "unknown_tool"},
 		{"missing image", "/v1/blur-plates", key, []part{field("style", "blur")}, 400, "missing_image"},
 		{"missing image beats bad style", "/v1/blur-plates", key, []part{field("style", "sparkle")}, 400, "missing_image"},
 		{"bad style", "/v1/blur-plates", key, []part{file("image", photo), field("style", "sparkle")}, 400, "invalid_params"},
@@ -223,6 +228,25 @@ func TestErrors(t *testing.T) {
 		{"format=gif", "/v1/blur-plates", key, []part{file("image", photo), field("format", "gif")}, 400, "invalid_params"},
 		{"format=JPEG", "/v1/car-shadow", key, []part{file("image", photo), field("format", "JPEG")}, 400, "invalid_params"},
 		{"format=jpg", "/v1/plate-logo", key, []part{file("image", photo), file("logo", twoColourLogo(t)), field("format", "jpg")}, 400, "invalid_params"},
+		{"car-cutout no key", "/v1/car-cutout", "", []part{file("image", photo)}, 401, "invalid_api_key"},
+		{"car-cutout no credits", "/v1/car-cutout", emptyKey, []part{file("image", photo)}, 402, "insufficient_credits"},
+		{"car-cutout missing image", "/v1/car-cutout", key, []part{field("crop", "true")}, 400, "missing_image"},
+		{"car-cutout crop=yes", "/v1/car-cutout", key, []part{file("image", photo), field("crop", "yes")}, 400, "invalid_params"},
+		{"car-cutout padding=-3", "/v1/car-cutout", key, []part{file("image", photo), field("padding", "-3")}, 400, "invalid_params"},
+		{"car-cutout padding=120%", "/v1/car-cutout", key, []part{file("image", photo), field("padding", "120%")}, 400, "invalid_params"},
+		{"car-cutout background=red", "/v1/car-cutout", key, []part{file("image", photo), field("background", "red")}, 400, "invalid_params"},
+		{"car-cutout reflection", "/v1/car-cutout", key, []part{file("image", photo), field("reflection", "true")}, 400, "invalid_params"},
+		{"car-shadow aspect=4x3", "/v1/car-shadow", key, []part{file("image", photo), field("aspect", "4x3")}, 400, "invalid_params"},
+		{"car-shadow aspect=0:3", "/v1/car-shadow", key, []part{file("image", photo), field("aspect", "0:3")}, 400, "invalid_params"},
+		{"logo-overlay no key", "/v1/logo-overlay", "", []part{file("image", photo)}, 401, "invalid_api_key"},
+		{"logo-overlay no credits", "/v1/logo-overlay", emptyKey, []part{file("image", photo), file("logo", twoColourLogo(t))}, 402, "insufficient_credits"},
+		{"logo-overlay no logo", "/v1/logo-overlay", key, []part{file("image", photo)}, 400, "invalid_params"},
+		{"logo-overlay position=middle", "/v1/logo-overlay", key, []part{file("image", photo), file("logo", twoColourLogo(t)), field("position", "middle")}, 400, "invalid_params"},
+		{"logo-overlay scale=0", "/v1/logo-overlay", key, []part{file("image", photo), file("logo", twoColourLogo(t)), field("scale", "0")}, 400, "invalid_params"},
+		{"logo-overlay opacity=1.5", "/v1/logo-overlay", key, []part{file("image", photo), file("logo", twoColourLogo(t)), field("opacity", "1.5")}, 400, "invalid_params"},
+		{"logo-overlay margin=NaN", "/v1/logo-overlay", key, []part{file("image", photo), file("logo", twoColourLogo(t)), field("margin", "NaN")}, 400, "invalid_params"},
+		{"logo-overlay unknown asset", "/v1/logo-overlay", key, []part{file("image", photo), field("logoAssetId", "ast_nope")}, 400, "invalid_params"},
+		{"logo-overlay logo not an image", "/v1/logo-overlay", key, []part{file("image", photo), {"logo", "logo.png", []byte("not a logo")}}, 400, "invalid_params"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
