@@ -109,11 +109,17 @@ return #ids
 // can never spend more than the balance. A short balance is
 // EInsufficientCredits.
 func (s *Service) Hold(ctx context.Context, accountID, requestID, op string) (Hold, error) {
-	h := Hold{id: newID("hold"), accountID: accountID, requestID: requestID, op: op, amount: s.Cost(op)}
+	return s.HoldFor(ctx, accountID, requestID, op, s.Cost(op), s.cfg.HoldTTL)
+}
+
+// HoldFor is Hold for a given amount that lives ttl before the sweep
+// returns it: a video job's credits, held for as long as the job may run.
+func (s *Service) HoldFor(ctx context.Context, accountID, requestID, op string, amount int64, ttl time.Duration) (Hold, error) {
+	h := Hold{id: newID("hold"), accountID: accountID, requestID: requestID, op: op, amount: amount}
 	now := s.now()
 	v, err := holdScript.Run(ctx, s.rdb,
 		[]string{acctKey(accountID), holdKey(h.id), holdsKey, ledgerKey(accountID)},
-		h.amount, h.id, requestID, op, unixMS(now), unixMS(now.Add(s.cfg.HoldTTL)), s.cfg.LedgerMax, accountID,
+		h.amount, h.id, requestID, op, unixMS(now), unixMS(now.Add(ttl)), s.cfg.LedgerMax, accountID,
 	).Int64Slice()
 	if err != nil {
 		return Hold{}, storeErr("hold", err)
@@ -155,6 +161,16 @@ func (s *Service) Release(ctx context.Context, h Hold) error {
 	}
 	_, _, _, err := s.close(ctx, h.id, KindRelease)
 	return err
+}
+
+// CaptureID and ReleaseID are Capture and Release for a hold known by its
+// id alone (Hold.ID), as a worker knows a video job's.
+func (s *Service) CaptureID(ctx context.Context, id string) (remaining int64, err error) {
+	return s.Capture(ctx, Hold{id: id})
+}
+
+func (s *Service) ReleaseID(ctx context.Context, id string) error {
+	return s.Release(ctx, Hold{id: id})
 }
 
 func (s *Service) close(ctx context.Context, holdID, kind string) (closed bool, balance int64, state string, err error) {

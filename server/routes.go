@@ -23,6 +23,7 @@ func (s *Server) routes() {
 	for _, op := range jobs.Ops {
 		v1.POST("/"+op, s.photoHandler(op))
 	}
+	s.videoRoutes(v1)
 	s.billingRoutes(v1, e.Group("/admin/v1"))
 	// Anything else under /v1 is an unknown tool once the caller is known
 	// and within its rate: the spec's precedence is 401, 429, then 400.

@@ -39,6 +39,8 @@ type Config struct {
 	// in memory, so it stays below the Redis pool size; requests beyond it
 	// wait for a slot within their own deadline.
 	MaxInFlight int
+	// Video is video-blur's settings; its Store nil turns it off.
+	Video VideoConfig
 }
 
 // Server is the HTTP API. Build it with New and serve Handler.
@@ -51,15 +53,18 @@ type Server struct {
 	inspect *asynq.Inspector
 	e       *echo.Echo
 	slots   chan struct{} // one per photo request in flight
-	idem    *idempotency.Store
+	// videoQueue enqueues video jobs.
+	videoQueue *asynq.Client
+	idem       *idempotency.Store
 }
 
 // New wires the routes. rdb is the service's Redis; b and j are built on it.
 func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, j *jobs.Client) *Server {
 	s := &Server{
 		cfg: cfg, log: log, rdb: rdb, billing: b, jobs: j,
-		inspect: asynq.NewInspectorFromRedisClient(rdb),
-		slots:   make(chan struct{}, max(cfg.MaxInFlight, 1)),
+		inspect:    asynq.NewInspectorFromRedisClient(rdb),
+		videoQueue: asynq.NewClientFromRedisClient(rdb),
+		slots:      make(chan struct{}, max(cfg.MaxInFlight, 1)),
 		// A claim outlives the longest request by a margin, then lapses.
 		idem: idempotency.New(rdb, cfg.IdempotencyTTL, cfg.RequestTimeout+10*time.Second),
 	}

@@ -29,6 +29,7 @@ type Config struct {
 	TaskCheckInterval time.Duration // Asynq's poll interval when the queue is empty: pickup delay vs idle CPU
 	ShutdownTimeout   time.Duration // on SIGTERM, how long current tasks may run before they are handed back
 	MaxPixels         int           // cap on width × height of a decoded image
+	Video             VideoConfig   // video jobs; Video.Store nil leaves them to other workers
 }
 
 // Worker processes photo tasks.
@@ -69,13 +70,20 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
+	videos := make(chan error, 1)
+	if w.cfg.Video.Store != nil {
+		go func() { videos <- w.runVideos(ctx) }()
+	} else {
+		videos <- nil
+	}
 	w.log.Info().Str("worker", w.name).Int("concurrency", w.cfg.Concurrency).
 		Dur("task_check_interval", w.cfg.TaskCheckInterval).Msg("worker started")
 	<-ctx.Done()
 	w.log.Info().Msg("worker stopping: finishing current tasks")
 	srv.Shutdown()
+	err := <-videos
 	w.log.Info().Msg("worker stopped")
-	return nil
+	return err
 }
 
 // handle runs one task. It never fails the task for a client's mistake: that

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"carphoto/billing"
 	"carphoto/server"
+	"carphoto/video"
 	"carphoto/worker"
 )
 
@@ -42,6 +45,17 @@ type config struct {
 	MaxAssets               int
 	AdminToken              string
 	LogLevel                string
+
+	VideoDir               string
+	MaxVideoBytes          int64
+	MaxVideoSeconds        int64
+	VideoCostPer10s        int64
+	VideoUploadTimeout     time.Duration
+	VideoJobTimeout        time.Duration
+	VideoResultTTL         time.Duration
+	VideoWorkerConcurrency int
+	WebhookSecret          string
+	WebhookAllowPrivate    bool
 }
 
 // loadConfig reads the environment through getenv. Every malformed variable
@@ -99,6 +113,25 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogLevel:                str("LOG_LEVEL", "info"),
 	}
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
+	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))
+	c.MaxVideoBytes = num("MAX_VIDEO_BYTES", 500<<20, 1024)
+	c.MaxVideoSeconds = num("MAX_VIDEO_SECONDS", 180, 1)
+	c.VideoCostPer10s = num("VIDEO_CREDIT_COST_PER_10S", c.CreditCost, 1)
+	c.VideoUploadTimeout = dur("VIDEO_UPLOAD_TIMEOUT", 10*time.Minute, time.Second)
+	c.VideoJobTimeout = dur("VIDEO_JOB_TIMEOUT", 30*time.Minute, time.Second)
+	c.VideoResultTTL = dur("VIDEO_RESULT_TTL", 24*time.Hour, time.Minute)
+	c.VideoWorkerConcurrency = int(num("VIDEO_WORKER_CONCURRENCY", 1, 1))
+	c.WebhookSecret = getenv("WEBHOOK_SECRET")
+	switch v := getenv("WEBHOOK_ALLOW_PRIVATE"); v {
+	case "", "false":
+	case "true":
+		c.WebhookAllowPrivate = true
+	default:
+		errs = append(errs, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE=%q: want true or false", v))
+	}
+	if c.WebhookSecret != "" && len(c.WebhookSecret) < 16 {
+		errs = append(errs, errors.New("WEBHOOK_SECRET: use at least 16 characters"))
+	}
 	c.ShutdownTimeout = dur("SHUTDOWN_TIMEOUT", c.RequestTimeout+5*time.Second, 0)
 	// An upload gets at most a third of the request's time by default, so
 	// a slow one is told so while there would still be time for the work.
@@ -147,6 +180,19 @@ func (c config) serverConfig() server.Config {
 		// Leave connections for billing, rate limits and enqueueing.
 		MaxInFlight: max(c.RedisPoolSize-16, 1),
 	}
+}
+
+// videoConfig is the web side's share of video jobs on store.
+func (c config) videoConfig(store video.Store) server.VideoConfig {
+	return server.VideoConfig{
+		Store: store, Notifier: c.notifier(),
+		MaxBytes: c.MaxVideoBytes, MaxSeconds: float64(c.MaxVideoSeconds), CostPer10s: c.VideoCostPer10s,
+		UploadTimeout: c.VideoUploadTimeout, JobTimeout: c.VideoJobTimeout, Retries: 2, ResultTTL: c.VideoResultTTL,
+	}
+}
+
+func (c config) notifier() video.Notifier {
+	return video.Notifier{Secret: []byte(c.WebhookSecret), AllowPrivate: c.WebhookAllowPrivate}
 }
 
 func (c config) workerConfig() worker.Config {

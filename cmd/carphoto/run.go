@@ -18,6 +18,7 @@ import (
 	"carphoto/billing"
 	"carphoto/jobs"
 	"carphoto/server"
+	"carphoto/video"
 	"carphoto/worker"
 )
 
@@ -126,9 +127,13 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
 		Msg("configuration")
 
+	store, err := video.NewLocal(cfg.VideoDir)
+	if err != nil {
+		return err
+	}
 	g, ctx := errgroup.WithContext(ctx)
+	b := billing.New(rdb, cfg.billingConfig(log))
 	if mode != "worker" {
-		b := billing.New(rdb, cfg.billingConfig(log))
 		ln, err := net.Listen("tcp", ":"+cfg.Port)
 		if err != nil {
 			return fmt.Errorf("listen on port %s: %w", cfg.Port, err)
@@ -142,10 +147,14 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		}
 		fmt.Fprintf(stdout, "carphoto listening on %s\n", addr)
 		g.Go(func() error { return b.Run(ctx) })
-		g.Go(func() error { return serveHTTP(ctx, cfg, log, rdb, b, ln) })
+		g.Go(func() error { return serveHTTP(ctx, cfg, log, rdb, b, ln, store) })
+		g.Go(func() error { return sweepVideos(ctx, store, cfg.VideoResultTTL, log) })
 	}
 	if mode != "serve" {
-		w := worker.New(cfg.workerConfig(), log, rdb)
+		wc := cfg.workerConfig()
+		wc.Video = worker.VideoConfig{Concurrency: cfg.VideoWorkerConcurrency, Store: store, Billing: b,
+			Notifier: cfg.notifier(), ResultTTL: cfg.VideoResultTTL}
+		w := worker.New(wc, log, rdb)
 		g.Go(func() error { return w.Run(ctx) })
 	}
 	err = g.Wait()
@@ -157,10 +166,12 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 
 // serveHTTP serves until ctx is done, then stops accepting and lets
 // in-flight requests finish within ShutdownTimeout.
-func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, ln net.Listener) error {
+func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, ln net.Listener, store video.Store) error {
 	jc := jobs.NewClient(rdb)
 	defer jc.Close()
-	srv := server.New(cfg.serverConfig(), log, rdb, b, jc)
+	sc := cfg.serverConfig()
+	sc.Video = cfg.videoConfig(store)
+	srv := server.New(sc, log, rdb, b, jc)
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -186,6 +197,25 @@ func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.Un
 	}
 	log.Info().Msg("web stopped")
 	return nil
+}
+
+// sweepVideos deletes, every few minutes, video files older than their
+// time to live: results nobody fetched, inputs of jobs long over.
+func sweepVideos(ctx context.Context, store *video.Local, ttl time.Duration, log zerolog.Logger) error {
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		if n, err := store.Sweep(time.Now().Add(-ttl - time.Hour)); err != nil {
+			log.Warn().Err(err).Msg("sweep video files")
+		} else if n > 0 {
+			log.Info().Int("files", n).Msg("swept expired video files")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }
 
 // printDemo creates the dev mode's demo account and shows how to call it.

@@ -204,7 +204,7 @@ func TestErrors(t *testing.T) {
 		{"wrong key", "/v1/blur-plates", "cp_live_nope", []part{file("image", photo)}, 401, "invalid_api_key"},
 		{"no key beats unknown tool", "/v1/remove-background", "", nil, 401, "invalid_api_key"},
 		{"unknown tool", "/v1/remove-background", key, []part{file("image", photo)}, 400, "unknown_tool"},
-		{"announced tool not built yet", "/v1/video-blur", key, []part{file("image", photo)}, 400, "unknown_tool"},
+		{"unknown tool beside real ones", "/v1/car-wash", key, []part{file("image", photo)}, 400, "unknown_tool"},
 		{"missing image", "/v1/blur-plates", key, []part{field("style", "blur")}, 400, "missing_image"},
 		{"missing image beats bad style", "/v1/blur-plates", key, []part{field("style", "sparkle")}, 400, "missing_image"},
 		{"bad style", "/v1/blur-plates", key, []part{file("image", photo), field("style", "sparkle")}, 400, "invalid_params"},

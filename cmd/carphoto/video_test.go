@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"carphoto/internal/videotest"
+	"carphoto/video"
+)
+
+// jobStatus is GET /v1/jobs/{id}'s answer.
+type jobStatus struct {
+	ID       string
+	Status   string
+	Progress struct{ FramesDone, FramesTotal int }
+	Credits  int64
+	Result   string `json:"resultUrl"`
+	Code     string
+	Error    string
+}
+
+func getJob(t *testing.T, url, key, id string) (int, jobStatus) {
+	t.Helper()
+	status, _, body := do(t, http.MethodGet, url+"/v1/jobs/"+id, key, "", nil)
+	var j jobStatus
+	if status == 200 {
+		if err := json.Unmarshal(body, &j); err != nil {
+			t.Fatalf("job status is not JSON: %s", body)
+		}
+	}
+	return status, j
+}
+
+// A video goes in, 202 with a job; the job runs on the worker's video
+// queue, reports progress, ends done with an MP4 of the same length, frame
+// rate and audio; it is charged per started 10 seconds, once; the webhook
+// is called, signed; and the errors are the photo operations' own.
+func TestVideoBlur(t *testing.T) {
+	if err := video.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	clip := videotest.Make(t, filepath.Join("..", ".."), t.TempDir())
+	data, err := os.ReadFile(clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "test-webhook-secret-0123"
+	var mu sync.Mutex
+	var hooks []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sig := r.Header.Get("Carphoto-Signature")
+		ts, v1, _ := strings.Cut(strings.TrimPrefix(sig, "t="), ",v1=")
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte(ts + "."))
+		m.Write(body)
+		mu.Lock()
+		defer mu.Unlock()
+		if hex.EncodeToString(m.Sum(nil)) != v1 {
+			hooks = append(hooks, "BAD SIGNATURE "+string(body))
+			return
+		}
+		hooks = append(hooks, string(body))
+	}))
+	defer hook.Close()
+
+	s := startService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "WEBHOOK_SECRET": secret,
+		"WEBHOOK_ALLOW_PRIVATE": "true", "MAX_VIDEO_SECONDS": "20", "LOG_LEVEL": "info"})
+	id, key := s.account(t, 5)
+	_, poor := s.account(t, 0)
+	_, other := s.account(t, 5)
+
+	status, h, body := post(t, s.url+"/v1/video-blur", key, file("video", data), field("webhookUrl", hook.URL+"/done"))
+	if status != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", status, body)
+	}
+	var sub struct {
+		ID      string
+		Status  string
+		Credits int64
+	}
+	json.Unmarshal(body, &sub)
+	if sub.Status != "queued" || sub.Credits != 1 || h.Get("Location") != "/v1/jobs/"+sub.ID {
+		t.Errorf("submit answer %s, Location %q: want queued, 1 credit (3 s started 10 s), Location of the job", body, h.Get("Location"))
+	}
+	if got := s.credits(t, id); got != 4 {
+		t.Errorf("balance %d while the job runs, want 4 (1 held)", got)
+	}
+	if st, _, _ := do(t, http.MethodGet, s.url+"/v1/jobs/"+sub.ID, other, "", nil); st != 404 {
+		t.Errorf("another account's GET of the job: %d, want 404", st)
+	}
+	var j jobStatus
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		_, j = getJob(t, s.url, key, sub.ID)
+		if j.Status == "done" || j.Status == "failed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job still %s after 90 s", j.Status)
+		}
+	}
+	if j.Status != "done" || j.Result != "/v1/jobs/"+sub.ID+"/result" || j.Progress.FramesDone != j.Progress.FramesTotal || j.Progress.FramesTotal < videotest.Frames {
+		t.Fatalf("job ended %+v", j)
+	}
+	status, h, mp4 := do(t, http.MethodGet, s.url+j.Result, key, "", nil)
+	if status != 200 || h.Get("Content-Type") != "video/mp4" {
+		t.Fatalf("result: %d %q", status, h.Get("Content-Type"))
+	}
+	out := filepath.Join(t.TempDir(), "out.mp4")
+	os.WriteFile(out, mp4, 0o600)
+	in, _ := video.Probe(context.Background(), clip)
+	got, err := video.Probe(context.Background(), out)
+	if err != nil || got.Width != in.Width || got.Height != in.Height || math.Abs(got.FPS-in.FPS) > 0.01 ||
+		math.Abs(got.Duration-in.Duration) > 0.25 || !got.Audio {
+		t.Errorf("result %+v (%v), input %+v: size, frame rate, duration or audio not kept", got, err, in)
+	}
+	if got := s.credits(t, id); got != 4 {
+		t.Errorf("balance %d after the job, want 4: charged once, 1 credit", got)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		n := len(hooks)
+		mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	mu.Lock()
+	if len(hooks) != 1 || !strings.Contains(hooks[0], `"status":"done"`) || !strings.Contains(hooks[0], sub.ID) {
+		t.Errorf("webhook calls %q, want one signed call saying the job is done", hooks)
+	}
+	mu.Unlock()
+
+	for _, tt := range []struct {
+		name   string
+		key    string
+		parts  []part
+		status int
+		code   string
+	}{
+		{"no key", "", []part{file("video", data)}, 401, "invalid_api_key"},
+		{"no credits", poor, []part{file("video", data)}, 402, "insufficient_credits"},
+		{"no video", key, []part{field("style", "blur")}, 400, "missing_image"},
+		{"not a video", key, []part{file("video", []byte("this is not a video"))}, 400, "invalid_params"},
+		{"bad style", key, []part{file("video", data), field("style", "sparkle")}, 400, "invalid_params"},
+		{"unknown field", key, []part{file("video", data), field("image", "x")}, 400, "invalid_params"},
+		{"webhook to ftp", key, []part{file("video", data), field("webhookUrl", "ftp://example.com/x")}, 400, "invalid_params"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, h, body := post(t, s.url+"/v1/video-blur", tt.key, tt.parts...)
+			wantError(t, status, h, body, tt.status, tt.code)
+		})
+	}
+	if st, _, _ := do(t, http.MethodGet, s.url+"/v1/jobs/vid_nope", key, "", nil); st != 404 {
+		t.Errorf("unknown job: %d, want 404", st)
+	}
+	if got := s.credits(t, id); got != 4 {
+		t.Errorf("balance %d after refused videos, want 4 (uncharged)", got)
+	}
+}
+
+// A video over MAX_VIDEO_SECONDS is refused before any work, uncharged.
+func TestVideoTooLong(t *testing.T) {
+	if err := video.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	data, err := os.ReadFile(videotest.Make(t, filepath.Join("..", ".."), t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "MAX_VIDEO_SECONDS": "2"})
+	id, key := s.account(t, 5)
+	status, h, body := post(t, s.url+"/v1/video-blur", key, file("video", data))
+	wantError(t, status, h, body, 400, "invalid_params")
+	if !strings.Contains(string(body), "limit") {
+		t.Errorf("message %s does not name the limit", body)
+	}
+	if got := s.credits(t, id); got != 5 {
+		t.Errorf("balance %d, want 5", got)
+	}
+}

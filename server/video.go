@@ -1,0 +1,313 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/labstack/echo/v4"
+
+	"carphoto"
+	"carphoto/billing"
+	"carphoto/imageops"
+	"carphoto/video"
+)
+
+// VideoConfig is the web side's share of video jobs' settings; a nil
+// Store leaves video-blur off.
+type VideoConfig struct {
+	Store         video.Store
+	Notifier      video.Notifier
+	MaxBytes      int64         // cap on an uploaded video
+	MaxSeconds    float64       // cap on its duration
+	CostPer10s    int64         // credits per started 10 seconds
+	UploadTimeout time.Duration // the whole upload must arrive within this
+	JobTimeout    time.Duration // one run of the job
+	Retries       int           // runs after the first, when a worker dies or fails
+	ResultTTL     time.Duration // how long the job and its result are kept
+}
+
+// OpVideoBlur is the video operation's name in the URL and the ledger.
+const OpVideoBlur = "video-blur"
+
+func (s *Server) videoRoutes(v1 *echo.Group) {
+	v1.POST("/"+OpVideoBlur, s.videoBlur)
+	v1.GET("/jobs/:id", s.videoJob)
+	v1.GET("/jobs/:id/result", s.videoResult)
+}
+
+func (s *Server) videoJobs() video.Jobs {
+	return video.Jobs{RDB: s.rdb, TTL: s.cfg.Video.ResultTTL}
+}
+
+// videoBlur takes a video, checks it, holds its credits and queues the job:
+// 202 with the job's id and where to ask after it.
+func (s *Server) videoBlur(c echo.Context) error {
+	c.Set(ctxOp, OpVideoBlur)
+	vc := s.cfg.Video
+	if vc.Store == nil {
+		return carphoto.Errorf(carphoto.EUnavailable, "video-blur is not enabled on this server")
+	}
+	ctx := c.Request().Context()
+	key, _ := c.Get(ctxAccount).(billing.Account)
+	inflight, err := s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
+	if err != nil {
+		if errors.Is(err, billing.ErrInFlightLimit) {
+			c.Response().Header().Set("Retry-After", "1")
+		}
+		return err
+	}
+	defer s.billing.Leave(context.WithoutCancel(ctx), inflight)
+	if err := video.Available(); err != nil {
+		return carphoto.Wrap(err, carphoto.EUnavailable, "video-blur needs ffmpeg on the server, which is missing; retry later")
+	}
+
+	id := "vid_" + strings.ToLower(requestIDOf(c))
+	rc := http.NewResponseController(c.Response())
+	if err := rc.SetReadDeadline(time.Now().Add(vc.UploadTimeout)); err == nil {
+		defer rc.SetReadDeadline(time.Time{})
+	}
+	keep := false // the upload is deleted again unless the job is queued
+	defer func() {
+		if !keep {
+			vc.Store.Delete(context.WithoutCancel(ctx), video.InputKey(id))
+		}
+	}()
+	style, webhook, err := s.readVideo(c, id)
+	if err != nil {
+		return err
+	}
+	path, done, err := vc.Store.Path(ctx, video.InputKey(id))
+	if err != nil {
+		return carphoto.Wrap(err, carphoto.EProcessingFailed, "could not read the stored video; you were not charged, please retry")
+	}
+	info, err := video.Probe(ctx, path)
+	done()
+	if err != nil {
+		return err
+	}
+	if info.Duration > vc.MaxSeconds {
+		return carphoto.Errorf(carphoto.EInvalidParams, "video is %s long; the limit is %s", video.Seconds(info.Duration), video.Seconds(vc.MaxSeconds))
+	}
+	credits := int64(math.Ceil(info.Duration/10)) * vc.CostPer10s
+	runs := time.Duration(vc.Retries + 1)
+	hold, err := s.billing.HoldFor(ctx, accountID(c), id, OpVideoBlur, credits, runs*vc.JobTimeout+10*time.Minute)
+	if err != nil {
+		return err
+	}
+	js := s.videoJobs()
+	job := &video.Job{ID: id, Account: accountID(c), Status: video.Queued, Style: style, FramesTotal: info.Frames,
+		Duration: info.Duration, Credits: credits, Hold: hold.ID(), Webhook: webhook}
+	payload, _ := json.Marshal(video.Payload{JobID: id})
+	task := asynq.NewTask(video.TaskType, payload, asynq.Queue(video.Queue), asynq.TaskID(id),
+		asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
+	if err := js.Create(ctx, job); err != nil {
+		s.billing.Release(context.WithoutCancel(ctx), hold)
+		return carphoto.Wrap(err, carphoto.EUnavailable, "could not record the job; you were not charged, please retry")
+	}
+	if _, err := s.videoQueue.EnqueueContext(ctx, task); err != nil {
+		s.billing.Release(context.WithoutCancel(ctx), hold)
+		js.Fail(context.WithoutCancel(ctx), id, carphoto.EUnavailable, "could not queue the job")
+		return carphoto.Wrap(err, carphoto.EUnavailable, "could not queue the job; you were not charged, please retry")
+	}
+	keep = true
+	c.Response().Header().Set("Location", "/v1/jobs/"+id)
+	return c.JSON(http.StatusAccepted, map[string]any{
+		"id": id, "status": video.Queued, "credits": credits, "durationSeconds": info.Duration,
+		"frames": info.Frames, "statusUrl": "/v1/jobs/" + id,
+	})
+}
+
+// videoFields are video-blur's multipart fields.
+var videoFields = []string{"video", "style", "webhookUrl"}
+
+// readVideo streams the upload's video part into the store (never into
+// memory) and reads the other fields.
+func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, err error) {
+	vc := s.cfg.Video
+	r := c.Request()
+	mt, params, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
+	if err != nil || mt != echo.MIMEMultipartForm || params["boundary"] == "" {
+		return "", "", carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
+	}
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, vc.MaxBytes+1<<20)
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	values := map[string]string{}
+	hasVideo := false
+	var invalid error
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", "", uploadErr(err, vc.MaxBytes)
+		}
+		name := part.FormName()
+		switch {
+		case name == "":
+			continue
+		case !contains(videoFields, name):
+			if invalid == nil {
+				invalid = carphoto.Errorf(carphoto.EInvalidParams, "unknown field %q for video-blur; accepted fields: %s", name, strings.Join(videoFields, ", "))
+			}
+			continue
+		case name == "video":
+			if hasVideo {
+				return "", "", carphoto.Errorf(carphoto.EInvalidParams, "field \"video\" was sent more than once")
+			}
+			hasVideo = true
+			n, err := vc.Store.Put(r.Context(), video.InputKey(id), io.LimitReader(part, vc.MaxBytes+1))
+			if err != nil {
+				return "", "", uploadErr(err, vc.MaxBytes)
+			}
+			if n > vc.MaxBytes {
+				return "", "", carphoto.Errorf(carphoto.EPayloadTooLarge, "video is larger than the limit of %s", humanBytes(vc.MaxBytes))
+			}
+			if n == 0 {
+				invalid = carphoto.Errorf(carphoto.EInvalidParams, "video is empty")
+			}
+		default:
+			data, err := io.ReadAll(io.LimitReader(part, maxFieldBytes+1))
+			if err != nil {
+				return "", "", uploadErr(err, vc.MaxBytes)
+			}
+			if len(data) > maxFieldBytes {
+				invalid = carphoto.Errorf(carphoto.EInvalidParams, "field %q is longer than %d bytes", name, maxFieldBytes)
+				continue
+			}
+			values[name] = strings.TrimSpace(string(data))
+		}
+	}
+	if !hasVideo {
+		return "", "", carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
+	}
+	if invalid != nil {
+		return "", "", invalid
+	}
+	st, err := imageops.ParseStyle(values["style"])
+	if err != nil {
+		return "", "", err
+	}
+	if w := values["webhookUrl"]; w != "" {
+		if len(vc.Notifier.Secret) == 0 {
+			return "", "", carphoto.Errorf(carphoto.EInvalidParams, "webhookUrl: webhooks are not configured on this server (WEBHOOK_SECRET); poll the job's status instead")
+		}
+		if err := vc.Notifier.Check(r.Context(), w); err != nil {
+			return "", "", carphoto.Wrap(err, carphoto.EInvalidParams, err.Error())
+		}
+		webhook = w
+	}
+	return string(st), webhook, nil
+}
+
+// uploadErr names what went wrong reading an upload.
+func uploadErr(err error, limit int64) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return carphoto.Errorf(carphoto.EPayloadTooLarge, "the upload is larger than the limit of %s", humanBytes(limit))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return carphoto.Wrap(err, carphoto.ERequestTimeout, "the upload did not arrive in time; send it again on a faster connection")
+	}
+	return carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data: "+err.Error())
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// jobView is a job as GET /v1/jobs/{id} shows it.
+type jobView struct {
+	ID       string  `json:"id"`
+	Status   string  `json:"status"`
+	Progress any     `json:"progress"`
+	Duration float64 `json:"durationSeconds"`
+	Credits  int64   `json:"credits"`
+	Result   string  `json:"resultUrl,omitempty"`
+	Code     string  `json:"code,omitempty"`
+	Error    string  `json:"error,omitempty"`
+	Created  string  `json:"createdAt"`
+	Updated  string  `json:"updatedAt"`
+}
+
+// lostAfter is how long a queued or processing job may go unchanged before
+// its task is looked up: a task the queue gave up on (its worker died on
+// its last run) ends the job failed and uncharged.
+const lostAfter = 30 * time.Second
+
+func (s *Server) videoJob(c echo.Context) error {
+	job, err := s.ownJob(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if (job.Status == video.Queued || job.Status == video.Processing) && time.Since(job.Updated) > lostAfter {
+		if info, err := s.inspect.GetTaskInfo(video.Queue, job.ID); (err == nil && info.State == asynq.TaskStateArchived) || errors.Is(err, asynq.ErrTaskNotFound) {
+			if ok, _ := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"); ok {
+				s.billing.ReleaseID(context.WithoutCancel(ctx), job.Hold)
+			}
+			if job, err = s.ownJob(c); err != nil {
+				return err
+			}
+		}
+	}
+	v := jobView{ID: job.ID, Status: job.Status, Duration: job.Duration, Credits: job.Credits, Code: job.Code, Error: job.Error,
+		Progress: map[string]int{"framesDone": job.FramesDone, "framesTotal": job.FramesTotal},
+		Created:  job.Created.UTC().Format(time.RFC3339), Updated: job.Updated.UTC().Format(time.RFC3339)}
+	if job.Status == video.Done {
+		v.Result = "/v1/jobs/" + job.ID + "/result"
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+func (s *Server) videoResult(c echo.Context) error {
+	job, err := s.ownJob(c)
+	if err != nil {
+		return err
+	}
+	if job.Status != video.Done {
+		return carphoto.Errorf(carphoto.ENotFound, "job %s has no result: it is %s", job.ID, job.Status)
+	}
+	f, err := s.cfg.Video.Store.Open(c.Request().Context(), video.ResultKey(job.ID))
+	if err != nil {
+		return carphoto.Errorf(carphoto.ENotFound, "the result of job %s has expired", job.ID)
+	}
+	defer f.Close()
+	c.Response().Header().Set(echo.HeaderContentType, "video/mp4")
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="`+job.ID+`.mp4"`)
+	http.ServeContent(c.Response(), c.Request(), job.ID+".mp4", f.ModTime(), f)
+	return nil
+}
+
+// ownJob is the caller's job named in the path; another account's job is
+// as unknown as a job that never was.
+func (s *Server) ownJob(c echo.Context) (*video.Job, error) {
+	if s.cfg.Video.Store == nil {
+		return nil, carphoto.Errorf(carphoto.ENotFound, "video jobs are not enabled on this server")
+	}
+	id := c.Param("id")
+	job, err := s.videoJobs().Get(c.Request().Context(), id)
+	if err != nil {
+		return nil, carphoto.Wrap(err, carphoto.EUnavailable, "the service's store is unavailable; retry shortly")
+	}
+	if job == nil || job.Account != accountID(c) {
+		return nil, carphoto.Errorf(carphoto.ENotFound, "no job %s", strconv.Quote(id))
+	}
+	return job, nil
+}

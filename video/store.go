@@ -1,0 +1,158 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Store keeps video jobs' inputs and results where the web processes and
+// the workers both reach them. Local is the one implementation: one
+// machine's disk, or a volume every process mounts. A deployment on several
+// machines without a shared volume needs an object store (S3-compatible)
+// behind this interface.
+type Store interface {
+	// Put writes r under key, replacing what was there, and returns its size.
+	Put(ctx context.Context, key string, r io.Reader) (int64, error)
+	// Open reads key; a missing key is an error that wraps fs.ErrNotExist.
+	Open(ctx context.Context, key string) (File, error)
+	// Delete removes key; a missing key is not an error.
+	Delete(ctx context.Context, key string) error
+	// Path is a local file holding key for a program (ffmpeg) to read, and
+	// a function to call when done with it.
+	Path(ctx context.Context, key string) (string, func(), error)
+}
+
+// File is a stored object being read.
+type File interface {
+	io.ReadSeekCloser
+	Size() int64
+	ModTime() time.Time
+}
+
+// Local stores objects as files under a directory.
+type Local struct{ Dir string }
+
+// NewLocal returns a Local on dir, creating it.
+func NewLocal(dir string) (*Local, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("video store: %w", err)
+	}
+	return &Local{Dir: dir}, nil
+}
+
+func (l *Local) file(key string) (string, error) {
+	if key == "" || strings.ContainsAny(key, `/\`) || strings.HasPrefix(key, ".") {
+		return "", fmt.Errorf("video store: bad key %q", key)
+	}
+	return filepath.Join(l.Dir, key), nil
+}
+
+func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
+	path, err := l.file(key)
+	if err != nil {
+		return 0, err
+	}
+	tmp, err := os.CreateTemp(l.Dir, ".put-*")
+	if err != nil {
+		return 0, fmt.Errorf("video store: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, readerCtx{ctx, r})
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return n, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return n, fmt.Errorf("video store: %w", err)
+	}
+	return n, nil
+}
+
+type localFile struct {
+	*os.File
+	info fs.FileInfo
+}
+
+func (f localFile) Size() int64        { return f.info.Size() }
+func (f localFile) ModTime() time.Time { return f.info.ModTime() }
+
+func (l *Local) Open(_ context.Context, key string) (File, error) {
+	path, err := l.file(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return localFile{f, info}, nil
+}
+
+func (l *Local) Delete(_ context.Context, key string) error {
+	path, err := l.file(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func (l *Local) Path(_ context.Context, key string) (string, func(), error) {
+	path, err := l.file(key)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", nil, err
+	}
+	return path, func() {}, nil
+}
+
+// Sweep deletes the objects last written before cutoff and reports how
+// many: results past their time to live, inputs of jobs long gone.
+func (l *Local) Sweep(cutoff time.Time) (int, error) {
+	entries, err := os.ReadDir(l.Dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || e.IsDir() || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if os.Remove(filepath.Join(l.Dir, e.Name())) == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// readerCtx stops a copy when ctx is done.
+type readerCtx struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r readerCtx) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}

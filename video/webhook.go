@@ -1,0 +1,125 @@
+package video
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Notifier calls a job's webhookUrl when the job ends: a POST of the job's
+// JSON, signed with HMAC-SHA256 of "<unix time>.<body>" under Secret in the
+// header Carphoto-Signature: t=<unix time>,v1=<hex>, tried up to Tries
+// times with backoff. Loopback, private and link-local addresses are
+// refused, at the check and again when connecting (so a name that
+// resolves elsewhere later cannot reach inside), unless AllowPrivate.
+type Notifier struct {
+	Secret       []byte
+	AllowPrivate bool
+	Tries        int           // default 5
+	FirstBackoff time.Duration // default 1 s, doubling
+}
+
+// Check refuses a webhook URL a job could not call: not http(s), no host,
+// or a host at a private address.
+func (n Notifier) Check(ctx context.Context, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return fmt.Errorf("webhookUrl must be an http or https URL without credentials, not %q", raw)
+	}
+	if n.AllowPrivate {
+		return nil
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", u.Hostname())
+	if err != nil || len(ips) == 0 {
+		return fmt.Errorf("webhookUrl: the host %q does not resolve", u.Hostname())
+	}
+	for _, ip := range ips {
+		if private(ip) {
+			return fmt.Errorf("webhookUrl: %q is a loopback, private or link-local address; webhooks go to public addresses only", u.Hostname())
+		}
+	}
+	return nil
+}
+
+func private(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
+		netip.MustParsePrefix("100.64.0.0/10").Contains(ip) // carrier-grade NAT
+}
+
+// Sign returns the Carphoto-Signature header's value for body at t.
+func (n Notifier) Sign(body []byte, t time.Time) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	m := hmac.New(sha256.New, n.Secret)
+	m.Write([]byte(ts + "."))
+	m.Write(body)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Send posts body to target until it answers 2xx, trying n.Tries times.
+func (n Notifier) Send(ctx context.Context, target string, body []byte) error {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	if !n.AllowPrivate {
+		dialer.Control = func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || private(ap.Addr()) {
+				return fmt.Errorf("webhook: refusing to connect to %s", address)
+			}
+			return nil
+		}
+	}
+	client := &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{DialContext: dialer.DialContext, Proxy: nil},
+		// A redirect could point inside: do not follow.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	tries, backoff := max(n.Tries, 1), n.FirstBackoff
+	if n.Tries == 0 {
+		tries = 5
+	}
+	if backoff <= 0 {
+		backoff = time.Second
+	}
+	var last error
+	for i := range tries {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return errors.Join(last, ctx.Err())
+			case <-time.After(backoff):
+			}
+			backoff *= 2
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", "carphoto-webhook/1")
+		req.Header.Set("Carphoto-Signature", n.Sign(body, time.Now()))
+		res, err := client.Do(req)
+		if err != nil {
+			last = err
+			continue
+		}
+		res.Body.Close()
+		if res.StatusCode/100 == 2 {
+			return nil
+		}
+		last = fmt.Errorf("webhook answered %s", res.Status)
+	}
+	return last
+}

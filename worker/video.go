@@ -1,0 +1,174 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"carphoto"
+	"carphoto/billing"
+	"carphoto/imageops"
+	"carphoto/video"
+)
+
+// VideoConfig is the worker's share of video jobs; a nil Store leaves
+// video jobs to other workers.
+type VideoConfig struct {
+	Concurrency int // video jobs at once, on their own queue
+	Store       video.Store
+	Billing     *billing.Service
+	Notifier    video.Notifier
+	ResultTTL   time.Duration
+}
+
+// runVideos serves the video queue with an Asynq server of its own, so
+// that long video jobs never take the photo queue's slots.
+func (w *Worker) runVideos(ctx context.Context) error {
+	vc := w.cfg.Video
+	if err := video.Available(); err != nil {
+		// Jobs stay queued for a worker that can run them; say so.
+		w.log.Warn().Err(err).Msg("video jobs are not served by this worker")
+		<-ctx.Done()
+		return nil
+	}
+	srv := asynq.NewServerFromRedisClient(w.rdb, asynq.Config{
+		Concurrency:       max(vc.Concurrency, 1),
+		Queues:            map[string]int{video.Queue: 1},
+		TaskCheckInterval: time.Second,
+		ShutdownTimeout:   w.cfg.ShutdownTimeout,
+		Logger:            asynqLogger{w.log},
+		LogLevel:          asynq.WarnLevel,
+	})
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(video.TaskType, w.handleVideo)
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("start video worker: %w", err)
+	}
+	<-ctx.Done()
+	srv.Shutdown()
+	return nil
+}
+
+// handleVideo runs one video job: blur its plates frame by frame, store the
+// MP4, charge the hold, call the webhook. A client's mistake ends the job
+// failed; anything else is retried by the queue, and the last try's
+// failure ends it failed. Failed jobs are never charged.
+func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
+	vc := w.cfg.Video
+	var p video.Payload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil {
+		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+	}
+	js := video.Jobs{RDB: w.rdb, TTL: vc.ResultTTL}
+	job, err := js.Get(ctx, p.JobID)
+	if err != nil {
+		return err
+	}
+	if job == nil || job.Status == video.Done || job.Status == video.Failed {
+		return nil // expired, or already over: nothing to do
+	}
+	log := w.log.With().Str("job", job.ID).Str("account", job.Account).Logger()
+	err = w.blurVideo(ctx, js, job)
+	if err == nil {
+		return nil
+	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	most, _ := asynq.GetMaxRetry(ctx)
+	var ce *carphoto.Error
+	client := errors.As(err, &ce) && ce.Code == carphoto.EInvalidParams
+	if !client && retried < most && ctx.Err() == nil {
+		log.Warn().Err(err).Int("try", retried+1).Msg("video job failed; the queue will run it again")
+		return err
+	}
+	log.Error().Err(err).Msg("video job failed")
+	code, msg := carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"
+	if client {
+		code, msg = ce.Code, ce.Message
+	}
+	w.endVideo(js, job, video.Failed, map[string]any{"status": video.Failed, "code": code, "error": msg})
+	return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+}
+
+func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) error {
+	vc := w.cfg.Video
+	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0}); err != nil {
+		return err
+	}
+	in, done, err := vc.Store.Path(ctx, video.InputKey(job.ID))
+	if err != nil {
+		return fmt.Errorf("video input: %w", err)
+	}
+	defer done()
+	info, err := video.Probe(ctx, in)
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(os.TempDir(), "carphoto-"+job.ID+".mp4")
+	defer os.Remove(out)
+	last := time.Time{}
+	_, err = video.Blur(ctx, in, out, info, video.Options{
+		Style: imageops.Style(job.Style),
+		Progress: func(d, total int) {
+			if time.Since(last) > 500*time.Millisecond || d == total {
+				last = time.Now()
+				js.Progress(ctx, job.ID, d, total)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := vc.Store.Put(ctx, video.ResultKey(job.ID), f); err != nil {
+		return fmt.Errorf("store result: %w", err)
+	}
+	w.endVideo(js, job, video.Done, map[string]any{"status": video.Done})
+	return nil
+}
+
+// endVideo records a job's outcome once, settles its hold (charged when
+// done, released when failed), drops its input and calls its webhook.
+func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields map[string]any) {
+	vc := w.cfg.Video
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if status == video.Done {
+		// Charge first: a job shown done has been paid for.
+		if _, err := vc.Billing.CaptureID(ctx, job.Hold); err != nil {
+			w.log.Error().Err(err).Str("job", job.ID).Msg("capture video hold")
+			status, fields = video.Failed, map[string]any{"status": video.Failed, "code": carphoto.EProcessingFailed,
+				"error": "could not record the charge; you were not charged, please send the video again"}
+		}
+	}
+	changed, err := js.Update(ctx, job.ID, fields)
+	if err != nil || !changed {
+		return
+	}
+	if status == video.Failed {
+		vc.Billing.ReleaseID(ctx, job.Hold)
+	}
+	vc.Store.Delete(ctx, video.InputKey(job.ID))
+	if job.Webhook == "" {
+		return
+	}
+	end, _ := js.Get(ctx, job.ID)
+	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": status, "code": end.Code, "error": end.Error,
+		"resultUrl": map[bool]string{true: "/v1/jobs/" + job.ID + "/result"}[status == video.Done]})
+	go func() {
+		wctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := vc.Notifier.Send(wctx, job.Webhook, body); err != nil {
+			w.log.Warn().Err(err).Str("job", job.ID).Msg("webhook not delivered")
+		}
+	}()
+}
