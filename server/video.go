@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"mime"
@@ -108,7 +109,7 @@ func (s *Server) videoBlur(c echo.Context) error {
 	js := s.videoJobs()
 	job := &video.Job{ID: id, Account: accountID(c), Status: video.Queued, Style: style, FramesTotal: info.Frames,
 		Duration: info.Duration, Credits: credits, Hold: hold.ID(), Webhook: webhook}
-	payload, _ := json.Marshal(video.Payload{JobID: id})
+	payload, _ := json.Marshal(video.Payload{JobID: id, Attempt: 1})
 	task := asynq.NewTask(video.TaskType, payload, asynq.Queue(video.Queue), asynq.TaskID(id),
 		asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
 	if err := js.Create(ctx, job); err != nil {
@@ -246,25 +247,20 @@ type jobView struct {
 	Updated  string  `json:"updatedAt"`
 }
 
-// lostAfter is how long a queued or processing job may go unchanged before
-// its task is looked up: a task the queue gave up on (its worker died on
-// its last run) ends the job failed and uncharged.
-const lostAfter = 30 * time.Second
-
 func (s *Server) videoJob(c echo.Context) error {
 	job, err := s.ownJob(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	if (job.Status == video.Queued || job.Status == video.Processing) && time.Since(job.Updated) > lostAfter {
-		if info, err := s.inspect.GetTaskInfo(video.Queue, job.ID); (err == nil && info.State == asynq.TaskStateArchived) || errors.Is(err, asynq.ErrTaskNotFound) {
-			if ok, _ := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"); ok {
-				s.billing.ReleaseID(context.WithoutCancel(ctx), job.Hold)
-			}
-			if job, err = s.ownJob(c); err != nil {
-				return err
-			}
+	if job.Status == video.Processing && time.Since(job.Updated) > video.Lost {
+		// Its worker died: run it again while tries are left, else end it
+		// failed and uncharged.
+		if ok, err := s.videoJobs().TakeOver(ctx, job.ID, job.Attempt); err == nil && ok {
+			s.rerunVideo(ctx, job)
+		}
+		if job, err = s.ownJob(c); err != nil {
+			return err
 		}
 	}
 	v := jobView{ID: job.ID, Status: job.Status, Duration: job.Duration, Credits: job.Credits, Code: job.Code, Error: job.Error,
@@ -274,6 +270,25 @@ func (s *Server) videoJob(c echo.Context) error {
 		v.Result = "/v1/jobs/" + job.ID + "/result"
 	}
 	return c.JSON(http.StatusOK, v)
+}
+
+// rerunVideo queues run job.Attempt+1 of a job taken over, or ends it
+// failed and releases its credits when it has had its runs.
+func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
+	vc := s.cfg.Video
+	next := job.Attempt + 1
+	if next > vc.Retries+1 {
+		if ok, _ := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"); ok {
+			s.billing.ReleaseID(context.WithoutCancel(ctx), job.Hold)
+		}
+		return
+	}
+	payload, _ := json.Marshal(video.Payload{JobID: job.ID, Attempt: next})
+	task := asynq.NewTask(video.TaskType, payload, asynq.Queue(video.Queue), asynq.TaskID(fmt.Sprintf("%s.%d", job.ID, next)),
+		asynq.MaxRetry(0), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
+	if _, err := s.videoQueue.EnqueueContext(ctx, task); err != nil {
+		s.log.Error().Err(err).Str("job", job.ID).Msg("queue the video job again")
+	}
 }
 
 func (s *Server) videoResult(c echo.Context) error {

@@ -38,6 +38,7 @@ type Job struct {
 	Credits     int64   // held on submit, charged on success
 	Hold        string  // the billing hold's id
 	Webhook     string
+	Attempt     int    // the run that owns the job; a task of another run quits
 	Code, Error string // when failed
 	Created     time.Time
 	Updated     time.Time
@@ -63,7 +64,7 @@ func (js Jobs) Create(ctx context.Context, j *Job) error {
 	pipe.HSet(ctx, jobKey(j.ID), map[string]any{
 		"account": j.Account, "status": j.Status, "style": j.Style, "frames_done": j.FramesDone,
 		"frames_total": j.FramesTotal, "duration": j.Duration, "credits": j.Credits, "hold": j.Hold,
-		"webhook": j.Webhook, "created": now.UnixMilli(), "updated": now.UnixMilli(),
+		"webhook": j.Webhook, "attempt": max(j.Attempt, 1), "created": now.UnixMilli(), "updated": now.UnixMilli(),
 	})
 	pipe.Expire(ctx, jobKey(j.ID), js.TTL)
 	_, err := pipe.Exec(ctx)
@@ -83,7 +84,7 @@ func (js Jobs) Get(ctx context.Context, id string) (*Job, error) {
 	ms := func(s string) time.Time { n, _ := strconv.ParseInt(s, 10, 64); return time.UnixMilli(n) }
 	j := &Job{ID: id, Account: m["account"], Status: m["status"], Style: m["style"],
 		FramesDone: atoi(m["frames_done"]), FramesTotal: atoi(m["frames_total"]), Hold: m["hold"],
-		Webhook: m["webhook"], Code: m["code"], Error: m["error"], Created: ms(m["created"]), Updated: ms(m["updated"])}
+		Webhook: m["webhook"], Attempt: atoi(m["attempt"]), Code: m["code"], Error: m["error"], Created: ms(m["created"]), Updated: ms(m["updated"])}
 	j.Duration, _ = strconv.ParseFloat(m["duration"], 64)
 	j.Credits, _ = strconv.ParseInt(m["credits"], 10, 64)
 	return j, nil
@@ -131,8 +132,36 @@ func (js Jobs) Progress(ctx context.Context, id string, done, total int) error {
 	return nil
 }
 
-// Payload is what a video task carries: the job's id; the rest is in the
-// job's record.
+// Payload is what a video task carries: the job's id and the run it is
+// for; the rest is in the job's record.
 type Payload struct {
-	JobID string `json:"job"`
+	JobID   string `json:"job"`
+	Attempt int    `json:"attempt"`
 }
+
+// Lost is how long a processing job may go without a sign of life (its
+// worker records one every Beat) before it is taken to have died.
+const (
+	Beat = 2 * time.Second
+	Lost = 10 * time.Second
+)
+
+// TakeOver starts run attempt+1 of a job whose worker died at run attempt:
+// it reports true when this call did it (and so must queue the new run),
+// false when the job is not processing at that run or shows life.
+func (js Jobs) TakeOver(ctx context.Context, id string, attempt int) (bool, error) {
+	n, err := takeOverScript.Run(ctx, js.RDB, []string{jobKey(id)}, attempt, time.Now().UnixMilli(),
+		int64(Lost/time.Millisecond), int64(js.TTL/time.Millisecond)).Int()
+	return n == 1, err
+}
+
+// takeOverScript: KEYS[1] the job; ARGV attempt, now (ms), lost (ms), ttl (ms).
+var takeOverScript = redis.NewScript(`
+local st = redis.call('HGET', KEYS[1], 'status')
+if st ~= 'processing' then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], 'attempt') or '0') ~= tonumber(ARGV[1]) then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], 'updated') or '0') > tonumber(ARGV[2]) - tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[1], 'attempt', tonumber(ARGV[1]) + 1, 'status', 'queued', 'updated', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+`)

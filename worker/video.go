@@ -70,8 +70,8 @@ func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
-	if job == nil || job.Status == video.Done || job.Status == video.Failed {
-		return nil // expired, or already over: nothing to do
+	if job == nil || job.Status == video.Done || job.Status == video.Failed || job.Attempt != max(p.Attempt, 1) {
+		return nil // expired, over, or taken over by a later run: nothing to do
 	}
 	log := w.log.With().Str("job", job.ID).Str("account", job.Account).Logger()
 	err = w.blurVideo(ctx, js, job)
@@ -97,9 +97,26 @@ func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 
 func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) error {
 	vc := w.cfg.Video
-	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0}); err != nil {
+	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0, "worker": w.name}); err != nil {
 		return err
 	}
+	w.log.Info().Str("job", job.ID).Int("attempt", job.Attempt).Msg("video job started")
+	// A sign of life while the job runs: without it for video.Lost, the
+	// web side takes the job to have died with its worker and runs it again.
+	bctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		t := time.NewTicker(video.Beat)
+		defer t.Stop()
+		for {
+			select {
+			case <-bctx.Done():
+				return
+			case <-t.C:
+				js.Update(bctx, job.ID, map[string]any{"worker": w.name})
+			}
+		}
+	}()
 	in, done, err := vc.Store.Path(ctx, video.InputKey(job.ID))
 	if err != nil {
 		return fmt.Errorf("video input: %w", err)

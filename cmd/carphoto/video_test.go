@@ -12,11 +12,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"carphoto/internal/redistest"
 	"carphoto/internal/videotest"
 	"carphoto/video"
 )
@@ -190,5 +192,72 @@ func TestVideoTooLong(t *testing.T) {
 	}
 	if got := s.credits(t, id); got != 5 {
 		t.Errorf("balance %d, want 5", got)
+	}
+}
+
+// A worker killed in the middle of a video job: the web side sees the job
+// lose its signs of life and another worker runs it again; it ends done,
+// charged once.
+func TestVideoWorkerKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	if err := video.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	data, err := os.ReadFile(videotest.Make(t, filepath.Join("..", ".."), t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := redistest.New(t, redisDB)
+	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "VIDEO_DIR=" + t.TempDir(), "WORKER_CONCURRENCY=1"}
+	web := startProc(t, "serve", env...)
+	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
+	ws := []*proc{startProc(t, "worker", env...), startProc(t, "worker", env...)}
+	waitReady(t, url)
+	s := &service{url: url, rs: rs}
+	cfg, _ := loadConfig(func(k string) string {
+		if k == "REDIS_URL" {
+			return rs.URL
+		}
+		return ""
+	})
+	s.b = newBilling(rs, cfg)
+	id, key := s.account(t, 5)
+	status, _, body := post(t, url+"/v1/video-blur", key, file("video", data))
+	if status != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", status, body)
+	}
+	var sub struct{ ID string }
+	json.Unmarshal(body, &sub)
+	var holder *proc
+	for deadline := time.Now().Add(30 * time.Second); holder == nil; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no worker started the video job")
+		}
+		for _, w := range ws {
+			if strings.Contains(w.stderr.String(), "video job started") {
+				holder = w
+			}
+		}
+	}
+	holder.cmd.Process.Kill()
+	killed := time.Now()
+	var j jobStatus
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		_, j = getJob(t, url, key, sub.ID)
+		if j.Status == "done" || j.Status == "failed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job still %s 90 s after its worker was killed", j.Status)
+		}
+	}
+	t.Logf("job %s %v after its worker was killed", j.Status, time.Since(killed).Round(100*time.Millisecond))
+	if j.Status != "done" {
+		t.Errorf("job ended %+v, want done by the other worker", j)
+	}
+	if got := s.credits(t, id); got != 4 {
+		t.Errorf("balance %d, want 4: charged once", got)
 	}
 }
