@@ -261,3 +261,31 @@ func TestVideoWorkerKilled(t *testing.T) {
 		t.Errorf("balance %d, want 4: charged once", got)
 	}
 }
+
+// The newer operations share the photo operations' rate limit per key: past
+// it, 429 with Retry-After, uncharged.
+func TestNewOperationsRateLimited(t *testing.T) {
+	s := startService(t, map[string]string{"RATE_LIMIT_PER_MINUTE": "2", "VIDEO_DIR": t.TempDir()})
+	id, key := s.account(t, 10)
+	photo := carPhoto(t)
+	for i, path := range []string{"/v1/logo-overlay", "/v1/car-cutout", "/v1/car-cutout", "/v1/video-blur"} {
+		parts := []part{file("image", photo)}
+		if path == "/v1/logo-overlay" {
+			parts = append(parts, file("logo", twoColourLogo(t)))
+		}
+		status, h, body := post(t, s.url+path, key, parts...)
+		if i < 2 {
+			if status != 200 {
+				t.Fatalf("call %d to %s: %d %s", i+1, path, status, body)
+			}
+			continue
+		}
+		wantError(t, status, h, body, 429, "rate_limited")
+		if h.Get("Retry-After") == "" {
+			t.Errorf("%s past the limit: no Retry-After", path)
+		}
+	}
+	if got := s.credits(t, id); got != 8 {
+		t.Errorf("balance %d after 2 successes from 10, want 8", got)
+	}
+}
