@@ -39,6 +39,13 @@ func init() {
 		}
 		workSide = v
 	}
+	if s := os.Getenv("PLATES_RELOOKS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			panic("PLATES_RELOOKS=" + s + ": want a count")
+		}
+		relooks = v
+	}
 	if os.Getenv("PLATES_FLIP") != "" {
 		relookFlip = os.Getenv("PLATES_FLIP") == "1"
 	}

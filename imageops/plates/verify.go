@@ -298,7 +298,10 @@ func (j jury) verify(ctx context.Context, img image.Image, props []box) ([]verif
 			return nil, err
 		}
 		l, b, q := j.judge(img, px, d)
-		if l >= relook && b.x1 > b.x0 && b.y1 > b.y0 {
+		for range relooks {
+			if l < relook || b.x1 <= b.x0 || b.y1 <= b.y0 {
+				break
+			}
 			l2, b2, q2 := j.judge(img, px, b)
 			if relookFlip {
 				l2, b2, q2 = j.judgeBoth(img, px, b)
@@ -332,6 +335,10 @@ func inContext(img image.Image, px func(x, y int) (r, g, b float32), b box) floa
 // more plates of 1165 (web +3, dash-cam −1, Open Images +2, open-lpr +8)
 // for 2 more false detections (docs/research/plates.md).
 var relookFlip = true
+
+// relooks is how many times a proposal is judged again, each time around
+// the box the last look gave.
+var relooks = 1
 
 // judgeBoth is judge averaged with the jury's judgement of the same window
 // mirrored left to right, its corners mirrored back.
