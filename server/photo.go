@@ -59,21 +59,13 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		ctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
 
-		key, _ := c.Get(ctxAccount).(billing.Account)
-		inflight, err := s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
+		leave, err := s.enter(ctx, c)
 		if err != nil {
-			if errors.Is(err, billing.ErrInFlightLimit) {
-				c.Response().Header().Set("Retry-After", "1")
-			}
 			return err
 		}
 		// Deferred first, so it runs last and on every path: a panic, a
 		// client gone, a failed release. Should it fail, the count expires.
-		defer func() {
-			if err := s.billing.Leave(context.WithoutCancel(ctx), inflight); err != nil {
-				logFor(c).Error().Err(err).Msg("end request in flight")
-			}
-		}()
+		defer leave()
 
 		req, assetID, err := s.readUpload(c, op)
 		if err != nil {
@@ -186,6 +178,24 @@ func (s *Server) readUpload(c echo.Context, op string) (jobs.Request, string, er
 		err = carphoto.Wrap(derr, carphoto.EInternal, "internal error")
 	}
 	return req, assetID, err
+}
+
+// enter counts the request against its key's cap on requests in flight
+// (429 with Retry-After past it); leave ends it.
+func (s *Server) enter(ctx context.Context, c echo.Context) (leave func(), err error) {
+	key, _ := c.Get(ctxAccount).(billing.Account)
+	inflight, err := s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
+	if err != nil {
+		if errors.Is(err, billing.ErrInFlightLimit) {
+			c.Response().Header().Set("Retry-After", "1")
+		}
+		return nil, err
+	}
+	return func() {
+		if err := s.billing.Leave(context.WithoutCancel(ctx), inflight); err != nil {
+			logFor(c).Error().Err(err).Msg("end request in flight")
+		}
+	}, nil
 }
 
 // settleGrace is how long capturing or releasing a hold may keep trying

@@ -19,7 +19,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
-	"carphoto/billing"
 	"carphoto/imageops"
 	"carphoto/video"
 )
@@ -60,15 +59,11 @@ func (s *Server) videoBlur(c echo.Context) error {
 		return carphoto.Errorf(carphoto.EUnavailable, "video-blur is not enabled on this server")
 	}
 	ctx := c.Request().Context()
-	key, _ := c.Get(ctxAccount).(billing.Account)
-	inflight, err := s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
+	leave, err := s.enter(ctx, c)
 	if err != nil {
-		if errors.Is(err, billing.ErrInFlightLimit) {
-			c.Response().Header().Set("Retry-After", "1")
-		}
 		return err
 	}
-	defer s.billing.Leave(context.WithoutCancel(ctx), inflight)
+	defer leave()
 	if err := video.Available(); err != nil {
 		return carphoto.Wrap(err, carphoto.EUnavailable, "video-blur needs ffmpeg on the server, which is missing; retry later")
 	}

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -73,20 +72,12 @@ func TestRedisBlip(t *testing.T) {
 	}
 	url, restart := ownRedis(t)
 	env := []string{"REDIS_URL=" + url, "PORT=0", "REQUEST_TIMEOUT=25s", "WORKER_CONCURRENCY=2", "MAX_IN_FLIGHT_PER_KEY=16"}
-	web := startProc(t, "serve", env...)
-	base := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
-	startProc(t, "worker", env...)
-	waitReady(t, base)
 	rs := &redistest.Server{URL: url, Client: redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0")})}
 	defer rs.Client.Close()
-	cfg, _ := loadConfig(func(k string) string {
-		if k == "REDIS_URL" {
-			return url
-		}
-		return ""
-	})
-	s := &service{url: base, rs: rs}
-	s.b = newBilling(rs, cfg)
+	_, s := startWeb(t, rs, env...)
+	base := s.url
+	startProc(t, "worker", env...)
+	waitReady(t, base)
 	id, key := s.account(t, 20)
 	photo := carPhotoScaled(t, 2)
 

@@ -358,6 +358,23 @@ func lines(s string) []string {
 	return out
 }
 
+// startWeb runs `carphoto serve` as a process of its own on rs, with env
+// (REDIS_URL and PORT are set here), and returns it with a handle on its
+// accounts and balances.
+func startWeb(t *testing.T, rs *redistest.Server, env ...string) (*proc, *service) {
+	t.Helper()
+	env = append([]string{"REDIS_URL=" + rs.URL, "PORT=0"}, env...)
+	web := startProc(t, "serve", env...)
+	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
+	cfg, _ := loadConfig(func(k string) string {
+		if k == "REDIS_URL" {
+			return rs.URL
+		}
+		return ""
+	})
+	return web, &service{url: url, rs: rs, b: newBilling(rs, cfg)}
+}
+
 func newBilling(rs *redistest.Server, cfg config) *billing.Service {
 	return billing.New(rs.Client, cfg.billingConfig(zerolog.Nop()))
 }

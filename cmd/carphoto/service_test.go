@@ -327,22 +327,14 @@ func TestWorkerStops(t *testing.T) {
 	}
 	rs := redistest.New(t, redisDB)
 	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "REQUEST_TIMEOUT=10s", "WORKER_CONCURRENCY=1", "MAX_IN_FLIGHT_PER_KEY=16"}
-	web := startProc(t, "serve", env...)
-	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
+	web, s := startWeb(t, rs, env...)
+	url := s.url
 	if status, _, body := do(t, http.MethodGet, url+"/readyz", "", "", nil); status != 503 {
 		t.Errorf("/readyz with no worker: %d %s, want 503", status, body)
 	}
 	if status, _, _ := do(t, http.MethodGet, url+"/healthz", "", "", nil); status != 200 {
 		t.Errorf("/healthz: %d, want 200", status)
 	}
-	cfg, _ := loadConfig(func(k string) string {
-		if k == "REDIS_URL" {
-			return rs.URL
-		}
-		return ""
-	})
-	s := &service{url: url, rs: rs}
-	s.b = newBilling(rs, cfg)
 	id, key := s.account(t, 10)
 	photo := bigPhoto(t)
 

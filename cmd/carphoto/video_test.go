@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -211,18 +210,10 @@ func TestVideoWorkerKilled(t *testing.T) {
 	}
 	rs := redistest.New(t, redisDB)
 	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "VIDEO_DIR=" + t.TempDir(), "WORKER_CONCURRENCY=1"}
-	web := startProc(t, "serve", env...)
-	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
+	_, s := startWeb(t, rs, env...)
+	url := s.url
 	ws := []*proc{startProc(t, "worker", env...), startProc(t, "worker", env...)}
 	waitReady(t, url)
-	s := &service{url: url, rs: rs}
-	cfg, _ := loadConfig(func(k string) string {
-		if k == "REDIS_URL" {
-			return rs.URL
-		}
-		return ""
-	})
-	s.b = newBilling(rs, cfg)
 	id, key := s.account(t, 5)
 	status, _, body := post(t, url+"/v1/video-blur", key, file("video", data))
 	if status != http.StatusAccepted {
