@@ -338,9 +338,9 @@ func TestWorkerStops(t *testing.T) {
 	id, key := s.account(t, 10)
 	photo := bigPhoto(t)
 
-	// start sends one request and waits until worker w has begun its task.
-	start := func(w *proc) <-chan int {
-		before := strings.Count(w.stderr.String(), "task started")
+	// send posts the photo to blur-plates in the background; the channel
+	// gets the answer's status.
+	send := func() <-chan int {
 		res := make(chan int, 1)
 		go func() {
 			status, _, body := post(t, url+"/v1/blur-plates", key, file("image", photo))
@@ -349,6 +349,12 @@ func TestWorkerStops(t *testing.T) {
 			}
 			res <- status
 		}()
+		return res
+	}
+	// start sends one request and waits until worker w has begun its task.
+	start := func(w *proc) <-chan int {
+		before := strings.Count(w.stderr.String(), "task started")
+		res := send()
 		deadline := time.Now().Add(20 * time.Second)
 		for strings.Count(w.stderr.String(), "task started") == before {
 			if time.Now().After(deadline) {
@@ -410,14 +416,7 @@ func TestWorkerStops(t *testing.T) {
 			return n
 		}
 		was := started()
-		res := make(chan int, 1)
-		go func() {
-			status, _, body := post(t, url+"/v1/blur-plates", key, file("image", photo))
-			if status != 200 {
-				t.Logf("status %d: %.300s", status, body)
-			}
-			res <- status
-		}()
+		res := send()
 		var holder *proc
 		for deadline := time.Now().Add(20 * time.Second); holder == nil; time.Sleep(2 * time.Millisecond) {
 			if time.Now().After(deadline) {
