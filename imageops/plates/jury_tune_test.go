@@ -8,6 +8,7 @@ import (
 	"strings"
 )
 
+// PLATES_WEIGHTS=w.bin replaces the embedded first stage with that file.
 // PLATES_JURY=a.bin,b.bin,... replaces the embedded verifiers with these
 // files, in this order, so the tuning tool can judge another jury without
 // rebuilding the weights into the binary. PLATES_ACCEPT=t makes the tools
@@ -59,6 +60,13 @@ func init() {
 		}
 		weight("PLATES_CONTEXT_WEIGHT", &contextWeight)
 		threshold("PLATES_CONTEXT_FROM", &contextFrom)
+	}
+	if f := os.Getenv("PLATES_WEIGHTS"); f != "" {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		weightsBin = data
 	}
 	files := os.Getenv("PLATES_JURY")
 	if files == "" {
