@@ -180,3 +180,44 @@ func TestPlateless(t *testing.T) {
 	}
 	t.Logf("%d photos with no plate, %d detections (%.2f a photo)", photos, false_, float64(false_)/float64(photos))
 }
+
+// TestEdgeErrors prints, for the validation plates a detection matches
+// (quad IoU ≥ 0.3), where the quad's bounds lie against the labelled box,
+// edge by edge, in units of the label's height: positive when the quad
+// reaches past the label (covers it), negative when it falls short. A
+// median far from zero on one edge is a bias the margin rule pays for.
+//
+//	go test -tags platestune -run TestEdgeErrors -v ./imageops/plates/
+func TestEdgeErrors(t *testing.T) {
+	sets := []string{"plates-web-cc0", "plates-dashcam-ro"}
+	if os.Getenv("PLATES_EXTRA") != "" {
+		sets = append(sets, extraSets...)
+	}
+	for _, set := range sets {
+		var edges [4][]float64 // left, right, top, bottom
+		for _, p := range validationJudged(t, set) {
+			plates := tuned.plates(append([]verified(nil), p.judged...), p.img.Bounds())
+			for _, b := range p.boxes {
+				i, iou := b.Match(plates)
+				if i < 0 || iou < 0.3 {
+					continue
+				}
+				lo, hi := plates[i].Quad.extent()
+				edges[0] = append(edges[0], (b.X-lo.X)/b.H)
+				edges[1] = append(edges[1], (hi.X-b.X-b.W)/b.H)
+				edges[2] = append(edges[2], (b.Y-lo.Y)/b.H)
+				edges[3] = append(edges[3], (hi.Y-b.Y-b.H)/b.H)
+			}
+		}
+		line := ""
+		for k, name := range []string{"left", "right", "top", "bottom"} {
+			e := edges[k]
+			slices.Sort(e)
+			if len(e) == 0 {
+				continue
+			}
+			line += fmt.Sprintf("  %s median %+.3f p10 %+.3f p90 %+.3f;", name, e[len(e)/2], e[len(e)/10], e[len(e)*9/10])
+		}
+		t.Logf("%-18s %d plates:%s", set, len(edges[0]), line)
+	}
+}
