@@ -7,6 +7,7 @@ import (
 
 	"carphoto"
 	"carphoto/jobs"
+	"carphoto/site"
 )
 
 // routes lists every route of the API.
@@ -16,6 +17,9 @@ func (s *Server) routes() {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	// The API's description is public: registered outside the /v1 group,
+	// it needs no key and counts against no rate.
+	e.GET("/v1/openapi.json", s.openapi)
 
 	v1 := e.Group("/v1", s.authenticate, s.rateLimit)
 	for _, op := range jobs.Ops {
@@ -33,6 +37,11 @@ func (s *Server) unknownTool(c echo.Context) error {
 		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; operations are POST", r.Method, r.URL.Path)
 	}
 	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q; available: blur-plates, plate-logo, car-shadow", c.Param("*"))
+}
+
+// openapi serves the OpenAPI document of the public API.
+func (s *Server) openapi(c echo.Context) error {
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, site.OpenAPI)
 }
 
 func (s *Server) healthz(c echo.Context) error {
