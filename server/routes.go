@@ -20,6 +20,10 @@ func (s *Server) routes() {
 	// The API's description is public: registered outside the /v1 group,
 	// it needs no key and counts against no rate.
 	e.GET("/v1/openapi.json", s.openapi)
+	e.GET("/docs", page(site.DocsPage))
+	e.GET("/docs/redoc.standalone.js", script(site.Redoc))
+	e.GET("/", page(site.TryPage))
+	e.GET("/try.js", script(site.TryScript))
 
 	v1 := e.Group("/v1", s.authenticate, s.rateLimit)
 	for _, op := range jobs.Ops {
@@ -37,11 +41,6 @@ func (s *Server) unknownTool(c echo.Context) error {
 		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; operations are POST", r.Method, r.URL.Path)
 	}
 	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q; available: blur-plates, plate-logo, car-shadow", c.Param("*"))
-}
-
-// openapi serves the OpenAPI document of the public API.
-func (s *Server) openapi(c echo.Context) error {
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, site.OpenAPI)
 }
 
 func (s *Server) healthz(c echo.Context) error {

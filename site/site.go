@@ -12,3 +12,23 @@ import _ "embed"
 //
 //go:embed openapi.json
 var OpenAPI []byte
+
+// DocsPage is the API reference page, GET /docs: Redoc rendering OpenAPI.
+//
+//go:embed docs.html
+var DocsPage []byte
+
+// Redoc is the Redoc viewer's standalone bundle (an ES module), vendored
+// from npm (redoc/README), served at GET /docs/redoc.standalone.js.
+//
+//go:embed redoc/redoc.standalone.js
+var Redoc []byte
+
+// TryPage is the try-it page, GET /, and TryScript its script, GET /try.js:
+// plain HTML and JavaScript calling the public API like any client.
+//
+//go:embed index.html
+var TryPage []byte
+
+//go:embed try.js
+var TryScript []byte
