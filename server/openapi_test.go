@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/internal/apitest"
+	"carphoto/metrics"
 )
 
 // TestEveryRouteIsDocumented compares the routes Echo serves with the
@@ -18,7 +19,7 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{AdminToken: strings.Repeat("a", 16)}, zerolog.Nop(), nil, nil, nil)
+	s := New(Config{AdminToken: strings.Repeat("a", 16), Metrics: metrics.New()}, zerolog.Nop(), nil, nil, nil)
 	param := regexp.MustCompile(`:(\w+)`)
 	served := map[string]bool{}
 	for _, r := range s.e.Routes() {

@@ -13,7 +13,7 @@ import (
 // routes lists every route of the API.
 func (s *Server) routes() {
 	e := s.e
-	e.Use(s.requestID, s.recoverPanics, s.accessLog)
+	e.Use(s.requestID, s.recoverPanics, s.observe, s.accessLog)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
@@ -24,6 +24,9 @@ func (s *Server) routes() {
 	e.GET("/docs/redoc.standalone.js", script(site.Redoc))
 	e.GET("/", page(site.TryPage))
 	e.GET("/try.js", script(site.TryScript))
+	if s.cfg.Metrics != nil {
+		e.GET("/metrics", s.serveMetrics())
+	}
 
 	v1 := e.Group("/v1", s.authenticate, s.rateLimit)
 	for _, op := range jobs.Ops {

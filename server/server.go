@@ -16,6 +16,7 @@ import (
 	"carphoto/billing"
 	"carphoto/idempotency"
 	"carphoto/jobs"
+	"carphoto/metrics"
 )
 
 // Config is the web process's share of the service configuration.
@@ -36,6 +37,10 @@ type Config struct {
 	// in memory, so it stays below the Redis pool size; requests beyond it
 	// wait for a slot within their own deadline.
 	MaxInFlight int
+	// Metrics records every request and serves GET /metrics; nil leaves
+	// both out. MetricsToken, when set, is the bearer token /metrics needs.
+	Metrics      *metrics.Metrics
+	MetricsToken string
 }
 
 // Server is the HTTP API. Build it with New and serve Handler.

@@ -42,6 +42,9 @@ type config struct {
 	MaxAssets               int
 	AdminToken              string
 	LogLevel                string
+
+	MetricsToken string // bearer token /metrics needs; empty = open
+	MetricsPort  string // worker's own /metrics port; empty = none
 }
 
 // loadConfig reads the environment through getenv. Every malformed variable
@@ -97,6 +100,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MaxAssets:               int(num("MAX_ASSETS", 100, 1)),
 		AdminToken:              getenv("ADMIN_TOKEN"),
 		LogLevel:                str("LOG_LEVEL", "info"),
+		MetricsToken:            getenv("METRICS_TOKEN"),
+		MetricsPort:             str("METRICS_PORT", ""),
 	}
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
 	c.ShutdownTimeout = dur("SHUTDOWN_TIMEOUT", c.RequestTimeout+5*time.Second, 0)
@@ -113,6 +118,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if _, err := redis.ParseURL(c.RedisURL); err != nil {
 			errs = append(errs, fmt.Errorf("REDIS_URL: %v (want redis://[user:pass@]host:port[/db] or rediss://...)", err))
 		}
+	}
+	if c.MetricsPort != "" {
+		if _, err := strconv.Atoi(c.MetricsPort); err != nil {
+			errs = append(errs, fmt.Errorf("METRICS_PORT=%q: want a port number", c.MetricsPort))
+		}
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		errs = append(errs, errors.New("METRICS_TOKEN: use at least 16 characters"))
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("ADMIN_TOKEN: use at least 16 characters"))
@@ -143,6 +156,7 @@ func (c config) serverConfig() server.Config {
 		MaxUploadBytes: c.MaxUploadBytes,
 		MaxPixels:      c.MaxPixels,
 		AdminToken:     c.AdminToken,
+		MetricsToken:   c.MetricsToken,
 		// Leave connections for billing, rate limits and enqueueing.
 		MaxInFlight: max(c.RedisPoolSize-16, 1),
 	}
