@@ -33,6 +33,9 @@ func (s *Server) routes() {
 		v1.POST("/"+op, s.photoHandler(op))
 	}
 	s.billingRoutes(v1, e.Group("/admin/v1"))
+	if s.cfg.AdminToken != "" {
+		s.queueRoutes(e)
+	}
 	// Anything else under /v1 is an unknown tool once the caller is known
 	// and within its rate: the spec's precedence is 401, 429, then 400.
 	v1.Any("/*", s.unknownTool)
