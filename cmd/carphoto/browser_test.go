@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,10 +21,37 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// browser starts a headless Chromium for the test and returns a tab's
-// context, or skips the test when no Chromium is installed.
+// chromium is the one headless Chromium the browser tests share, started
+// by the first of them and stopped by TestMain.
+var chromium struct {
+	once sync.Once
+	ctx  context.Context // the browser's first tab; new tabs open beside it
+	stop func()
+	skip string // why there is no browser
+	err  error
+}
+
+// browser returns a new tab of the shared headless Chromium, closed when
+// the test ends, or skips the test when no Chromium is installed.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	chromium.once.Do(startChromium)
+	if chromium.skip != "" {
+		t.Skip(chromium.skip)
+	}
+	if chromium.err != nil {
+		t.Fatal(chromium.err)
+	}
+	ctx, cancelTab := chromedp.NewContext(chromium.ctx)
+	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() {
+		cancelTime()
+		cancelTab()
+	})
+	return ctx
+}
+
+func startChromium() {
 	var path string
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -32,22 +60,23 @@ func browser(t *testing.T) context.Context {
 		}
 	}
 	if path == "" {
-		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome): `apt-get install chromium` to run the browser tests")
+		chromium.skip = "no Chromium found (chromium, chromium-browser, google-chrome): `apt-get install chromium` to run the browser tests"
+		return
 	}
 	dir, err := os.MkdirTemp("", "carphoto-chromium-")
 	if err != nil {
-		t.Fatal(err)
+		chromium.err = err
+		return
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path), chromedp.UserDataDir(dir),
 		// Tests run as root in CI, where Chromium's sandbox cannot start.
 		chromedp.NoSandbox, chromedp.DisableGPU)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() {
-		cancelTime()
-		cancelTab()
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	chromium.ctx = ctx
+	chromium.stop = func() {
+		cancelBrowser()
 		cancelAlloc()
 		// Chromium's children may write for a moment after it stops.
 		for range 50 {
@@ -56,11 +85,17 @@ func browser(t *testing.T) context.Context {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-	})
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](`1`)); err != nil {
-		t.Fatalf("start %s: %v", path, err)
 	}
-	return ctx
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](`1`)); err != nil {
+		chromium.err = fmt.Errorf("start %s: %w", path, err)
+	}
+}
+
+// stopChromium stops the shared browser, if a test started it.
+func stopChromium() {
+	if chromium.stop != nil {
+		chromium.stop()
+	}
 }
 
 // requestLog records the URL of every request the tab makes, and which

@@ -64,6 +64,7 @@ func checkAnswers(m *testing.M) int {
 	tr := &apitest.Transport{Base: http.DefaultTransport, Checker: c}
 	http.DefaultTransport = tr
 	code := m.Run()
+	stopChromium()
 	checked, failures := tr.Failures()
 	for _, f := range failures {
 		fmt.Fprintln(os.Stderr, "answer does not match openapi.json:", f)
