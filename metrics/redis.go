@@ -54,9 +54,10 @@ func (h redisHook) count(ctx context.Context, name string, err error) {
 }
 
 // isServerTrouble tells the error replies that say Redis itself is in
-// trouble from those that a command or script gives on purpose.
+// trouble from those that a command or script gives on purpose. NOSCRIPT
+// is not trouble: go-redis answers it by sending the script itself.
 func isServerTrouble(msg string) bool {
-	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "OOM", "BUSY", "CLUSTERDOWN", "TRYAGAIN", "NOSCRIPT"} {
+	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "OOM", "BUSY", "CLUSTERDOWN", "TRYAGAIN"} {
 		if len(msg) >= len(p) && msg[:len(p)] == p {
 			return true
 		}
