@@ -15,6 +15,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
+	"carphoto/internal/apitest"
 	"carphoto/internal/redistest"
 	"carphoto/jobs"
 	"carphoto/server"
@@ -71,7 +72,22 @@ func (e *acctEnv) do(tb testing.TB, method, path, token, contentType string, bod
 	}
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, req)
+	checkAnswer(tb, req, rec)
 	return rec
+}
+
+var loadChecker = sync.OnceValues(apitest.Load)
+
+// checkAnswer fails the test when the answer departs from openapi.json.
+func checkAnswer(tb testing.TB, req *http.Request, rec *httptest.ResponseRecorder) {
+	tb.Helper()
+	c, err := loadChecker()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.Check(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+		tb.Errorf("answer does not match openapi.json: %v", err)
+	}
 }
 
 // wantErrorJSON fails unless rec is a JSON error with the given status and code.

@@ -9,15 +9,26 @@ import (
 
 	"carphoto"
 	"carphoto/jobs"
+	"carphoto/site"
 )
 
 // routes lists every route of the API.
 func (s *Server) routes() {
 	e := s.e
-	e.Use(s.requestID, s.recoverPanics, s.accessLog)
+	e.Use(s.requestID, s.recoverPanics, s.observe, s.accessLog)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	// The API's description is public: registered outside the /v1 group,
+	// it needs no key and counts against no rate.
+	e.GET("/v1/openapi.json", s.openapi)
+	e.GET("/docs", page(site.DocsPage))
+	e.GET("/docs/redoc.standalone.js", script(site.Redoc))
+	e.GET("/", page(site.TryPage))
+	e.GET("/try.js", script(site.TryScript))
+	if s.cfg.Metrics != nil {
+		e.GET("/metrics", s.serveMetrics())
+	}
 
 	v1 := e.Group("/v1", s.authenticate, s.rateLimit)
 	for _, op := range jobs.Ops {
@@ -25,6 +36,9 @@ func (s *Server) routes() {
 	}
 	s.videoRoutes(v1)
 	s.billingRoutes(v1, e.Group("/admin/v1"))
+	if s.cfg.AdminToken != "" {
+		s.queueRoutes(e)
+	}
 	// Anything else under /v1 is an unknown tool once the caller is known
 	// and within its rate: the spec's precedence is 401, 429, then 400.
 	v1.Any("/*", s.unknownTool)

@@ -16,6 +16,7 @@ import (
 	"carphoto/billing"
 	"carphoto/idempotency"
 	"carphoto/jobs"
+	"carphoto/metrics"
 )
 
 // Config is the web process's share of the service configuration.
@@ -41,6 +42,10 @@ type Config struct {
 	MaxInFlight int
 	// Video is video-blur's settings; its Store nil turns it off.
 	Video VideoConfig
+	// Metrics records every request and serves GET /metrics; nil leaves
+	// both out. MetricsToken, when set, is the bearer token /metrics needs.
+	Metrics      *metrics.Metrics
+	MetricsToken string
 }
 
 // Server is the HTTP API. Build it with New and serve Handler.

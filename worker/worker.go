@@ -30,6 +30,13 @@ type Config struct {
 	ShutdownTimeout   time.Duration // on SIGTERM, how long current tasks may run before they are handed back
 	MaxPixels         int           // cap on width × height of a decoded image
 	Video             VideoConfig   // video jobs; Video.Store nil leaves them to other workers
+	Metrics           Observer      // records finished tasks; nil records nothing
+}
+
+// Observer is what the worker tells the metrics (carphoto/metrics).
+type Observer interface {
+	TaskDone(op, outcome string, processing time.Duration)
+	WorkerRunning(running func() float64)
 }
 
 // Worker processes photo tasks.
@@ -63,6 +70,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		// the client is told to retry on processing_failed.
 		IsFailure: func(err error) bool { return err != nil },
 	})
+	if w.cfg.Metrics != nil {
+		w.cfg.Metrics.WorkerRunning(func() float64 { return float64(w.running.Load()) })
+	}
 	mux := asynq.NewServeMux()
 	for _, op := range jobs.Ops {
 		mux.HandleFunc(jobs.TaskType(op), w.handle)
@@ -127,6 +137,16 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 		releaseMemory()
 	}
 	res.QueueWait, res.Processing, res.Worker = wait, time.Since(start), w.name
+	outcome := "ok"
+	if !res.OK() {
+		outcome = res.Code
+	}
+	if ctx.Err() != nil {
+		outcome = "late"
+	}
+	if w.cfg.Metrics != nil {
+		w.cfg.Metrics.TaskDone(p.Op, outcome, res.Processing)
+	}
 	if ctx.Err() != nil {
 		log.Warn().Dur("queue_wait_ms", wait).Dur("processing_ms", res.Processing).Msg("result too late, dropped")
 		return nil

@@ -56,6 +56,9 @@ type config struct {
 	VideoWorkerConcurrency int
 	WebhookSecret          string
 	WebhookAllowPrivate    bool
+
+	MetricsToken string // bearer token /metrics needs; empty = open
+	MetricsPort  string // worker's own /metrics port; empty = none
 }
 
 // loadConfig reads the environment through getenv. Every malformed variable
@@ -111,6 +114,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MaxAssets:               int(num("MAX_ASSETS", 100, 1)),
 		AdminToken:              getenv("ADMIN_TOKEN"),
 		LogLevel:                str("LOG_LEVEL", "info"),
+		MetricsToken:            getenv("METRICS_TOKEN"),
+		MetricsPort:             str("METRICS_PORT", ""),
 	}
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
 	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))
@@ -147,6 +152,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 			errs = append(errs, fmt.Errorf("REDIS_URL: %v (want redis://[user:pass@]host:port[/db] or rediss://...)", err))
 		}
 	}
+	if c.MetricsPort != "" {
+		if _, err := strconv.Atoi(c.MetricsPort); err != nil {
+			errs = append(errs, fmt.Errorf("METRICS_PORT=%q: want a port number", c.MetricsPort))
+		}
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		errs = append(errs, errors.New("METRICS_TOKEN: use at least 16 characters"))
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("ADMIN_TOKEN: use at least 16 characters"))
 	}
@@ -177,6 +190,7 @@ func (c config) serverConfig() server.Config {
 		MaxPixels:      c.MaxPixels,
 		AdminToken:     c.AdminToken,
 		HoldTTL:        c.holdTTL(),
+		MetricsToken:   c.MetricsToken,
 		// Leave connections for billing, rate limits and enqueueing.
 		MaxInFlight: max(c.RedisPoolSize-16, 1),
 	}

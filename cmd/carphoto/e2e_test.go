@@ -31,6 +31,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
+	"carphoto/internal/apitest"
 	"carphoto/internal/redistest"
 )
 
@@ -47,7 +48,35 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(checkAnswers(m))
+}
+
+// checkAnswers runs the tests with every HTTP answer they get checked
+// against the OpenAPI document (status, content type, headers, JSON body),
+// and fails the run on any mismatch: the document cannot drift from the
+// server.
+func checkAnswers(m *testing.M) int {
+	c, err := apitest.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tr := &apitest.Transport{Base: http.DefaultTransport, Checker: c}
+	http.DefaultTransport = tr
+	code := m.Run()
+	stopChromium()
+	checked, failures := tr.Failures()
+	for _, f := range failures {
+		fmt.Fprintln(os.Stderr, "answer does not match openapi.json:", f)
+	}
+	if len(failures) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d of %d answers do not match openapi.json\n", len(failures), checked)
+		return 1
+	}
+	if testing.Verbose() {
+		fmt.Printf("openapi.json: all %d answers match\n", checked)
+	}
+	return code
 }
 
 // redisDB is this package's database on a shared real Redis.

@@ -11,12 +11,15 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"carphoto"
 	"carphoto/billing"
 	"carphoto/jobs"
+	"carphoto/metrics"
 	"carphoto/server"
 	"carphoto/video"
 	"carphoto/worker"
@@ -115,6 +118,8 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 	}
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
+	m := metrics.New()
+	rdb.AddHook(m.RedisHook())
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("redis at %s: %w", opt.Addr, err)
 	}
@@ -125,6 +130,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
 		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("max_in_flight_per_key", cfg.MaxInFlightPerKey).
 		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
+		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).
 		Msg("configuration")
 
 	store, err := video.NewLocal(cfg.VideoDir)
@@ -147,15 +153,25 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		}
 		fmt.Fprintf(stdout, "carphoto listening on %s\n", addr)
 		g.Go(func() error { return b.Run(ctx) })
-		g.Go(func() error { return serveHTTP(ctx, cfg, log, rdb, b, ln, store) })
+		m.Register(metrics.NewQueueCollector(asynq.NewInspectorFromRedisClient(rdb), jobs.Queue))
+		g.Go(func() error { return serveHTTP(ctx, cfg, log, rdb, b, m, ln, store) })
 		g.Go(func() error { return sweepVideos(ctx, store, cfg.VideoResultTTL, log) })
 	}
 	if mode != "serve" {
 		wc := cfg.workerConfig()
+		wc.Metrics = m
 		wc.Video = worker.VideoConfig{Concurrency: cfg.VideoWorkerConcurrency, Store: store, Billing: b,
 			Notifier: cfg.notifier(), ResultTTL: cfg.VideoResultTTL}
 		w := worker.New(wc, log, rdb)
 		g.Go(func() error { return w.Run(ctx) })
+	}
+	if mode == "worker" && cfg.MetricsPort != "" {
+		ln, err := net.Listen("tcp", ":"+cfg.MetricsPort)
+		if err != nil {
+			return fmt.Errorf("listen on METRICS_PORT %s: %w", cfg.MetricsPort, err)
+		}
+		fmt.Fprintf(stdout, "carphoto worker metrics on http://localhost:%d/metrics\n", ln.Addr().(*net.TCPAddr).Port)
+		g.Go(func() error { return serveWorkerMetrics(ctx, cfg.MetricsToken, m, ln) })
 	}
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
@@ -166,10 +182,11 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 
 // serveHTTP serves until ctx is done, then stops accepting and lets
 // in-flight requests finish within ShutdownTimeout.
-func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, ln net.Listener, store video.Store) error {
+func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, m *metrics.Metrics, ln net.Listener, store video.Store) error {
 	jc := jobs.NewClient(rdb)
 	defer jc.Close()
 	sc := cfg.serverConfig()
+	sc.Metrics = m
 	sc.Video = cfg.videoConfig(store)
 	srv := server.New(sc, log, rdb, b, jc)
 	hs := &http.Server{
@@ -216,6 +233,33 @@ func sweepVideos(ctx context.Context, store *video.Local, ttl time.Duration, log
 		case <-t.C:
 		}
 	}
+}
+
+// serveWorkerMetrics serves a worker's GET /metrics on its own listener
+// (METRICS_PORT) until ctx is done.
+func serveWorkerMetrics(ctx context.Context, token string, m *metrics.Metrics, ln net.Listener) error {
+	mux := http.NewServeMux()
+	h := m.Handler()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		if !metrics.Authorized(r, token) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":"the metrics need Authorization: Bearer <METRICS_TOKEN>","code":%q}`+"\n", carphoto.EInvalidAPIKey)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("metrics server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return hs.Shutdown(sctx)
 }
 
 // printDemo creates the dev mode's demo account and shows how to call it.

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+const metricsToken = "metrics-token-for-tests"
+
+// scrape reads url's metrics with the token and parses them as Prometheus
+// does; an output the parser refuses fails the test.
+func scrape(t *testing.T, client *http.Client, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+metricsToken)
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("GET %s: %d %q, want 200 text/plain", url, res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("the Prometheus text parser refuses the output: %v", err)
+	}
+	return families
+}
+
+// series returns the metric of family name whose labels include want, or nil.
+func series(families map[string]*dto.MetricFamily, name string, want ...string) *dto.Metric {
+	f := families[name]
+	if f == nil {
+		return nil
+	}
+next:
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for i := 0; i+1 < len(want); i += 2 {
+			if have[want[i]] != want[i+1] {
+				continue next
+			}
+		}
+		return m
+	}
+	return nil
+}
+
+// value is a counter's or gauge's value, -1 when the series is absent.
+func value(families map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+	m := series(families, name, labels...)
+	switch {
+	case m == nil:
+		return -1
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	}
+	return -1
+}
+
+// TestMetricsAfterCalls makes a few calls, then reads /metrics as
+// Prometheus would and checks what an operator would graph.
+func TestMetricsAfterCalls(t *testing.T) {
+	s := startService(t, map[string]string{"METRICS_TOKEN": metricsToken, "RATE_LIMIT_PER_MINUTE": "4"})
+	id, key := s.account(t, 10)
+	photo := carPhoto(t)
+	for range 2 {
+		if status, _, body := post(t, s.url+"/v1/blur-plates", key, file("image", photo)); status != http.StatusOK {
+			t.Fatalf("blur-plates: %d %.200s", status, body)
+		}
+	}
+	status, h, body := post(t, s.url+"/v1/blur-plates", key, field("style", "blur"))
+	wantError(t, status, h, body, http.StatusBadRequest, "missing_image")
+	if status, _, _ := do(t, http.MethodGet, s.url+"/v1/account", key, "", nil); status != http.StatusOK {
+		t.Fatalf("account: %d", status)
+	}
+	status, h, body = post(t, s.url+"/v1/blur-plates", key, file("image", photo))
+	wantError(t, status, h, body, http.StatusTooManyRequests, "rate_limited")
+
+	status, h, body = do(t, http.MethodGet, s.url+"/metrics", "", "", nil)
+	wantError(t, status, h, body, http.StatusUnauthorized, "invalid_api_key")
+
+	f := scrape(t, http.DefaultClient, s.url+"/metrics")
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"carphoto_http_requests_total", []string{"op", "blur-plates", "status", "200"}, 2},
+		{"carphoto_http_requests_total", []string{"op", "blur-plates", "status", "400"}, 1},
+		{"carphoto_http_requests_total", []string{"op", "blur-plates", "status", "429"}, 1},
+		{"carphoto_http_requests_total", []string{"op", "/v1/account", "status", "200"}, 1},
+		{"carphoto_rate_limit_refusals_total", []string{"op", "blur-plates"}, 1},
+		{"carphoto_credits_charged_total", []string{"op", "blur-plates"}, 2},
+		{"carphoto_photos_in_flight", nil, 0},
+		{"carphoto_worker_tasks_total", []string{"op", "blur-plates", "outcome", "ok"}, 2},
+		{"carphoto_worker_tasks_running", nil, 0},
+		{"carphoto_queue_up", []string{"queue", "photos"}, 1},
+		{"carphoto_queue_tasks", []string{"queue", "photos", "state", "pending"}, 0},
+		{"carphoto_queue_tasks", []string{"queue", "photos", "state", "active"}, 0},
+	} {
+		if got := value(f, c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if got := s.credits(t, id); got != 8 {
+		t.Errorf("balance %d, want 8: the counter must match the ledger", got)
+	}
+	if got := value(f, "carphoto_plates_found_total", "op", "blur-plates"); got < 0 {
+		t.Errorf("carphoto_plates_found_total absent after two blur-plates calls")
+	}
+	if got := value(f, "carphoto_queue_processed_total", "queue", "photos"); got < 2 {
+		t.Errorf("carphoto_queue_processed_total = %v, want at least the 2 tasks", got)
+	}
+	for _, fam := range []string{"carphoto_redis_errors_total"} {
+		for _, m := range f[fam].GetMetric() {
+			if m.GetCounter().GetValue() != 0 {
+				t.Errorf("%s %v = %v, want none on a healthy Redis", fam, m.GetLabel(), m.GetCounter().GetValue())
+			}
+		}
+	}
+	// Histograms: two observations each, of plausible size.
+	for _, c := range []struct {
+		name   string
+		labels []string
+		max    float64
+	}{
+		{"carphoto_http_request_duration_seconds", []string{"op", "blur-plates", "status", "200"}, 60},
+		{"carphoto_queue_wait_seconds", []string{"op", "blur-plates"}, 10},
+		{"carphoto_processing_seconds", []string{"op", "blur-plates"}, 30},
+		{"carphoto_worker_task_duration_seconds", []string{"op", "blur-plates"}, 30},
+	} {
+		m := series(f, c.name, c.labels...)
+		if m == nil || m.Histogram == nil {
+			t.Errorf("no histogram %s%v", c.name, c.labels)
+			continue
+		}
+		h := m.Histogram
+		if h.GetSampleCount() != 2 || h.GetSampleSum() < 0 || h.GetSampleSum() > 2*c.max {
+			t.Errorf("%s%v: %d observations summing to %.3f s, want 2 within %v s each", c.name, c.labels, h.GetSampleCount(), h.GetSampleSum(), c.max)
+		}
+		if b := h.GetBucket(); len(b) == 0 || b[len(b)-1].GetCumulativeCount() != 2 {
+			t.Errorf("%s%v: buckets %v do not hold both observations", c.name, c.labels, b)
+		}
+	}
+	if m := series(f, "carphoto_processing_seconds", "op", "blur-plates"); m != nil && m.Histogram.GetSampleSum() <= 0 {
+		t.Errorf("processing took no time at all")
+	}
+	if value(f, "go_goroutines") <= 0 {
+		t.Errorf("go_goroutines missing: the runtime collector is not registered")
+	}
+}
+
+// TestWorkerMetricsPort runs a lone worker with METRICS_PORT and reads its
+// metrics there, behind the token.
+func TestWorkerMetricsPort(t *testing.T) {
+	s := startService(t, nil)
+	env := map[string]string{"REDIS_URL": s.rs.URL, "METRICS_PORT": "0", "METRICS_TOKEN": metricsToken, "LOG_LEVEL": "warn"}
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"worker"}, func(k string) string { return env[k] }, out, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("worker stopped with error: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("worker did not stop")
+		}
+	})
+	url := waitFor(t, out, regexp.MustCompile(`worker metrics on (http://\S+)`))
+	// Not the public API: a plain client, outside the OpenAPI check.
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	res, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the token: %d, want 401", res.StatusCode)
+	}
+	f := scrape(t, client, url)
+	if got := value(f, "carphoto_worker_tasks_running"); got != 0 {
+		t.Errorf("carphoto_worker_tasks_running = %v, want 0", got)
+	}
+	if f["carphoto_http_requests_total"] != nil {
+		t.Errorf("a lone worker reports HTTP requests")
+	}
+}

@@ -1,0 +1,129 @@
+// Package apitest checks the service's HTTP answers against its OpenAPI
+// document (site.OpenAPI), for the tests: status, content type, headers and
+// JSON body schema. The end-to-end tests send every request through
+// Transport, so the document cannot drift from what the server does.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"carphoto/site"
+)
+
+// Checker validates answers against the document.
+type Checker struct {
+	Doc    *openapi3.T
+	router routers.Router
+	// unrouted stands for a route the document does not list (an unknown
+	// path, a method a path does not take): any documented error.
+	unrouted *openapi3.Operation
+}
+
+// Load parses and validates site.OpenAPI.
+func Load() (*Checker, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(site.OpenAPI)
+	if err != nil {
+		return nil, fmt.Errorf("load openapi.json: %w", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("openapi.json is not valid OpenAPI: %w", err)
+	}
+	// The document's server is "/", this host; the router would match it
+	// against the request's host, so it routes by path alone.
+	byPath := *doc
+	byPath.Servers = nil
+	r, err := legacy.NewRouter(&byPath)
+	if err != nil {
+		return nil, fmt.Errorf("route openapi.json: %w", err)
+	}
+	errRef := doc.Components.Responses["Error"]
+	if errRef == nil {
+		return nil, errors.New("openapi.json has no components.responses.Error")
+	}
+	unrouted := &openapi3.Operation{Responses: openapi3.NewResponses(
+		openapi3.WithStatus(http.StatusNotFound, errRef),
+		openapi3.WithStatus(http.StatusMethodNotAllowed, errRef),
+		openapi3.WithStatus(http.StatusUnauthorized, errRef),
+		openapi3.WithStatus(http.StatusTooManyRequests, errRef),
+		openapi3.WithStatus(http.StatusInternalServerError, errRef),
+		openapi3.WithStatus(http.StatusServiceUnavailable, errRef),
+	)}
+	return &Checker{Doc: doc, router: r, unrouted: unrouted}, nil
+}
+
+// Check reports how the answer (status, header, body) to req departs from
+// the document, or nil when it matches. A status the operation does not
+// list is a mismatch.
+func (c *Checker) Check(req *http.Request, status int, header http.Header, body []byte) error {
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		var re *routers.RouteError
+		if !errors.As(err, &re) || (re.Reason != routers.ErrPathNotFound.Error() && re.Reason != routers.ErrMethodNotAllowed.Error()) {
+			return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
+		}
+		route = &routers.Route{Spec: c.Doc, Path: req.URL.Path, Method: req.Method, Operation: c.unrouted}
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	in.SetBodyBytes(body)
+	if err := openapi3filter.ValidateResponse(req.Context(), in); err != nil {
+		return fmt.Errorf("%s %s → %d %s: %w (body %.200q)", req.Method, req.URL.Path, status, header.Get("Content-Type"), err, body)
+	}
+	return nil
+}
+
+// Transport is an http.RoundTripper that checks every answer it carries
+// and keeps the mismatches for Failures.
+type Transport struct {
+	Base    http.RoundTripper
+	Checker *Checker
+
+	mu       sync.Mutex
+	checked  int
+	failures []error
+}
+
+// RoundTrip sends req through Base, reads the whole answer and checks it.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := t.Base.RoundTrip(req)
+	if err != nil {
+		return res, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		// The caller sees the same cut-short body; nothing to check.
+		return res, nil
+	}
+	cerr := t.Checker.Check(req, res.StatusCode, res.Header, body)
+	t.mu.Lock()
+	t.checked++
+	if cerr != nil {
+		t.failures = append(t.failures, cerr)
+	}
+	t.mu.Unlock()
+	return res, nil
+}
+
+// Failures returns the answers checked so far and the mismatches among them.
+func (t *Transport) Failures() (checked int, failures []error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.checked, append([]error(nil), t.failures...)
+}

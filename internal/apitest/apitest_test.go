@@ -1,0 +1,72 @@
+package apitest_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"carphoto/internal/apitest"
+)
+
+func TestDocumentIsValidOpenAPI31(t *testing.T) {
+	c, err := apitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Doc.OpenAPI; got != "3.1.0" {
+		t.Errorf("openapi %q, want 3.1.0", got)
+	}
+}
+
+// The checker must refuse what the document does not allow, or the
+// end-to-end checks prove nothing.
+func TestCheckerRefusesDrift(t *testing.T) {
+	c, err := apitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonH := func(kv ...string) http.Header {
+		h := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"r1"}}
+		for i := 0; i < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	imgH := http.Header{"Content-Type": {"image/jpeg"}, "X-Request-Id": {"r1"},
+		"X-Credits-Charged": {"1"}, "X-Credits-Remaining": {"9"}, "X-Plates-Found": {"1"}}
+	tests := []struct {
+		name         string
+		method, path string
+		status       int
+		header       http.Header
+		body         string
+		ok           bool
+	}{
+		{"photo answer", "POST", "/v1/blur-plates", 200, imgH, "\xff\xd8", true},
+		{"photo answer without X-Plates-Found", "POST", "/v1/blur-plates", 200,
+			http.Header{"Content-Type": {"image/jpeg"}, "X-Request-Id": {"r1"}, "X-Credits-Charged": {"1"}, "X-Credits-Remaining": {"9"}}, "x", false},
+		{"photo answer as JSON", "POST", "/v1/car-shadow", 200, jsonH(), `{}`, false},
+		{"documented error", "POST", "/v1/blur-plates", 400, jsonH(), `{"error":"image missing","code":"missing_image"}`, true},
+		{"code of another status", "POST", "/v1/blur-plates", 400, jsonH(), `{"error":"x","code":"rate_limited"}`, false},
+		{"undocumented status", "POST", "/v1/blur-plates", 418, jsonH(), `{"error":"x","code":"internal"}`, false},
+		{"429 without Retry-After", "GET", "/v1/account", 429, jsonH(), `{"error":"x","code":"rate_limited"}`, false},
+		{"429 with Retry-After", "GET", "/v1/account", 429, jsonH("Retry-After", "3"), `{"error":"x","code":"rate_limited"}`, true},
+		{"extra body field", "GET", "/v1/assets", 200, jsonH(), `{"assets":[],"next":1}`, false},
+		{"null list", "GET", "/v1/assets", 200, jsonH(), `{"assets":null}`, false},
+		{"unknown route", "GET", "/nope", 404, jsonH(), `{"error":"no route","code":"not_found"}`, true},
+		{"unknown route answered 200", "GET", "/nope", 200, jsonH(), `{}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, "http://127.0.0.1:8080"+tt.path, nil)
+			err := c.Check(req, tt.status, tt.header, []byte(tt.body))
+			if (err == nil) != tt.ok {
+				t.Errorf("Check = %v, want ok %v", err, tt.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), tt.path) {
+				t.Errorf("error %q does not name the path", err)
+			}
+		})
+	}
+}

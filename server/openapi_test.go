@@ -1,0 +1,61 @@
+package server
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"carphoto/internal/apitest"
+	"carphoto/metrics"
+)
+
+// TestEveryRouteIsDocumented compares the routes Echo serves with the
+// operations openapi.json lists, both ways.
+func TestEveryRouteIsDocumented(t *testing.T) {
+	c, err := apitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every optional route on; the client never connects.
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	s := New(Config{AdminToken: strings.Repeat("a", 16), Metrics: metrics.New()}, zerolog.Nop(), rdb, nil, nil)
+	param := regexp.MustCompile(`:(\w+)`)
+	served := map[string]bool{}
+	for _, r := range s.e.Routes() {
+		// Echo's catch-alls answer not_found, method_not_allowed or
+		// unknown_tool; the document describes those as errors.
+		if strings.HasSuffix(r.Path, "*") || strings.HasPrefix(r.Method, "echo_route_") {
+			continue
+		}
+		served[r.Method+" "+param.ReplaceAllString(r.Path, "{$1}")] = true
+	}
+	documented := map[string]bool{}
+	for path, item := range c.Doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented[method+" "+path] = true
+		}
+	}
+	for k := range served {
+		if !documented[k] {
+			t.Errorf("%s is served but not in openapi.json", k)
+		}
+	}
+	for k := range documented {
+		if !served[k] && k != "POST /v1/{tool}" {
+			t.Errorf("%s is in openapi.json but not served", k)
+		}
+	}
+	if t.Failed() {
+		keys := make([]string, 0, len(served))
+		for k := range served {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		t.Logf("served: %s", strings.Join(keys, ", "))
+	}
+}
