@@ -42,7 +42,7 @@ type Params struct {
 	Reflection   bool   `json:"reflection,omitempty"`
 	RequirePlate bool   `json:"requirePlate,omitempty"`
 	// Format is the answer's format asked for ("jpeg", "png", "webp");
-	// empty keeps the operation's own rule (README, "Formats").
+	// empty keeps the operation's own rule (docs/API.md, "Formats").
 	Format string `json:"format,omitempty"`
 
 	// car-cutout and car-shadow: the canvas (imageops.Canvas) and its
