@@ -98,7 +98,17 @@ func TestMetricsAfterCalls(t *testing.T) {
 	status, h, body = do(t, http.MethodGet, s.url+"/metrics", "", "", nil)
 	wantError(t, status, h, body, http.StatusUnauthorized, "invalid_api_key")
 
+	// A worker answers the request before Asynq records its task done: let
+	// the queue settle (a second or so) before reading its figures.
 	f := scrape(t, http.DefaultClient, s.url+"/metrics")
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if value(f, "carphoto_queue_tasks", "queue", "photos", "state", "active") == 0 &&
+			value(f, "carphoto_queue_processed_total", "queue", "photos") >= 2 &&
+			value(f, "carphoto_worker_tasks_running") == 0 {
+			break
+		}
+		f = scrape(t, http.DefaultClient, s.url+"/metrics")
+	}
 	for _, c := range []struct {
 		name   string
 		labels []string
