@@ -130,12 +130,16 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 
 	log.Info().Dur("queue_wait_ms", wait).Msg("task started")
 	w.running.Add(1)
+	defer func() {
+		// Once the answer is out: a large task's memory goes back to the
+		// system when no other task is running.
+		if w.running.Add(-1) == 0 {
+			releaseMemory()
+		}
+	}()
 	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID)
 	res := w.safeProcess(ctx, log, p, photo, logo)
 	stop()
-	if w.running.Add(-1) == 0 {
-		releaseMemory()
-	}
 	res.QueueWait, res.Processing, res.Worker = wait, time.Since(start), w.name
 	outcome := "ok"
 	if !res.OK() {

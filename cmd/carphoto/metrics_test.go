@@ -104,6 +104,7 @@ func TestMetricsAfterCalls(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if value(f, "carphoto_queue_tasks", "queue", "photos", "state", "active") == 0 &&
 			value(f, "carphoto_queue_processed_total", "queue", "photos") >= 2 &&
+			value(f, "carphoto_worker_tasks_total", "op", "blur-plates", "outcome", "ok") >= 2 &&
 			value(f, "carphoto_worker_tasks_running") == 0 {
 			break
 		}
