@@ -1,0 +1,83 @@
+package plates
+
+import (
+	"context"
+	"image"
+	"math"
+)
+
+// Source is a photo the finder reads without a full decode, as a JPEG's
+// blocks can give it: the whole photo reduced for the first stage, and
+// full-resolution pixels of the verifiers' windows only.
+type Source interface {
+	// Bounds is the photo in displayed orientation, from (0,0).
+	Bounds() image.Rectangle
+	// Preview is the photo reduced, and its scale (preview pixels per
+	// photo pixel, at most 1). A long side of at least PreviewSide keeps
+	// the first stage's input as it is from the full photo.
+	Preview() (image.Image, float64)
+	// Region is the photo's pixels covering r (photo coordinates,
+	// clipped to Bounds), with bounds in photo coordinates.
+	Region(r image.Rectangle) image.Image
+}
+
+// PreviewSide is the long side a Source's preview needs at least: the
+// first stage's working size.
+func PreviewSide() int { return workSide }
+
+// DetectIn is Detect on a Source: the first stage runs on its preview, the
+// verifiers on full-resolution regions around each proposal.
+func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
+	b := src.Bounds()
+	if b.Empty() {
+		return []Plate{}, nil
+	}
+	n, err := embeddedNet()
+	if err != nil {
+		return nil, err
+	}
+	j, err := embeddedJury()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pv, scale := src.Preview()
+	props, err := n.propose(ctx, pv)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range props {
+		props[i] = box{score: p.score, x0: p.x0 / scale, y0: p.y0 / scale, x1: p.x1 / scale, y1: p.y1 / scale}
+	}
+	judged, err := j.verify(ctx, view{photo: b, region: src.Region}, props)
+	if err != nil {
+		return nil, err
+	}
+	return tuned.plates(judged, b), nil
+}
+
+// view is where the verifiers read a photo's pixels: the whole decoded
+// photo, or a Source's regions cut for each window.
+type view struct {
+	photo  image.Rectangle // the photo's bounds, to which samples are clamped
+	img    image.Image
+	px     func(x, y int) (r, g, b float32)
+	region func(image.Rectangle) image.Image
+}
+
+func wholeView(img image.Image) view {
+	return view{photo: img.Bounds(), img: img, px: pixelReader(img)}
+}
+
+// at returns the pixels a window's samples read (windowSamples: within a
+// pixel of the window, clamped to the photo).
+func (v view) at(w win) (image.Image, func(x, y int) (r, g, b float32)) {
+	if v.region == nil {
+		return v.img, v.px
+	}
+	r := image.Rect(int(math.Floor(w.x))-1, int(math.Floor(w.y))-1, int(math.Ceil(w.x+w.w))+2, int(math.Ceil(w.y+w.h))+2)
+	img := v.region(r.Add(v.photo.Min).Intersect(v.photo))
+	return img, pixelReader(img)
+}
