@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -10,6 +11,7 @@ import (
 	"carphoto"
 	"carphoto/imageops"
 	"carphoto/imageops/cutout"
+	"carphoto/imageops/jpegblock"
 	"carphoto/imageops/plates"
 	"carphoto/jobs"
 )
@@ -25,6 +27,11 @@ const (
 // Process runs one operation on encoded inputs and returns the encoded
 // result. Errors are *carphoto.Error for the client's mistakes.
 func Process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
+	if op == jobs.OpBlurPlates || op == jobs.OpPlateLogo {
+		if res, ok, err := plateOpBlocks(ctx, op, photo, logo, p, lim); ok {
+			return res, err
+		}
+	}
 	in, err := imageops.Decode(ctx, photo, lim)
 	if err != nil {
 		return nil, err
@@ -84,6 +91,61 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 	}
 	res.PlatesFound = len(found)
 	return res, nil
+}
+
+// plateOpBlocks runs a plate operation in a baseline JPEG's own blocks
+// (imageops.BlockJPEG): the finder reads a preview built from the
+// coefficients, only the MCUs a hidden plate changes are coded again, and
+// the rest of the photo comes back bit for bit (EXIF orientation kept as an
+// orientation-only EXIF, ICC kept, other metadata dropped). ok is false
+// when the full path must answer instead: a JPEG it does not edit
+// (progressive, arithmetic, CMYK), a PNG or WebP, another format asked
+// for, or a damaged file, whose 400 (or lenient decode) is the full path's.
+func plateOpBlocks(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim imageops.Limits) (res *jobs.Result, ok bool, err error) {
+	if p.Format != "" && p.Format != "jpeg" {
+		return nil, false, nil
+	}
+	src, err := imageops.OpenBlockJPEG(ctx, photo, lim)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, true, ctx.Err()
+		}
+		return nil, false, nil
+	}
+	var design image.Image
+	if op == jobs.OpPlateLogo {
+		d, err := imageops.Decode(ctx, logo, lim)
+		if err != nil {
+			return nil, true, prefix("logo", err)
+		}
+		design = d.Image
+	}
+	found, err := plates.DetectIn(ctx, src)
+	if err != nil {
+		return nil, true, fmt.Errorf("detect plates: %w", err)
+	}
+	if len(found) == 0 && p.RequirePlate {
+		return nil, true, carphoto.Errorf(carphoto.EPlateNotFound,
+			"no licence plate was found in the photo; you were not charged (send requirePlate=false to get the photo back unchanged)")
+	}
+	quads := make([]plates.Quad, len(found))
+	for i, f := range found {
+		quads[i] = f.Quad
+	}
+	var body []byte
+	if op == jobs.OpPlateLogo {
+		body, err = src.PlaceLogo(ctx, quads, design)
+	} else {
+		body, err = src.HidePlates(ctx, quads, imageops.Style(p.Style))
+	}
+	if errors.Is(err, jpegblock.ErrUnsupported) {
+		// The file's Huffman tables cannot code the edit: decode it in full.
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", op, err)
+	}
+	return &jobs.Result{ContentType: "image/jpeg", Body: body, PlatesFound: len(found)}, true, nil
 }
 
 // ShadowMaxPixels is the largest car-shadow answer: a larger photo is
