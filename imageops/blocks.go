@@ -52,18 +52,20 @@ func (b *BlockJPEG) Preview() (image.Image, float64) {
 	return b.f.Preview(), 1 / float64(b.f.Factor())
 }
 
-// Region decodes the MCUs under r. Every MCU decoded without error when
-// the file was opened, so decoding one again cannot fail; should it, the
-// region reads as mid-grey, which the plate finder takes as nothing.
-func (b *BlockJPEG) Region(r image.Rectangle) image.Image {
-	img, err := b.f.Region(r)
+// Region decodes the MCUs under r, reduced by up to most. Every MCU
+// decoded without error when the file was opened, so decoding one again
+// cannot fail; should it, the region reads as mid-grey, which the plate
+// finder takes as nothing.
+func (b *BlockJPEG) Region(r image.Rectangle, most int) (image.Image, int) {
+	img, g, err := b.f.RegionAt(r, most)
 	if err != nil {
-		img = image.NewRGBA(r.Intersect(b.Bounds()))
-		for i := range img.Pix {
-			img.Pix[i] = 128
+		grey := image.NewRGBA(image.Rect(r.Min.X/g, r.Min.Y/g, r.Max.X/g+1, r.Max.Y/g+1))
+		for i := range grey.Pix {
+			grey.Pix[i] = 128
 		}
+		return grey, g
 	}
-	return img
+	return img, g
 }
 
 // HidePlates is HidePlates on the photo's blocks: the encoded answer.

@@ -45,6 +45,19 @@ func Process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, 
 	return nil, carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q", op)
 }
 
+// ProcessFull is Process without the block path: every photo decoded and
+// encoded again in full, as before it. For benchmarks and comparisons.
+func ProcessFull(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
+	in, err := imageops.Decode(ctx, photo, lim)
+	if err != nil {
+		return nil, err
+	}
+	if op == jobs.OpBlurPlates || op == jobs.OpPlateLogo {
+		return plateOp(ctx, op, in, logo, p, lim)
+	}
+	return Process(ctx, op, photo, logo, p, lim)
+}
+
 func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
 	var design image.Image
 	if op == jobs.OpPlateLogo {

@@ -46,8 +46,20 @@ var basis = func() map[int][]float32 {
 func idct(coef *[64]float32, n int, out []uint8, stride int) {
 	b := basis[n]
 	var tmp [64]float32 // tmp[v*8+i]: rows of frequencies v, columns transformed
+	rows := 0           // rows of frequencies up to the last with a coefficient
 	for v := range n {
 		row := coef[v*8 : v*8+n]
+		zero := true
+		for _, c := range row {
+			if c != 0 {
+				zero = false
+				break
+			}
+		}
+		if zero {
+			continue
+		}
+		rows = v + 1
 		for i := range n {
 			var s float32
 			bi := b[i*n : i*n+n]
@@ -58,19 +70,21 @@ func idct(coef *[64]float32, n int, out []uint8, stride int) {
 		}
 	}
 	for j := range n {
-		bj := b[j*n : j*n+n]
-		for i := range n {
+		bj := b[j*n : j*n+rows]
+		o := out[j*stride : j*stride+n]
+		for i := range o {
 			var s float32
-			for v := range n {
-				s += bj[v] * tmp[v*8+i]
+			for v, w := range bj {
+				s += w * tmp[v*8+i]
 			}
-			out[j*stride+i] = clamp8(s + 128)
+			o[i] = clamp8(s + 128)
 		}
 	}
 }
 
+// clamp8 rounds v to the nearest of 0..255.
 func clamp8(v float32) uint8 {
-	v = float32(math.Round(float64(v)))
+	v += 0.5
 	if v <= 0 {
 		return 0
 	}

@@ -14,6 +14,7 @@ func (f *File) decodeAll() error {
 	mcus := f.mcusX * f.mcusY
 	f.mcuBit = make([]uint32, mcus)
 	f.mcuPred = make([]int32, mcus*nc)
+	f.cache = make([][]uint8, mcus)
 	f.preview = make([][]uint8, nc)
 	f.pvW = make([]int, nc)
 	f.pvH = make([]int, nc)
@@ -22,9 +23,14 @@ func (f *File) decodeAll() error {
 		f.preview[i] = make([]uint8, f.pvW[i]*f.pvH[i])
 	}
 	r := bitReader{buf: f.scan}
-	var blk [64]int32
+	perMCU := 0
+	for _, c := range f.comps {
+		perMCU += c.h * c.v
+	}
+	f.perMCU = perMCU
+	f.coefs = make([]int16, mcus*perMCU*64)
 	var coef [64]float32
-	m := 0
+	m, blkAt := 0, 0
 	for k := range f.inter {
 		iv := &f.inter[k]
 		iv.firstMCU = m
@@ -43,19 +49,20 @@ func (f *File) decodeAll() error {
 				q := &f.quant[c.tq]
 				for by := range c.v {
 					for bx := range c.h {
-						clear(blk[:keep])
-						if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], &blk, keep) {
+						blk := f.coefs[blkAt : blkAt+64]
+						blkAt += 64
+						if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], blk) {
 							return corrupt("bad Huffman code in MCU %d", m)
 						}
 						px, py := (mx*c.h+bx)*n, (my*c.v+by)*n
 						at := f.preview[ci][py*f.pvW[ci]+px:]
 						if n == 1 {
-							at[0] = clamp8(float32(blk[0]*q[0])/8 + 128)
+							at[0] = clamp8(float32(int32(blk[0])*q[0])/8 + 128)
 							continue
 						}
 						clear(coef[:])
 						for z := range keep {
-							coef[unzig[z]] = float32(blk[z] * q[z])
+							coef[unzig[z]] = float32(int32(blk[z]) * q[z])
 						}
 						idct(&coef, n, at, f.pvW[ci])
 					}
@@ -145,40 +152,35 @@ func (f *File) mcuSpan(r image.Rectangle) (x0, y0, x1, y1 int) {
 // planes holds full-resolution samples of a stored rectangle of whole MCUs:
 // each component at its own resolution.
 type planes struct {
+	n        int // samples a block side: 8 at full resolution
 	mx0, my0 int // first MCU column and row
 	mw, mh   int // MCUs across and down
 	comp     [][]uint8
 	stride   []int
 }
 
-// decodeMCUs decodes MCU columns x0..x1 and rows y0..y1 to samples. coefs,
-// when not nil, receives every block's quantised coefficients by MCU.
-func (f *File) decodeMCUs(x0, y0, x1, y1 int) (*planes, error) {
-	p := &planes{mx0: x0, my0: y0, mw: x1 - x0, mh: y1 - y0}
+// decodeMCUs decodes MCU columns x0..x1 and rows y0..y1 to samples, n a
+// block side (8: full resolution; 4, 2: reduced).
+func (f *File) decodeMCUs(x0, y0, x1, y1, n int) (*planes, error) {
+	p := &planes{n: n, mx0: x0, my0: y0, mw: x1 - x0, mh: y1 - y0}
 	for _, c := range f.comps {
-		s := p.mw * c.h * 8
+		s := p.mw * c.h * n
 		p.stride = append(p.stride, s)
-		p.comp = append(p.comp, make([]uint8, s*p.mh*c.v*8))
+		p.comp = append(p.comp, make([]uint8, s*p.mh*c.v*n))
 	}
-	var coef [64]float32
 	for my := y0; my < y1; my++ {
 		for mx := x0; mx < x1; mx++ {
-			blocks, err := f.mcuCoefs(my*f.mcusX + mx)
+			samples, err := f.mcuSamples(my*f.mcusX+mx, n)
 			if err != nil {
 				return nil, err
 			}
-			k := 0
 			for ci, c := range f.comps {
-				q := &f.quant[c.tq]
-				for by := range c.v {
-					for bx := range c.h {
-						for z := range 64 {
-							coef[unzig[z]] = float32(blocks[k][z] * q[z])
-						}
-						k++
-						px, py := ((mx-x0)*c.h+bx)*8, ((my-y0)*c.v+by)*8
-						idct(&coef, 8, p.comp[ci][py*p.stride[ci]+px:], p.stride[ci])
-					}
+				w, h := c.h*n, c.v*n
+				src := samples[:w*h]
+				samples = samples[w*h:]
+				dst := p.comp[ci][(my-y0)*h*p.stride[ci]+(mx-x0)*w:]
+				for y := range h {
+					copy(dst[y*p.stride[ci]:y*p.stride[ci]+w], src[y*w:])
 				}
 			}
 		}
@@ -186,22 +188,54 @@ func (f *File) decodeMCUs(x0, y0, x1, y1 int) (*planes, error) {
 	return p, nil
 }
 
-// mcuCoefs decodes MCU m again from where the first pass found it: its
-// blocks' quantised coefficients, in scan order, zigzag.
-func (f *File) mcuCoefs(m int) ([][64]int32, error) {
-	nc := len(f.comps)
-	r := bitReader{buf: f.scan}
-	r.seek(int(f.mcuBit[m]))
-	var pred [4]int32
-	copy(pred[:], f.mcuPred[m*nc:(m+1)*nc])
-	var out [][64]int32
-	for ci, c := range f.comps {
-		for range c.v * c.h {
-			var blk [64]int32
-			if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], &blk, 64) {
-				return nil, corrupt("bad Huffman code in MCU %d", m)
+// mcuSamples decodes MCU m to samples, n a block side: each component's
+// c.h·n × c.v·n samples in turn. Full-resolution MCUs are kept, as the
+// verifiers' windows overlap (a second look is around the same plate).
+// Not safe for concurrent use.
+func (f *File) mcuSamples(m, n int) ([]uint8, error) {
+	if n == 8 && f.cache[m] != nil {
+		return f.cache[m], nil
+	}
+	blocks, err := f.mcuCoefs(m)
+	if err != nil {
+		return nil, err
+	}
+	size := 0
+	for _, c := range f.comps {
+		size += c.h * c.v * n * n
+	}
+	out := make([]uint8, size)
+	var coef [64]float32
+	k, at := 0, 0
+	for _, c := range f.comps {
+		q := &f.quant[c.tq]
+		w := c.h * n
+		for by := range c.v {
+			for bx := range c.h {
+				clear(coef[:])
+				for z := range keepFor[n] {
+					coef[unzig[z]] = float32(blocks[k][z] * q[z])
+				}
+				k++
+				idct(&coef, n, out[at+by*n*w+bx*n:], w)
 			}
-			out = append(out, blk)
+		}
+		at += w * c.v * n
+	}
+	if n == 8 {
+		f.cache[m] = out
+	}
+	return out, nil
+}
+
+// mcuCoefs returns MCU m's blocks' quantised coefficients, in scan
+// order, zigzag, as the first pass decoded them.
+func (f *File) mcuCoefs(m int) ([][64]int32, error) {
+	out := make([][64]int32, f.perMCU)
+	src := f.coefs[m*f.perMCU*64:]
+	for k := range out {
+		for z, v := range src[k*64 : k*64+64] {
+			out[k][z] = int32(v)
 		}
 	}
 	return out, nil
@@ -211,42 +245,114 @@ func (f *File) mcuCoefs(m int) ([][64]int32, error) {
 // clipped to the photo), decoded only from the MCUs it touches. Its
 // bounds are r clipped, in photo coordinates.
 func (f *File) Region(r image.Rectangle) (*image.RGBA, error) {
-	r = r.Intersect(f.Bounds())
-	if r.Empty() {
-		return image.NewRGBA(r), nil
-	}
-	sr := f.storedRect(r)
-	x0, y0, x1, y1 := f.mcuSpan(sr)
-	p, err := f.decodeMCUs(x0, y0, x1, y1)
+	img, _, err := f.regionRGBA(r, 1, false)
 	if err != nil {
 		return nil, err
 	}
-	out := image.NewRGBA(r)
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		row := out.Pix[out.PixOffset(r.Min.X, y):]
-		for x := r.Min.X; x < r.Max.X; x++ {
-			sx, sy := toStored(f.orientation, x, y, f.w, f.h)
-			rr, g, b := f.pixel(p, sx, sy)
-			i := (x - r.Min.X) * 4
-			row[i], row[i+1], row[i+2], row[i+3] = rr, g, b, 255
+	return img.(*image.RGBA), nil
+}
+
+// RegionAt is Region reduced by a power of two g of at most most (and at
+// most 8): pixel (x, y) of the result covers photo pixels (g·x, g·y) to
+// (g·x+g, g·y+g), read from a g-times reduced inverse DCT of each block, or
+// from the preview when g is its factor or more. Its bounds are r's
+// divided by g.
+//
+// In the stored orientation and a subsampling image.YCbCr knows, it is an
+// *image.YCbCr (or *image.Gray) over the decoded planes, as large as the
+// MCUs under r (within the photo): no colour conversion. Otherwise it is
+// an *image.RGBA of r.
+func (f *File) RegionAt(r image.Rectangle, most int) (image.Image, int, error) {
+	return f.regionRGBA(r, most, true)
+}
+
+func (f *File) regionRGBA(r image.Rectangle, most int, planar bool) (image.Image, int, error) {
+	g := 1
+	for g < 8 && g*2 <= most {
+		g *= 2
+	}
+	r = r.Intersect(f.Bounds())
+	if r.Empty() {
+		return image.NewRGBA(image.Rectangle{}), g, nil
+	}
+	var p *planes
+	if g >= f.factor {
+		g = f.factor
+		p = &planes{n: 8 / g, mw: f.mcusX, mh: f.mcusY, comp: f.preview, stride: f.pvW}
+	}
+	sw, sh := (f.w+g-1)/g, (f.h+g-1)/g
+	dw, dh := sw, sh
+	if f.orientation >= 5 {
+		dw, dh = sh, sw
+	}
+	rr := image.Rect(r.Min.X/g, r.Min.Y/g, (r.Max.X+g-1)/g, (r.Max.Y+g-1)/g).Intersect(image.Rect(0, 0, dw, dh))
+	if p == nil {
+		x0, y0 := toStored(f.orientation, rr.Min.X, rr.Min.Y, sw, sh)
+		x1, y1 := toStored(f.orientation, rr.Max.X-1, rr.Max.Y-1, sw, sh)
+		sr := image.Rect(min(x0, x1)*g, min(y0, y1)*g, (max(x0, x1)+1)*g, (max(y0, y1)+1)*g)
+		mx0, my0, mx1, my1 := f.mcuSpan(sr)
+		var err error
+		if p, err = f.decodeMCUs(mx0, my0, min(mx1, f.mcusX), min(my1, f.mcusY), 8/g); err != nil {
+			return nil, g, err
 		}
 	}
-	return out, nil
-}
-
-// sample is component ci's sample at stored pixel (x, y) in p (nearest,
-// as image.YCbCr reads subsampled chroma).
-func (f *File) sample(p *planes, ci, x, y int) uint8 {
-	c := f.comps[ci]
-	lx := x - p.mx0*8*f.hmax
-	ly := y - p.my0*8*f.vmax
-	return p.comp[ci][ly*c.v/f.vmax*p.stride[ci]+lx*c.h/f.hmax]
-}
-
-func (f *File) pixel(p *planes, x, y int) (uint8, uint8, uint8) {
-	yy := f.sample(p, 0, x, y)
-	if len(f.comps) == 1 {
-		return yy, yy, yy
+	if planar && f.orientation == 1 {
+		if img := f.planeImage(p, sw, sh); img != nil {
+			return img, g, nil
+		}
 	}
-	return color.YCbCrToRGB(yy, f.sample(p, 1, x, y), f.sample(p, 2, x, y))
+	out := image.NewRGBA(rr)
+	nc := len(f.comps)
+	var fx, fy [3]int
+	for ci, c := range f.comps {
+		fx[ci], fy[ci] = f.hmax/c.h, f.vmax/c.v
+	}
+	ox, oy := p.mx0*p.n*f.hmax, p.my0*p.n*f.vmax
+	for y := rr.Min.Y; y < rr.Max.Y; y++ {
+		row := out.Pix[out.PixOffset(rr.Min.X, y):]
+		for x := rr.Min.X; x < rr.Max.X; x++ {
+			sx, sy := toStored(f.orientation, x, y, sw, sh)
+			lx, ly := sx-ox, sy-oy
+			i := (x - rr.Min.X) * 4
+			yy := p.comp[0][ly/fy[0]*p.stride[0]+lx/fx[0]]
+			if nc == 1 {
+				row[i], row[i+1], row[i+2], row[i+3] = yy, yy, yy, 255
+				continue
+			}
+			cb := p.comp[1][ly/fy[1]*p.stride[1]+lx/fx[1]]
+			cr := p.comp[2][ly/fy[2]*p.stride[2]+lx/fx[2]]
+			row[i], row[i+1], row[i+2] = color.YCbCrToRGB(yy, cb, cr)
+			row[i+3] = 255
+		}
+	}
+	return out, g, nil
+}
+
+// ratios are the subsamplings image.YCbCr knows, by the luma samples a
+// chroma sample spans across and down.
+var ratios = map[[2]int]image.YCbCrSubsampleRatio{
+	{1, 1}: image.YCbCrSubsampleRatio444, {2, 1}: image.YCbCrSubsampleRatio422,
+	{2, 2}: image.YCbCrSubsampleRatio420, {1, 2}: image.YCbCrSubsampleRatio440,
+	{4, 1}: image.YCbCrSubsampleRatio411, {4, 2}: image.YCbCrSubsampleRatio410,
+}
+
+// planeImage wraps decoded planes (stored orientation, a sw×sh image at
+// their scale) as an image, or returns nil for a subsampling image.YCbCr
+// cannot hold.
+func (f *File) planeImage(p *planes, sw, sh int) image.Image {
+	mw, mh := p.n*f.hmax, p.n*f.vmax
+	rect := image.Rect(p.mx0*mw, p.my0*mh, min((p.mx0+p.mw)*mw, sw), min((p.my0+p.mh)*mh, sh))
+	if len(f.comps) == 1 {
+		return &image.Gray{Pix: p.comp[0], Stride: p.stride[0], Rect: rect}
+	}
+	cb, cr := f.comps[1], f.comps[2]
+	if cb.h != cr.h || cb.v != cr.v {
+		return nil
+	}
+	ratio, ok := ratios[[2]int{f.hmax / cb.h, f.vmax / cb.v}]
+	if !ok {
+		return nil
+	}
+	return &image.YCbCr{Y: p.comp[0], Cb: p.comp[1], Cr: p.comp[2], YStride: p.stride[0], CStride: p.stride[1],
+		SubsampleRatio: ratio, Rect: rect}
 }

@@ -64,10 +64,13 @@ type File struct {
 	scan     []byte     // unstuffed entropy-coded data of every interval, padded
 	inter    []interval // restart intervals in order
 	mcuBit   []uint32   // bit offset in scan where each MCU starts
+	coefs    []int16    // every block's quantised coefficients, zigzag, in scan order
+	perMCU   int        // blocks an MCU
 	mcuPred  []int32    // DC predictors at each MCU's start, len(comps) each
 	preview  [][]uint8  // per component: reduced samples, pvW[c] a row
 	pvW, pvH []int
-	factor   int // preview is 1/factor of the photo
+	factor   int       // preview is 1/factor of the photo
+	cache    [][]uint8 // full-resolution samples of the MCUs decoded so far, by MCU
 }
 
 // interval is one restart interval's entropy-coded data.

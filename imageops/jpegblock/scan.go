@@ -140,16 +140,20 @@ func (r *bitReader) receive(s uint) int32 {
 	return v
 }
 
-// decodeBlock reads one block's coefficients into blk (zigzag order, not
-// dequantised), keeping only the first keep; pred is the component's DC
-// predictor, updated. blk[:keep] must be zero on entry.
-func (r *bitReader) decodeBlock(dc, ac *huffTable, pred *int32, blk *[64]int32, keep int) bool {
+// decodeBlock reads one block's quantised coefficients into dst (zigzag
+// order, len 64, zero on entry); pred is the component's DC predictor,
+// updated.
+func (r *bitReader) decodeBlock(dc, ac *huffTable, pred *int32, dst []int16) bool {
 	s, ok := r.decode(dc)
 	if !ok || s > 11 {
 		return false
 	}
 	*pred += r.receive(uint(s))
-	blk[0] = *pred
+	if *pred < -32768 || *pred > 32767 {
+		return false
+	}
+	dst = dst[:64]
+	dst[0] = int16(*pred)
 	for k := 1; k < 64; k++ {
 		rs, ok := r.decode(ac)
 		if !ok {
@@ -167,10 +171,7 @@ func (r *bitReader) decodeBlock(dc, ac *huffTable, pred *int32, blk *[64]int32, 
 		if k > 63 || size > 10 {
 			return false
 		}
-		v := r.receive(size)
-		if k < keep {
-			blk[k] = v
-		}
+		dst[k] = int16(r.receive(size))
 	}
 	return true
 }

@@ -147,7 +147,7 @@ func (f *File) editMCU(m int, e *mcuEdit) ([][64]int32, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	p, err := f.decodeMCUs(mx, my, mx+1, my+1)
+	p, err := f.decodeMCUs(mx, my, mx+1, my+1, 8)
 	if err != nil {
 		return nil, false, err
 	}

@@ -17,8 +17,13 @@ type Source interface {
 	// the first stage's input as it is from the full photo.
 	Preview() (image.Image, float64)
 	// Region is the photo's pixels covering r (photo coordinates,
-	// clipped to Bounds), with bounds in photo coordinates.
-	Region(r image.Rectangle) image.Image
+	// clipped to Bounds), reduced by a power of two g of at most most (g
+	// is returned): pixel (x, y) stands for photo pixels (g·x, g·y) to
+	// (g·x+g, g·y+g). The verifiers read a window at about 3 samples an
+	// input pixel; a wide window's samples lie g or more pixels apart, and
+	// reading its blocks reduced saves decoding what no sample reads.
+	// It may cover more than r.
+	Region(r image.Rectangle, most int) (image.Image, int)
 }
 
 // PreviewSide is the long side a Source's preview needs at least: the
@@ -51,7 +56,7 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 	for i, p := range props {
 		props[i] = box{score: p.score, x0: p.x0 / scale, y0: p.y0 / scale, x1: p.x1 / scale, y1: p.y1 / scale}
 	}
-	judged, err := j.verify(ctx, view{photo: b, region: src.Region}, props)
+	judged, err := j.verify(ctx, view{photo: b, src: src}, props)
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +66,10 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 // view is where the verifiers read a photo's pixels: the whole decoded
 // photo, or a Source's regions cut for each window.
 type view struct {
-	photo  image.Rectangle // the photo's bounds, to which samples are clamped
-	img    image.Image
-	px     func(x, y int) (r, g, b float32)
-	region func(image.Rectangle) image.Image
+	photo image.Rectangle // the photo's bounds, to which samples are clamped
+	img   image.Image
+	px    func(x, y int) (r, g, b float32)
+	src   Source
 }
 
 func wholeView(img image.Image) view {
@@ -74,10 +79,22 @@ func wholeView(img image.Image) view {
 // at returns the pixels a window's samples read (windowSamples: within a
 // pixel of the window, clamped to the photo).
 func (v view) at(w win) (image.Image, func(x, y int) (r, g, b float32)) {
-	if v.region == nil {
+	if v.src == nil {
 		return v.img, v.px
 	}
 	r := image.Rect(int(math.Floor(w.x))-1, int(math.Floor(w.y))-1, int(math.Ceil(w.x+w.w))+2, int(math.Ceil(w.y+w.h))+2)
-	img := v.region(r.Add(v.photo.Min).Intersect(v.photo))
-	return img, pixelReader(img)
+	most := 1
+	for spacing := w.w / inW / 3; float64(most*2) <= spacing; {
+		most *= 2
+	}
+	img, g := v.src.Region(r.Add(v.photo.Min).Intersect(v.photo), most)
+	px := pixelReader(img)
+	if g == 1 {
+		return img, px
+	}
+	// Reduced: only px knows the mapping (cut must not read img's planes).
+	b := img.Bounds()
+	return nil, func(x, y int) (float32, float32, float32) {
+		return px(min(max(x/g, b.Min.X), b.Max.X-1), min(max(y/g, b.Min.Y), b.Max.Y-1))
+	}
 }
