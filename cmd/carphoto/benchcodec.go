@@ -82,7 +82,7 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 		defer prof.Close()
 	}
 	var block, full, ext []float64
-	var blockBytes, fullBytes, plates int
+	var blockBytes, fullBytes, plates, fullPlates int
 	for i := 0; i < *n; i++ {
 		if prof != nil {
 			if err := pprof.StartCPUProfile(prof); err != nil {
@@ -109,7 +109,7 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("full path: %w", err)
 		}
 		full = append(full, ms(c1-c0))
-		fullBytes = len(res.Body)
+		fullBytes, fullPlates = len(res.Body), res.PlatesFound
 
 		if pipe {
 			d, err := pipeCPU(ctx, djpeg, cjpeg, tmp)
@@ -119,10 +119,10 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 			ext = append(ext, ms(d))
 		}
 	}
-	fmt.Fprintf(stdout, "%s: %d×%d (%.1f MP), %d bytes, %d plate(s) found, %d rounds, CPU ms (median)\n",
-		fs.Arg(0), w, h, float64(w*h)/1e6, len(data), plates, *n)
-	fmt.Fprintf(stdout, "  block path   %7.1f ms  (answer %d bytes)\n", pct(block, 50), blockBytes)
-	fmt.Fprintf(stdout, "  full path    %7.1f ms  (answer %d bytes)\n", pct(full, 50), fullBytes)
+	fmt.Fprintf(stdout, "%s: %d×%d (%.1f MP), %d bytes, %d rounds, CPU ms (median)\n",
+		fs.Arg(0), w, h, float64(w*h)/1e6, len(data), *n)
+	fmt.Fprintf(stdout, "  block path   %7.1f ms  (%d plate(s), answer %d bytes)\n", pct(block, 50), plates, blockBytes)
+	fmt.Fprintf(stdout, "  full path    %7.1f ms  (%d plate(s), answer %d bytes)\n", pct(full, 50), fullPlates, fullBytes)
 	if pipe {
 		e := pct(ext, 50)
 		fmt.Fprintf(stdout, "  djpeg|cjpeg  %7.1f ms  (-quality 90)\n", e)

@@ -79,8 +79,18 @@ func (f *File) decodeAll() error {
 
 // Preview returns the photo reduced by Factor in displayed orientation,
 // built from the coefficients without decoding the full image.
-func (f *File) Preview() *image.RGBA {
+//
+// In the stored orientation and a subsampling image.YCbCr knows, it is an
+// *image.YCbCr (or *image.Gray) over the preview's planes; otherwise an
+// *image.RGBA.
+func (f *File) Preview() image.Image {
 	sw, sh := (f.w+f.factor-1)/f.factor, (f.h+f.factor-1)/f.factor
+	if f.orientation == 1 {
+		p := &planes{n: 8 / f.factor, mw: f.mcusX, mh: f.mcusY, comp: f.preview, stride: f.pvW}
+		if img := f.planeImage(p, sw, sh); img != nil {
+			return img
+		}
+	}
 	dw, dh := sw, sh
 	if f.orientation >= 5 {
 		dw, dh = sh, sw
