@@ -28,9 +28,9 @@ func (f *File) decodeAll() error {
 		perMCU += c.h * c.v
 	}
 	f.perMCU = perMCU
-	f.coefs = make([]int16, mcus*perMCU*64)
+	var blk [64]int16
 	var coef [64]float32
-	m, blkAt := 0, 0
+	m := 0
 	for k := range f.inter {
 		iv := &f.inter[k]
 		iv.firstMCU = m
@@ -49,9 +49,8 @@ func (f *File) decodeAll() error {
 				q := &f.quant[c.tq]
 				for by := range c.v {
 					for bx := range c.h {
-						blk := f.coefs[blkAt : blkAt+64]
-						blkAt += 64
-						if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], blk) {
+						clear(blk[:keep])
+						if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], blk[:], keep) {
 							return corrupt("bad Huffman code in MCU %d", m)
 						}
 						px, py := (mx*c.h+bx)*n, (my*c.v+by)*n
@@ -60,7 +59,6 @@ func (f *File) decodeAll() error {
 							at[0] = clamp8(float32(int32(blk[0])*q[0])/8 + 128)
 							continue
 						}
-						clear(coef[:])
 						for z := range keep {
 							coef[unzig[z]] = float32(int32(blk[z]) * q[z])
 						}
@@ -238,14 +236,27 @@ func (f *File) mcuSamples(m, n int) ([]uint8, error) {
 	return out, nil
 }
 
-// mcuCoefs returns MCU m's blocks' quantised coefficients, in scan
-// order, zigzag, as the first pass decoded them.
+// mcuCoefs decodes MCU m again from where the first pass found it: its
+// blocks' quantised coefficients, in scan order, zigzag.
 func (f *File) mcuCoefs(m int) ([][64]int32, error) {
-	out := make([][64]int32, f.perMCU)
-	src := f.coefs[m*f.perMCU*64:]
-	for k := range out {
-		for z, v := range src[k*64 : k*64+64] {
-			out[k][z] = int32(v)
+	nc := len(f.comps)
+	r := bitReader{buf: f.scan}
+	r.seek(int(f.mcuBit[m]))
+	var pred [4]int32
+	copy(pred[:], f.mcuPred[m*nc:(m+1)*nc])
+	out := make([][64]int32, 0, f.perMCU)
+	var blk [64]int16
+	for ci, c := range f.comps {
+		for range c.v * c.h {
+			clear(blk[:])
+			if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], blk[:], 64) {
+				return nil, corrupt("bad Huffman code in MCU %d", m)
+			}
+			var b [64]int32
+			for z, v := range blk {
+				b[z] = int32(v)
+			}
+			out = append(out, b)
 		}
 	}
 	return out, nil

@@ -64,7 +64,6 @@ type File struct {
 	scan     []byte     // unstuffed entropy-coded data of every interval, padded
 	inter    []interval // restart intervals in order
 	mcuBit   []uint32   // bit offset in scan where each MCU starts
-	coefs    []int16    // every block's quantised coefficients, zigzag, in scan order
 	perMCU   int        // blocks an MCU
 	mcuPred  []int32    // DC predictors at each MCU's start, len(comps) each
 	preview  [][]uint8  // per component: reduced samples, pvW[c] a row

@@ -15,9 +15,12 @@ const lookBits = 9
 // huffTable is one Huffman table, for decoding (lut, maxCode) and encoding
 // (code, size by symbol).
 type huffTable struct {
-	lut     [1 << lookBits]uint16 // (length << 8) | symbol, 0 when longer
-	maxCode [18]int32             // largest code of each length, -1 none
-	valPtr  [17]int32             // index in vals of each length's first code, minus that code
+	lut [1 << lookBits]uint16 // (length << 8) | symbol, 0 when longer
+	// fastAC resolves an AC code and its magnitude bits together when both
+	// fit in lookBits: value << 16 | run << 8 | bits used; 0 otherwise.
+	fastAC  [1 << lookBits]uint32
+	maxCode [18]int32 // largest code of each length, -1 none
+	valPtr  [17]int32 // index in vals of each length's first code, minus that code
 	vals    []byte
 	code    [256]uint16
 	size    [256]uint8 // 0: symbol not in the table
@@ -55,6 +58,18 @@ func newHuffTable(counts [16]int, vals []byte) (*huffTable, error) {
 		code <<= 1
 	}
 	t.maxCode[17] = 1<<30 - 1 // sentinel: no code is longer than 16 bits
+	for p, e := range t.lut {
+		l, sym := uint(e>>8), e&0xFF
+		run, size := uint(sym>>4), uint(sym&15)
+		if e == 0 || size == 0 || l+size > lookBits {
+			continue
+		}
+		v := int32(p>>(lookBits-l-size)) & (1<<size - 1)
+		if v < 1<<(size-1) {
+			v += -1<<size + 1
+		}
+		t.fastAC[p] = uint32(uint16(int16(v)))<<16 | uint32(run)<<8 | uint32(l+size)
+	}
 	return t, nil
 }
 
@@ -141,9 +156,9 @@ func (r *bitReader) receive(s uint) int32 {
 }
 
 // decodeBlock reads one block's quantised coefficients into dst (zigzag
-// order, len 64, zero on entry); pred is the component's DC predictor,
-// updated.
-func (r *bitReader) decodeBlock(dc, ac *huffTable, pred *int32, dst []int16) bool {
+// order, len 64, zero on entry), keeping only the first keep; pred is the
+// component's DC predictor, updated.
+func (r *bitReader) decodeBlock(dc, ac *huffTable, pred *int32, dst []int16, keep int) bool {
 	s, ok := r.decode(dc)
 	if !ok || s > 11 {
 		return false
@@ -155,6 +170,22 @@ func (r *bitReader) decodeBlock(dc, ac *huffTable, pred *int32, dst []int16) boo
 	dst = dst[:64]
 	dst[0] = int16(*pred)
 	for k := 1; k < 64; k++ {
+		if r.nbits < 16 {
+			r.fill()
+		}
+		if e := ac.fastAC[r.acc>>(64-lookBits)]; e != 0 {
+			n := uint(e & 0xFF)
+			r.acc <<= n
+			r.nbits -= n
+			k += int(e>>8) & 15
+			if k > 63 {
+				return false
+			}
+			if k < keep {
+				dst[k] = int16(e >> 16)
+			}
+			continue
+		}
 		rs, ok := r.decode(ac)
 		if !ok {
 			return false
@@ -171,7 +202,10 @@ func (r *bitReader) decodeBlock(dc, ac *huffTable, pred *int32, dst []int16) boo
 		if k > 63 || size > 10 {
 			return false
 		}
-		dst[k] = int16(r.receive(size))
+		v := r.receive(size)
+		if k < keep {
+			dst[k] = int16(v)
+		}
 	}
 	return true
 }
