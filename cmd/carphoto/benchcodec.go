@@ -32,7 +32,7 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 	n := fs.Int("n", 7, "rounds (each runs the three once)")
 	mp := fs.Float64("scale-to-mp", 0, "upscale the photo to this many megapixels first (e.g. 12)")
 	grain := fs.Int("grain", 0, "after upscaling, add noise of ±N levels, so the file is as dense as a camera's (an upscaled photo is smoother)")
-	profile := fs.String("cpuprofile", "", "write a CPU profile of one block-path run to this file")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the runs to this file, labelled path=block|full (go tool pprof -tagfocus path=block)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,28 +74,30 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 		f.Close()
 	}
 	p := jobs.Params{Style: "blur"}
-	var prof *os.File
 	if *profile != "" {
-		if prof, err = os.Create(*profile); err != nil {
+		prof, err := os.Create(*profile)
+		if err != nil {
 			return err
 		}
 		defer prof.Close()
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	// labelled runs the path with its profile label.
+	labelled := func(path string, f func(context.Context) (*jobs.Result, error)) (res *jobs.Result, err error) {
+		pprof.Do(ctx, pprof.Labels("path", path), func(ctx context.Context) { res, err = f(ctx) })
+		return res, err
 	}
 	var block, full, ext []float64
 	var blockBytes, fullBytes, plates, fullPlates int
 	for i := 0; i < *n; i++ {
-		if prof != nil {
-			if err := pprof.StartCPUProfile(prof); err != nil {
-				return err
-			}
-		}
 		c0 := processCPUTime()
-		res, err := worker.Process(ctx, jobs.OpBlurPlates, data, nil, p, toolLimits)
+		res, err := labelled("block", func(ctx context.Context) (*jobs.Result, error) {
+			return worker.Process(ctx, jobs.OpBlurPlates, data, nil, p, toolLimits)
+		})
 		c1 := processCPUTime()
-		if prof != nil {
-			pprof.StopCPUProfile()
-			prof = nil // one run profiled: the profile file holds one
-		}
 		if err != nil {
 			return fmt.Errorf("block path: %w", err)
 		}
@@ -103,7 +105,9 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 		blockBytes, plates = len(res.Body), res.PlatesFound
 
 		c0 = processCPUTime()
-		res, err = worker.ProcessFull(ctx, jobs.OpBlurPlates, data, nil, p, toolLimits)
+		res, err = labelled("full", func(ctx context.Context) (*jobs.Result, error) {
+			return worker.ProcessFull(ctx, jobs.OpBlurPlates, data, nil, p, toolLimits)
+		})
 		c1 = processCPUTime()
 		if err != nil {
 			return fmt.Errorf("full path: %w", err)

@@ -55,8 +55,20 @@ func (f *File) decodeAll() error {
 						}
 						px, py := (mx*c.h+bx)*n, (my*c.v+by)*n
 						at := f.preview[ci][py*f.pvW[ci]+px:]
-						if n == 1 {
+						switch n {
+						case 1:
 							at[0] = clamp8(float32(int32(blk[0])*q[0])/8 + 128)
+							continue
+						case 2:
+							// The 2-point basis is ±1/(2√2) throughout: each
+							// output is (F00 ± F01 ± F10 ± F11) / 8.
+							a, b := float32(int32(blk[0])*q[0]), float32(int32(blk[1])*q[1])
+							c, e := float32(int32(blk[2])*q[2]), float32(int32(blk[4])*q[4])
+							s := f.pvW[ci]
+							at[0] = clamp8((a+b+c+e)/8 + 128)
+							at[1] = clamp8((a-b+c-e)/8 + 128)
+							at[s] = clamp8((a+b-c-e)/8 + 128)
+							at[s+1] = clamp8((a-b-c+e)/8 + 128)
 							continue
 						}
 						for z := range keep {

@@ -382,3 +382,50 @@ func TestUnsupportedAndCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewScales checks the preview at 1/8, 1/4 and 1/2 against the
+// standard decode averaged over the same pixels.
+func TestPreviewScales(t *testing.T) {
+	// Greyscale: a colour preview's chroma spans the subsampled blocks,
+	// which no average over k×k pixels matches.
+	p := photo(160, 96)
+	g := image.NewGray(p.Rect)
+	for i := range g.Pix {
+		g.Pix[i] = uint8((int(p.Pix[4*i]) + int(p.Pix[4*i+1]) + int(p.Pix[4*i+2])) / 3)
+	}
+	data := encodeGo(t, g)
+	std, err := jpeg.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{8, 4, 2} {
+		f, err := Parse(data, 1, 160/k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Factor() != k {
+			t.Fatalf("factor %d, want %d", f.Factor(), k)
+		}
+		pv := f.Preview()
+		got := image.NewRGBA(pv.Bounds())
+		draw.Draw(got, got.Rect, pv, pv.Bounds().Min, draw.Src)
+		want := image.NewRGBA(got.Rect)
+		for y := range want.Rect.Dy() {
+			for x := range want.Rect.Dx() {
+				var s [3]int
+				for dy := range k {
+					for dx := range k {
+						r, g, b, _ := std.At(x*k+dx, y*k+dy).RGBA()
+						s[0], s[1], s[2] = s[0]+int(r>>8), s[1]+int(g>>8), s[2]+int(b>>8)
+					}
+				}
+				want.SetRGBA(x, y, color.RGBA{uint8(s[0] / k / k), uint8(s[1] / k / k), uint8(s[2] / k / k), 255})
+			}
+		}
+		if d := meanDiff(got, want); d > 8 {
+			t.Errorf("1/%d preview is %.1f levels off the averaged decode", k, d)
+		} else {
+			t.Logf("1/%d preview: %.2f levels off the averaged decode", k, d)
+		}
+	}
+}
