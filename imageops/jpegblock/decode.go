@@ -3,6 +3,7 @@ package jpegblock
 import (
 	"image"
 	"image/color"
+	"image/draw"
 )
 
 // decodeAll decodes every MCU once, recording where each starts and its
@@ -329,9 +330,14 @@ func (f *File) regionRGBA(r image.Rectangle, most int, planar bool) (image.Image
 			return nil, g, err
 		}
 	}
-	if planar && f.orientation == 1 {
+	if f.orientation == 1 {
 		if img := f.planeImage(p, sw, sh); img != nil {
-			return img, g, nil
+			if planar {
+				return img, g, nil
+			}
+			out := image.NewRGBA(rr)
+			draw.Draw(out, rr, img, rr.Min, draw.Src) // the standard library's fast conversion
+			return out, g, nil
 		}
 	}
 	out := image.NewRGBA(rr)
