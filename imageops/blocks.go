@@ -82,14 +82,27 @@ func (b *BlockJPEG) PlaceLogo(ctx context.Context, quads []plates.Quad, logo ima
 	})
 }
 
-// render paints quads on crops of the photo, one crop for each group of
-// plates whose reach overlaps, and writes the JPEG with the changed MCUs
-// coded again. With no quads the pixels are the input's, all of them.
-func (b *BlockJPEG) render(ctx context.Context, quads []plates.Quad, paint func(image.Image, []plates.Quad) (*image.RGBA, error)) ([]byte, error) {
-	type group struct {
-		r     image.Rectangle
-		quads []int // indices in quads, painted in their order
+// EditShare is the share of the photo's area that hiding or replacing the
+// quads decodes and may code again: the crops render works on. Past a
+// few tenths the full path is faster (its cost does not grow with the
+// plates), docs/BENCHMARKS.md.
+func (b *BlockJPEG) EditShare(quads []plates.Quad) float64 {
+	area := 0
+	for _, g := range b.groups(quads) {
+		area += g.r.Dx() * g.r.Dy()
 	}
+	r := b.Bounds()
+	return float64(area) / float64(r.Dx()*r.Dy())
+}
+
+// group is plates painted on one crop: those whose reach overlaps.
+type group struct {
+	r     image.Rectangle
+	quads []int // indices in quads, painted in their order
+}
+
+// groups gathers quads into crops, merging those whose reach overlaps.
+func (b *BlockJPEG) groups(quads []plates.Quad) []group {
 	var groups []group
 	for i, q := range quads {
 		r := plateReads(q).Intersect(b.Bounds())
@@ -112,8 +125,15 @@ func (b *BlockJPEG) render(ctx context.Context, quads []plates.Quad, paint func(
 		}
 		groups = append(groups, g)
 	}
+	return groups
+}
+
+// render paints quads on crops of the photo, one crop for each group of
+// plates whose reach overlaps, and writes the JPEG with the changed MCUs
+// coded again. With no quads the pixels are the input's, all of them.
+func (b *BlockJPEG) render(ctx context.Context, quads []plates.Quad, paint func(image.Image, []plates.Quad) (*image.RGBA, error)) ([]byte, error) {
 	var patches []jpegblock.Patch
-	for _, g := range groups {
+	for _, g := range b.groups(quads) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
