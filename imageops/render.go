@@ -389,3 +389,18 @@ func blendShape(dst *image.RGBA, s *plateShape, area image.Rectangle, layer func
 		}
 	}
 }
+
+// plateReads is the part of the photo (in its coordinates) that hiding or
+// replacing the plate q reads or writes, in any style: the shape with its
+// feather, the band around the plate that sets a design's light, and the
+// blur's reach. Painting a crop that holds it gives the same pixels as
+// painting the whole photo. Empty for a quad with nothing to paint.
+func plateReads(q plates.Quad) image.Rectangle {
+	s, ok, err := newPlateShape(q)
+	if err != nil || !ok {
+		return image.Rectangle{}
+	}
+	r := s.outer.Union(s.quad.offset(s.h).bounds())
+	reach := 3 * boxRadius(max(minBlurSigmaPx, blurSigma*s.h))
+	return r.Union(s.outer.Inset(-reach)).Inset(-2)
+}

@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -10,6 +11,7 @@ import (
 	"carphoto"
 	"carphoto/imageops"
 	"carphoto/imageops/cutout"
+	"carphoto/imageops/jpegblock"
 	"carphoto/imageops/plates"
 	"carphoto/jobs"
 )
@@ -25,13 +27,21 @@ const (
 // Process runs one operation on encoded inputs and returns the encoded
 // result. Errors are *carphoto.Error for the client's mistakes.
 func Process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
+	var found []plates.Plate // when the block path found them and handed over
+	if op == jobs.OpBlurPlates || op == jobs.OpPlateLogo {
+		res, ok, f, err := plateOpBlocks(ctx, op, photo, logo, p, lim)
+		if ok {
+			return res, err
+		}
+		found = f
+	}
 	in, err := imageops.Decode(ctx, photo, lim)
 	if err != nil {
 		return nil, err
 	}
 	switch op {
 	case jobs.OpBlurPlates, jobs.OpPlateLogo:
-		return plateOp(ctx, op, in, logo, p, lim)
+		return plateOp(ctx, op, in, logo, p, lim, found)
 	case jobs.OpCarShadow:
 		return shadowOp(ctx, in, p)
 	case jobs.OpCarCutout:
@@ -42,7 +52,22 @@ func Process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, 
 	return nil, carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q", op)
 }
 
-func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
+// ProcessFull is Process without the block path: every photo decoded and
+// encoded again in full, as before it. For benchmarks and comparisons.
+func ProcessFull(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
+	in, err := imageops.Decode(ctx, photo, lim)
+	if err != nil {
+		return nil, err
+	}
+	if op == jobs.OpBlurPlates || op == jobs.OpPlateLogo {
+		return plateOp(ctx, op, in, logo, p, lim, nil)
+	}
+	return Process(ctx, op, photo, logo, p, lim)
+}
+
+// plateOp finds the plates in the decoded photo, unless found holds them
+// already, and hides or replaces them.
+func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p jobs.Params, lim imageops.Limits, found []plates.Plate) (*jobs.Result, error) {
 	var design image.Image
 	if op == jobs.OpPlateLogo {
 		d, err := imageops.Decode(ctx, logo, lim)
@@ -51,9 +76,11 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 		}
 		design = d.Image
 	}
-	found, err := plates.Detect(ctx, in.Image)
-	if err != nil {
-		return nil, fmt.Errorf("detect plates: %w", err)
+	var err error
+	if found == nil {
+		if found, err = plates.Detect(ctx, in.Image); err != nil {
+			return nil, fmt.Errorf("detect plates: %w", err)
+		}
 	}
 	if len(found) == 0 && p.RequirePlate {
 		return nil, carphoto.Errorf(carphoto.EPlateNotFound,
@@ -89,6 +116,72 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 	res.PlatesFound = len(found)
 	return res, nil
 }
+
+// plateOpBlocks runs a plate operation in a baseline JPEG's own blocks
+// (imageops.BlockJPEG): the finder reads a preview built from the
+// coefficients, only the MCUs a hidden plate changes are coded again, and
+// the rest of the photo comes back bit for bit (EXIF orientation kept as an
+// orientation-only EXIF, ICC kept, other metadata dropped). ok is false
+// when the full path must answer instead: a JPEG it does not edit
+// (progressive, arithmetic, CMYK), a PNG or WebP, another format asked
+// for, or a damaged file, whose 400 (or lenient decode) is the full path's;
+// or plates so large that the full path is faster, in which case found
+// hands over the plates it found.
+func plateOpBlocks(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim imageops.Limits) (res *jobs.Result, ok bool, found []plates.Plate, err error) {
+	if p.Format != "" && p.Format != "jpeg" {
+		return nil, false, nil, nil
+	}
+	src, err := imageops.OpenBlockJPEG(ctx, photo, lim)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, true, nil, ctx.Err()
+		}
+		return nil, false, nil, nil
+	}
+	var design image.Image
+	if op == jobs.OpPlateLogo {
+		d, err := imageops.Decode(ctx, logo, lim)
+		if err != nil {
+			return nil, true, nil, prefix("logo", err)
+		}
+		design = d.Image
+	}
+	found, err = plates.DetectIn(ctx, src)
+	if err != nil {
+		return nil, true, nil, fmt.Errorf("detect plates: %w", err)
+	}
+	if len(found) == 0 && p.RequirePlate {
+		return nil, true, nil, carphoto.Errorf(carphoto.EPlateNotFound,
+			"no licence plate was found in the photo; you were not charged (send requirePlate=false to get the photo back unchanged)")
+	}
+	quads := make([]plates.Quad, len(found))
+	for i, f := range found {
+		quads[i] = f.Quad
+	}
+	if src.EditShare(quads) > maxBlockEditShare {
+		return nil, false, found, nil
+	}
+	var body []byte
+	if op == jobs.OpPlateLogo {
+		body, err = src.PlaceLogo(ctx, quads, design)
+	} else {
+		body, err = src.HidePlates(ctx, quads, imageops.Style(p.Style))
+	}
+	if errors.Is(err, jpegblock.ErrUnsupported) {
+		// The file's Huffman tables cannot code the edit: decode it in full.
+		return nil, false, found, nil
+	}
+	if err != nil {
+		return nil, true, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return &jobs.Result{ContentType: "image/jpeg", Body: body, PlatesFound: len(found)}, true, found, nil
+}
+
+// maxBlockEditShare is the largest share of the photo the block path
+// decodes and codes again around the plates: a close-up's plates cover
+// so much of it that the block path, whose cost grows with that area, is
+// slower than decoding and encoding the whole photo.
+const maxBlockEditShare = 0.15
 
 // ShadowMaxPixels is the largest car-shadow or car-cutout answer: a larger
 // photo is scaled down to it first (area filter), so that the cut-out, the

@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+	"os"
 	"testing"
 
 	"carphoto/imageops"
@@ -63,8 +64,9 @@ func phoneJPEG(t *testing.T, w, h, quality int, icc []byte) []byte {
 	return out.Bytes()
 }
 
-// The output is upright, keeps the colour profile, carries no EXIF (so no
-// GPS), and is encoded at a quality close to the input's.
+// The output shows upright, keeps the colour profile, carries no EXIF but
+// the orientation (so no GPS), and is encoded at a quality close to the
+// input's.
 func TestProcessKeepsProfileDropsGPSAppliesOrientation(t *testing.T) {
 	icc := rgbProfile(680)
 	in := phoneJPEG(t, 320, 200, 82, icc)
@@ -86,8 +88,14 @@ func TestProcessKeepsProfileDropsGPSAppliesOrientation(t *testing.T) {
 	if !bytes.Equal(out.ICC, icc) {
 		t.Errorf("ICC profile not kept: got %d bytes, want %d", len(out.ICC), len(icc))
 	}
-	if bytes.Contains(res.Body, []byte("Exif\x00\x00")) {
-		t.Errorf("output still carries EXIF (and with it the GPS position)")
+	// A JPEG is answered in its own blocks, still turned, with an EXIF
+	// that holds the orientation alone.
+	header := res.Body[:bytes.Index(res.Body, []byte{0xFF, 0xDA})]
+	if bytes.Contains(header, []byte{0x88, 0x25}) {
+		t.Errorf("output still carries the GPS position")
+	}
+	if i := bytes.Index(res.Body, []byte("Exif\x00\x00")); i >= 0 && int(res.Body[i-2])<<8|int(res.Body[i-1]) > 64 {
+		t.Errorf("output carries more EXIF than the orientation")
 	}
 	if out.Quality < 77 || out.Quality > 87 {
 		t.Errorf("output quality %d, want close to the input's 82", out.Quality)
@@ -131,5 +139,41 @@ func TestShadowKeepsProfile(t *testing.T) {
 	}
 	if !bytes.Equal(out.ICC, icc) {
 		t.Errorf("ICC profile not kept through car-shadow: got %d bytes", len(out.ICC))
+	}
+}
+
+// A baseline JPEG with no plate comes back with every pixel as it was
+// (answered in its own blocks); a progressive one is decoded and encoded
+// again, as before.
+func TestPlateOpBlockPath(t *testing.T) {
+	lim := imageops.Limits{MaxPixels: 1e7}
+	in := phoneJPEG(t, 320, 200, 82, nil)
+	res, err := Process(context.Background(), jobs.OpBlurPlates, in, nil, jobs.Params{Style: "blur"}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := jpeg.Decode(bytes.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := jpeg.Decode(bytes.NewReader(res.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ya, yb := a.(*image.YCbCr), b.(*image.YCbCr)
+	if res.PlatesFound != 0 || !bytes.Equal(ya.Y, yb.Y) || !bytes.Equal(ya.Cb, yb.Cb) || !bytes.Equal(ya.Cr, yb.Cr) {
+		t.Errorf("no plate (found %d): the photo's pixels changed", res.PlatesFound)
+	}
+
+	prog, err := os.ReadFile("../imageops/testdata/codec/quad.progressive.icc.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = Process(context.Background(), jobs.OpBlurPlates, prog, nil, jobs.Params{Style: "blur"}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(res.Body[len(res.Body)-16:], prog[len(prog)-16:]) || res.ContentType != "image/jpeg" {
+		t.Errorf("progressive JPEG: want the full path's new encoding")
 	}
 }

@@ -44,6 +44,7 @@ Tools:
   carphoto bench idle [flags]            idle CPU of a worker
   carphoto bench plates DIR              plate finder recall, false detections, time
   carphoto bench cutout DIR              cut-out IoU and time
+  carphoto bench codec [flags] FILE      blur-plates CPU: block path, full path, djpeg|cjpeg
 `
 
 // run is the whole program: main only adds signals and the exit code.
@@ -67,7 +68,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runCutout(ctx, args, stdout, stderr)
 	case "bench":
 		if len(args) == 0 {
-			return errors.New("bench: say what to measure: service, idle, plates or cutout")
+			return errors.New("bench: say what to measure: service, idle, plates, cutout or codec")
 		}
 		switch args[0] {
 		case "service":
@@ -78,8 +79,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return runBenchPlates(ctx, args[1:], stdout)
 		case "cutout":
 			return runBenchCutout(ctx, args[1:], stdout)
+		case "codec":
+			return runBenchCodec(ctx, args[1:], stdout)
 		}
-		return fmt.Errorf("bench: unknown benchmark %q: want service, idle, plates or cutout", args[0])
+		return fmt.Errorf("bench: unknown benchmark %q: want service, idle, plates, cutout or codec", args[0])
 	case "help", "-h", "--help":
 		_, err := io.WriteString(stdout, usage)
 		return err

@@ -113,7 +113,7 @@ func TestMissSheets(t *testing.T) {
 	for _, set := range sets {
 		for _, p := range labelledPhotos(t, set, keep) {
 			props := p.proposed(t)
-			judged, err := vs.verify(context.Background(), p.img, props)
+			judged, err := vs.verify(context.Background(), wholeView(p.img), props)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -72,7 +72,7 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	if err != nil {
 		return nil, err
 	}
-	judged, err := j.verify(ctx, img, props)
+	judged, err := j.verify(ctx, wholeView(img), props)
 	if err != nil {
 		return nil, err
 	}

@@ -179,7 +179,7 @@ func (p labelled) judged(t *testing.T) []verified {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := vs.verify(context.Background(), p.img, p.proposed(t))
+	j, err := vs.verify(context.Background(), wholeView(p.img), p.proposed(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,9 +60,8 @@ func TestMine(t *testing.T) {
 	mine := func(split string, p labelled) {
 		cands := [][5]float64{}
 		if second {
-			px := pixelReader(p.img)
 			for _, d := range p.proposed(t) {
-				if l, b, _ := jury.judge(p.img, px, d); l >= relook {
+				if l, b, _ := jury.judge(wholeView(p.img), d); l >= relook {
 					cands = append(cands, [5]float64{d.score, b.x0, b.y0, b.x1, b.y1})
 				}
 			}

@@ -133,7 +133,7 @@ func TestReach(t *testing.T) {
 		total, reached, found := make([]int, len(bands)), make([]int, len(bands)), make([]int, len(bands))
 		for _, p := range labelledPhotos(t, set, Validation) {
 			props := p.proposed(t)
-			judged, err := vs.verify(context.Background(), p.img, props)
+			judged, err := vs.verify(context.Background(), wholeView(p.img), props)
 			if err != nil {
 				t.Fatal(err)
 			}

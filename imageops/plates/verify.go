@@ -188,9 +188,10 @@ func windowOf(d box, scale float64) win {
 // A decoded JPEG's planes are averaged as they are and converted to RGB
 // once per input pixel (the conversion is linear, so this is the same as
 // averaging converted samples).
-func cut(img image.Image, px func(x, y int) (r, g, b float32), w win) *nn.Tensor {
+func cut(v view, w win) *nn.Tensor {
+	img, px := v.at(w)
 	t := nn.NewTensor(3, inH, inW)
-	bounds := img.Bounds()
+	bounds := v.photo
 	xs := windowSamples(w.x, w.w, inW, bounds.Dx(), bounds.Min.X, 3)
 	ys := windowSamples(w.y, w.h, inH, bounds.Dy(), bounds.Min.Y, 3)
 	r, g, b := t.Plane(0), t.Plane(1), t.Plane(2)
@@ -290,21 +291,20 @@ var (
 // at the same window, unless the first rejects it outright; their plate
 // log-odds and boxes are averaged. A proposal of log-odds at least relook
 // is judged again around the box they refined.
-func (j jury) verify(ctx context.Context, img image.Image, props []box) ([]verified, error) {
-	px := pixelReader(img)
+func (j jury) verify(ctx context.Context, img view, props []box) ([]verified, error) {
 	out := make([]verified, 0, len(props))
 	for _, d := range props {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		l, b, q := j.judge(img, px, d)
+		l, b, q := j.judge(img, d)
 		for range relooks {
 			if l < relook || b.x1 <= b.x0 || b.y1 <= b.y0 {
 				break
 			}
-			l2, b2, q2 := j.judge(img, px, b)
+			l2, b2, q2 := j.judge(img, b)
 			if relookFlip {
-				l2, b2, q2 = j.judgeBoth(img, px, b)
+				l2, b2, q2 = j.judgeBoth(img, b)
 			}
 			if relookMean {
 				l2 = (l + l2) / 2
@@ -312,7 +312,7 @@ func (j jury) verify(ctx context.Context, img image.Image, props []box) ([]verif
 			l, b, q = l2, b2, q2
 		}
 		if len(contextual) > 0 && l+tuned.first*logOdds(d.score) >= logOdds(contextFrom) && b.x1 > b.x0 && b.y1 > b.y0 {
-			l = (1-contextWeight)*l + contextWeight*inContext(img, px, b)
+			l = (1-contextWeight)*l + contextWeight*inContext(img, b)
 		}
 		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b, quad: q})
 	}
@@ -321,10 +321,10 @@ func (j jury) verify(ctx context.Context, img image.Image, props []box) ([]verif
 
 // inContext gives the context verifiers' mean log-odds that the plate box
 // b (photo pixels) is a plate, each judging its own wide window around it.
-func inContext(img image.Image, px func(x, y int) (r, g, b float32), b box) float64 {
+func inContext(img view, b box) float64 {
 	sum := 0.0
 	for _, v := range contextual {
-		sum += float64(v.forward(cut(img, px, windowOf(b, v.scale)))[0])
+		sum += float64(v.forward(cut(img, windowOf(b, v.scale)))[0])
 	}
 	return sum / float64(len(contextual))
 }
@@ -342,9 +342,9 @@ var relooks = 1
 
 // judgeBoth is judge averaged with the jury's judgement of the same window
 // mirrored left to right, its corners mirrored back.
-func (j jury) judgeBoth(img image.Image, px func(x, y int) (r, g, b float32), d box) (float64, box, Quad) {
+func (j jury) judgeBoth(img view, d box) (float64, box, Quad) {
 	w := windowOf(d, 1)
-	x := cut(img, px, w)
+	x := cut(img, w)
 	l, q := j.judgeWindow(x, w)
 	mirror(x)
 	lm, qm := j.judgeWindow(x, w)
@@ -370,9 +370,9 @@ func mirror(x *nn.Tensor) {
 
 // judge gives the jury's log-odds that the window around d holds a plate,
 // the plate's corners (averaged, photo pixels) and their bounds.
-func (j jury) judge(img image.Image, px func(x, y int) (r, g, b float32), d box) (float64, box, Quad) {
+func (j jury) judge(img view, d box) (float64, box, Quad) {
 	w := windowOf(d, 1)
-	l, q := j.judgeWindow(cut(img, px, w), w)
+	l, q := j.judgeWindow(cut(img, w), w)
 	lo, hi := q.extent()
 	return l, box{x0: lo.X, y0: lo.Y, x1: hi.X, y1: hi.Y}, q
 }

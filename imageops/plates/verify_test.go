@@ -23,8 +23,8 @@ func TestCutReadsYCbCrLikeRGB(t *testing.T) {
 	rgb := image.NewRGBA(ycc.Bounds())
 	draw.Draw(rgb, rgb.Bounds(), ycc, ycc.Bounds().Min, draw.Src)
 	for _, w := range []win{{x: 100, y: 50, w: 60, h: 30}, {x: 5, y: 0, w: 390, h: 195}, {x: -20, y: 280, w: 80, h: 40}} {
-		a := cut(ycc, pixelReader(ycc), w)
-		b := cut(rgb, pixelReader(rgb), w)
+		a := cut(wholeView(ycc), w)
+		b := cut(wholeView(rgb), w)
 		worst := 0.0
 		for i := range a.Data {
 			worst = max(worst, math.Abs(float64(a.Data[i]-b.Data[i])))

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"image"
+	"image/draw"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"time"
+
+	"carphoto/imageops"
+	"carphoto/jobs"
+	"carphoto/worker"
+)
+
+// runBenchCodec times blur-plates on one JPEG three ways, alternating in
+// one run: the block path (worker.Process on a baseline JPEG), today's
+// full path (worker.ProcessFull: decode, find, hide, encode), and
+// `djpeg | cjpeg -quality 90` (libjpeg-turbo, when installed), the
+// decode+encode a user would compare with. It prints CPU-time medians and
+// ratios; --cpuprofile records the block path's runs.
+func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench codec", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	n := fs.Int("n", 7, "rounds (each runs the three once)")
+	mp := fs.Float64("scale-to-mp", 0, "upscale the photo to this many megapixels first (e.g. 12)")
+	grain := fs.Int("grain", 0, "after upscaling, add noise of ±N levels, so the file is as dense as a camera's (an upscaled photo is smoother)")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the runs to this file, labelled path=block|full (go tool pprof -tagfocus path=block)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("bench codec: give one JPEG file")
+	}
+	data, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *mp > 0 {
+		if data, err = upscaleJPEG(ctx, data, *mp); err != nil {
+			return err
+		}
+	}
+	if *grain > 0 {
+		if data, err = grainJPEG(ctx, data, *grain); err != nil {
+			return err
+		}
+	}
+	w, h, err := imageSize(data)
+	if err != nil {
+		return err
+	}
+	djpeg, errD := exec.LookPath("djpeg")
+	cjpeg, errC := exec.LookPath("cjpeg")
+	pipe := errD == nil && errC == nil
+	tmp := ""
+	if pipe {
+		f, err := os.CreateTemp("", "bench-codec-*.jpg")
+		if err != nil {
+			return err
+		}
+		tmp = f.Name()
+		defer os.Remove(tmp)
+		if _, err := f.Write(data); err != nil {
+			return err
+		}
+		f.Close()
+	}
+	p := jobs.Params{Style: "blur"}
+	if *profile != "" {
+		prof, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer prof.Close()
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	// labelled runs the path with its profile label.
+	labelled := func(path string, f func(context.Context) (*jobs.Result, error)) (res *jobs.Result, err error) {
+		pprof.Do(ctx, pprof.Labels("path", path), func(ctx context.Context) { res, err = f(ctx) })
+		return res, err
+	}
+	var block, full, ext []float64
+	var blockBytes, fullBytes, plates, fullPlates int
+	for i := 0; i < *n; i++ {
+		c0 := processCPUTime()
+		res, err := labelled("block", func(ctx context.Context) (*jobs.Result, error) {
+			return worker.Process(ctx, jobs.OpBlurPlates, data, nil, p, toolLimits)
+		})
+		c1 := processCPUTime()
+		if err != nil {
+			return fmt.Errorf("block path: %w", err)
+		}
+		block = append(block, ms(c1-c0))
+		blockBytes, plates = len(res.Body), res.PlatesFound
+
+		c0 = processCPUTime()
+		res, err = labelled("full", func(ctx context.Context) (*jobs.Result, error) {
+			return worker.ProcessFull(ctx, jobs.OpBlurPlates, data, nil, p, toolLimits)
+		})
+		c1 = processCPUTime()
+		if err != nil {
+			return fmt.Errorf("full path: %w", err)
+		}
+		full = append(full, ms(c1-c0))
+		fullBytes, fullPlates = len(res.Body), res.PlatesFound
+
+		if pipe {
+			d, err := pipeCPU(ctx, djpeg, cjpeg, tmp)
+			if err != nil {
+				return fmt.Errorf("djpeg | cjpeg: %w", err)
+			}
+			ext = append(ext, ms(d))
+		}
+	}
+	fmt.Fprintf(stdout, "%s: %d×%d (%.1f MP), %d bytes, %d rounds, CPU ms (median)\n",
+		fs.Arg(0), w, h, float64(w*h)/1e6, len(data), *n)
+	fmt.Fprintf(stdout, "  block path   %7.1f ms  (%d plate(s), answer %d bytes)\n", pct(block, 50), plates, blockBytes)
+	fmt.Fprintf(stdout, "  full path    %7.1f ms  (%d plate(s), answer %d bytes)\n", pct(full, 50), fullPlates, fullBytes)
+	if pipe {
+		e := pct(ext, 50)
+		fmt.Fprintf(stdout, "  djpeg|cjpeg  %7.1f ms  (-quality 90)\n", e)
+		fmt.Fprintf(stdout, "  block / djpeg|cjpeg = %.2f×, full / djpeg|cjpeg = %.2f×, block / full = %.2f×\n",
+			pct(block, 50)/e, pct(full, 50)/e, pct(block, 50)/pct(full, 50))
+	} else {
+		fmt.Fprintf(stdout, "  djpeg|cjpeg  skipped: djpeg and cjpeg not installed (apt-get install libjpeg-turbo-progs)\n")
+		fmt.Fprintf(stdout, "  block / full = %.2f×\n", pct(block, 50)/pct(full, 50))
+	}
+	return nil
+}
+
+// grainJPEG adds deterministic noise of ±n levels to a photo and encodes
+// it again at quality 90.
+func grainJPEG(ctx context.Context, data []byte, n int) ([]byte, error) {
+	ph, err := imageops.Decode(ctx, data, imageops.Limits{MaxPixels: 1 << 30})
+	if err != nil {
+		return nil, err
+	}
+	b := ph.Image.Bounds()
+	img := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(img, img.Rect, ph.Image, b.Min, draw.Src)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < len(img.Pix); i += 4 {
+		d := rng.IntN(2*n+1) - n
+		for k := range 3 {
+			img.Pix[i+k] = uint8(min(255, max(0, int(img.Pix[i+k])+d)))
+		}
+	}
+	var out bytes.Buffer
+	if err := imageops.EncodeJPEG(&out, img, 90, nil); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// pipeCPU runs `djpeg FILE | cjpeg -quality 90 > /dev/null` and returns
+// the CPU time (user + system) of both processes.
+func pipeCPU(ctx context.Context, djpeg, cjpeg, file string) (time.Duration, error) {
+	dec := exec.CommandContext(ctx, djpeg, file)
+	enc := exec.CommandContext(ctx, cjpeg, "-quality", "90")
+	r, err := dec.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	enc.Stdin = r
+	enc.Stdout = io.Discard
+	if err := enc.Start(); err != nil {
+		return 0, err
+	}
+	if err := dec.Run(); err != nil {
+		return 0, err
+	}
+	if err := enc.Wait(); err != nil {
+		return 0, err
+	}
+	cpu := func(c *exec.Cmd) time.Duration { return c.ProcessState.UserTime() + c.ProcessState.SystemTime() }
+	return cpu(dec) + cpu(enc), nil
+}
