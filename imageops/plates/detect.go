@@ -193,7 +193,7 @@ next:
 			continue
 		}
 		for _, k := range kept {
-			if v.box.iou(k) >= j.nmsIoU {
+			if v.box.iou(k) >= j.nmsIoU || v.box.inside(k) >= within {
 				continue next
 			}
 		}
@@ -201,6 +201,24 @@ next:
 		found = append(found, plateOf(v.quad, v.score, b))
 	}
 	return found
+}
+
+// within is the share of a weaker detection's box lying inside a stronger
+// one's that makes it part of that plate, not a plate of its own: the
+// dealer's text on a plate's frame, a character group of a large plate. Its
+// IoU with the plate is small, so the NMS alone kept it, and plate-logo
+// painted a second design over the first.
+var within = 0.5
+
+// inside is the share of a's area that lies inside b.
+func (a box) inside(b box) float64 {
+	w := min(a.x1, b.x1) - max(a.x0, b.x0)
+	h := min(a.y1, b.y1) - max(a.y0, b.y0)
+	area := (a.x1 - a.x0) * (a.y1 - a.y0)
+	if w <= 0 || h <= 0 || area <= 0 {
+		return 0
+	}
+	return w * h / area
 }
 
 // box is a candidate in working pixels.

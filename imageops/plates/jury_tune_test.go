@@ -23,6 +23,7 @@ import (
 func init() {
 	threshold("PLATES_ACCEPT", &tuned.accept)
 	threshold("PLATES_PROPOSE", &proposing.threshold)
+	weight("PLATES_WITHIN", &within)
 	if s := os.Getenv("PLATES_RELOOK"); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {

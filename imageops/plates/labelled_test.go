@@ -272,7 +272,7 @@ func readLabels(t *testing.T, dir string) []labelEntry {
 }
 
 // tuneEnv names every variable the tuning tools' init reads (jury_tune_test.go).
-var tuneEnv = []string{"PLATES_ACCEPT", "PLATES_PROPOSE", "PLATES_RELOOK", "PLATES_RELOOK_MODE", "PLATES_FLIP", "PLATES_WORKSIDE", "PLATES_RELOOKS",
+var tuneEnv = []string{"PLATES_ACCEPT", "PLATES_PROPOSE", "PLATES_RELOOK", "PLATES_RELOOK_MODE", "PLATES_FLIP", "PLATES_WORKSIDE", "PLATES_RELOOKS", "PLATES_WITHIN",
 	"PLATES_CONTEXT", "PLATES_CONTEXT_WEIGHT", "PLATES_CONTEXT_FROM", "PLATES_JURY", "PLATES_WEIGHTS"}
 
 // tracked reads them again from within a test: go test records only the
