@@ -57,15 +57,8 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	if b.Empty() {
 		return []Plate{}, nil
 	}
-	n, err := embeddedNet()
+	n, j, err := networks(ctx)
 	if err != nil {
-		return nil, err
-	}
-	j, err := embeddedJury()
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	props, err := n.propose(ctx, img)
@@ -77,6 +70,19 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 		return nil, err
 	}
 	return tuned.plates(judged, b), nil
+}
+
+// networks are the two stages' networks, loaded once, unless ctx is done.
+func networks(ctx context.Context) (*net, jury, error) {
+	n, err := embeddedNet()
+	if err != nil {
+		return nil, nil, err
+	}
+	j, err := embeddedJury()
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, j, ctx.Err()
 }
 
 // coarseSide is the long side, in pixels, of a second, coarse look at the

@@ -37,15 +37,8 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 	if b.Empty() {
 		return []Plate{}, nil
 	}
-	n, err := embeddedNet()
+	n, j, err := networks(ctx)
 	if err != nil {
-		return nil, err
-	}
-	j, err := embeddedJury()
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	pv, scale := src.Preview()
