@@ -69,9 +69,13 @@ func (s *Server) videoBlur(c echo.Context) error {
 	}
 
 	id := "vid_" + strings.ToLower(requestIDOf(c))
+	// A video takes longer to arrive than the server's per-request
+	// timeouts allow a photo: this request gets its own, for reading and
+	// for writing the answer after it.
 	rc := http.NewResponseController(c.Response())
 	if err := rc.SetReadDeadline(time.Now().Add(vc.UploadTimeout)); err == nil {
 		defer rc.SetReadDeadline(time.Time{})
+		rc.SetWriteDeadline(time.Now().Add(vc.UploadTimeout + time.Minute))
 	}
 	keep := false // the upload is deleted again unless the job is queued
 	defer func() {
@@ -299,6 +303,8 @@ func (s *Server) videoResult(c echo.Context) error {
 		return carphoto.Errorf(carphoto.ENotFound, "the result of job %s has expired", job.ID)
 	}
 	defer f.Close()
+	// Hundreds of megabytes take longer to send than a photo's answer.
+	http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(s.cfg.Video.UploadTimeout))
 	c.Response().Header().Set(echo.HeaderContentType, "video/mp4")
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="`+job.ID+`.mp4"`)
 	http.ServeContent(c.Response(), c.Request(), job.ID+".mp4", f.ModTime(), f)

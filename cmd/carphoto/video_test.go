@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -278,5 +279,36 @@ func TestNewOperationsRateLimited(t *testing.T) {
 	}
 	if got := s.credits(t, id); got != 8 {
 		t.Errorf("balance %d after 2 successes from 10, want 8", got)
+	}
+}
+
+// A video may take longer to upload than a photo request's whole
+// deadline: it has VIDEO_UPLOAD_TIMEOUT, and its answer still gets out.
+func TestVideoSlowUpload(t *testing.T) {
+	if err := video.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	data, err := os.ReadFile(videotest.Make(t, filepath.Join("..", ".."), t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "REQUEST_TIMEOUT": "2s", "VIDEO_UPLOAD_TIMEOUT": "30s"})
+	_, key := s.account(t, 5)
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		fw, _ := mw.CreateFormFile("video", "clip.mp4")
+		// The clip in 8 pieces over about 4 s: twice the photo deadline.
+		for i := range 8 {
+			fw.Write(data[i*len(data)/8 : (i+1)*len(data)/8])
+			time.Sleep(500 * time.Millisecond)
+		}
+		mw.Close()
+		pw.Close()
+	}()
+	start := time.Now()
+	status, _, body := do(t, http.MethodPost, s.url+"/v1/video-blur", key, mw.FormDataContentType(), pr)
+	if status != http.StatusAccepted {
+		t.Fatalf("a video uploaded over %v: %d %s, want 202", time.Since(start).Round(time.Millisecond), status, body)
 	}
 }
