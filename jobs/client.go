@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -236,22 +237,26 @@ func KeepAlive(ctx context.Context, rdb redis.UniversalClient, requestID string)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	key := AliveKey(requestID)
+	rdb.Set(ctx, key, 1, aliveTTL) // the first beat before returning
 	go func() {
 		defer close(done)
 		t := time.NewTicker(aliveEvery)
 		defer t.Stop()
 		for {
-			rdb.Set(ctx, key, 1, aliveTTL)
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
+			rdb.Set(ctx, key, 1, aliveTTL)
 		}
 	}()
+	var once sync.Once
 	return func() {
-		cancel()
-		<-done
+		once.Do(func() {
+			cancel()
+			<-done
+		})
 	}
 }
 

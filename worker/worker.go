@@ -115,6 +115,10 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	}
 	ctx, cancel := context.WithDeadline(ctx, p.Deadline)
 	defer cancel()
+	// The heartbeat starts before anything else: a worker that dies from
+	// here on is noticed by the web side, which runs the task again.
+	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID)
+	defer stop()
 	var photo, logo []byte
 	err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
 		photo, logo, err = jobs.LoadInputs(ctx, w.rdb, p)
@@ -137,7 +141,6 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 			releaseMemory()
 		}
 	}()
-	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID)
 	res := w.safeProcess(ctx, log, p, photo, logo)
 	stop()
 	res.QueueWait, res.Processing, res.Worker = wait, time.Since(start), w.name
