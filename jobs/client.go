@@ -120,24 +120,24 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		return nil, c.failed(ctx, "enqueue", err)
 	}
 	seen := false // a worker has been seen at the current attempt
-	for backoff := retryFirst; ; {
+	for {
 		// BLPOP has a resolution of milliseconds; go-redis adds the timeout
-		// to the connection's read deadline for blocking commands.
-		vals, err := c.rdb.BLPop(ctx, min(aliveEvery, max(time.Until(req.Deadline), time.Millisecond)), resultKey).Result()
+		// to the connection's read deadline for blocking commands. Redis
+		// going away is waited out with backoff (Retry); redis.Nil is a
+		// slice of the wait passing with no answer.
+		var vals []string
+		err := Retry(ctx, func(ctx context.Context) (err error) {
+			vals, err = c.rdb.BLPop(ctx, min(aliveEvery, max(time.Until(req.Deadline), time.Millisecond)), resultKey).Result()
+			return err
+		})
 		switch {
 		case err == nil:
 			return DecodeResult([]byte(vals[1]))
 		case ctx.Err() != nil:
 			return nil, c.failed(ctx, "wait for result", ctx.Err())
 		case !errors.Is(err, redis.Nil):
-			// Redis went away: wait a little and listen again.
-			if !Transient(err) || !sleep(ctx, backoff) {
-				return nil, c.failed(ctx, "wait for result", err)
-			}
-			backoff = min(2*backoff, retryMost)
-			continue
+			return nil, c.failed(ctx, "wait for result", err)
 		}
-		backoff = retryFirst
 		alive, err := c.rdb.Exists(ctx, AliveKey(req.ID)).Result()
 		switch {
 		case err != nil:
@@ -234,13 +234,20 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // called: the worker's heartbeat for one task. Failed refreshes are left
 // to the next beat.
 func KeepAlive(ctx context.Context, rdb redis.UniversalClient, requestID string) (stop func()) {
+	key := AliveKey(requestID)
+	return Beat(ctx, aliveEvery, func(ctx context.Context) { rdb.Set(ctx, key, 1, aliveTTL) })
+}
+
+// Beat calls beat at once, then every period until the returned stop is
+// called (or ctx is done): a sign of life a worker gives while it works.
+// stop waits for a beat under way and may be called more than once.
+func Beat(ctx context.Context, period time.Duration, beat func(ctx context.Context)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	key := AliveKey(requestID)
-	rdb.Set(ctx, key, 1, aliveTTL) // the first beat before returning
+	beat(ctx) // the first beat before returning
 	go func() {
 		defer close(done)
-		t := time.NewTicker(aliveEvery)
+		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
 			select {
@@ -248,7 +255,7 @@ func KeepAlive(ctx context.Context, rdb redis.UniversalClient, requestID string)
 				return
 			case <-t.C:
 			}
-			rdb.Set(ctx, key, 1, aliveTTL)
+			beat(ctx)
 		}
 	}()
 	var once sync.Once

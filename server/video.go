@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -157,7 +158,7 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, er
 		switch {
 		case name == "":
 			continue
-		case !contains(videoFields, name):
+		case !slices.Contains(videoFields, name):
 			if invalid == nil {
 				invalid = carphoto.Errorf(carphoto.EInvalidParams, "unknown field %q for video-blur; accepted fields: %s", name, strings.Join(videoFields, ", "))
 			}
@@ -221,15 +222,6 @@ func uploadErr(err error, limit int64) error {
 		return carphoto.Wrap(err, carphoto.ERequestTimeout, "the upload did not arrive in time; send it again on a faster connection")
 	}
 	return carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data: "+err.Error())
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // jobView is a job as GET /v1/jobs/{id} shows it.

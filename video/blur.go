@@ -231,16 +231,7 @@ func (t *tracker) tail(n int) [][]plates.Quad {
 // apart: the IoU of their bounds, grown by half a plate's height so that a
 // small plate that moved its own width still matches. Zero when apart.
 func overlap(a, b plates.Quad) float64 {
-	grow := func(q plates.Quad) image.Rectangle {
-		g := q.Grow(0.5 * q.Height())
-		lo, hi := g[0], g[0]
-		for _, p := range g {
-			lo = plates.Point{X: min(lo.X, p.X), Y: min(lo.Y, p.Y)}
-			hi = plates.Point{X: max(hi.X, p.X), Y: max(hi.Y, p.Y)}
-		}
-		return image.Rect(int(lo.X), int(lo.Y), int(hi.X+1), int(hi.Y+1))
-	}
-	ra, rb := grow(a), grow(b)
+	ra, rb := a.Grow(0.5*a.Height()).Bounds(), b.Grow(0.5*b.Height()).Bounds()
 	in := ra.Intersect(rb)
 	if in.Empty() {
 		return 0

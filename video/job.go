@@ -2,7 +2,6 @@ package video
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -119,9 +118,6 @@ return 1
 func (js Jobs) Fail(ctx context.Context, id, code, message string) (bool, error) {
 	return js.Update(ctx, id, map[string]any{"status": Failed, "code": code, "error": message})
 }
-
-// ErrNoJob is returned for a job that does not exist.
-var ErrNoJob = errors.New("video: no such job")
 
 // Progress records frames done of total.
 func (js Jobs) Progress(ctx context.Context, id string, done, total int) error {

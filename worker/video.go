@@ -14,6 +14,7 @@ import (
 	"carphoto"
 	"carphoto/billing"
 	"carphoto/imageops"
+	"carphoto/jobs"
 	"carphoto/video"
 )
 
@@ -103,20 +104,10 @@ func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) e
 	w.log.Info().Str("job", job.ID).Int("attempt", job.Attempt).Msg("video job started")
 	// A sign of life while the job runs: without it for video.Lost, the
 	// web side takes the job to have died with its worker and runs it again.
-	bctx, stop := context.WithCancel(ctx)
+	stop := jobs.Beat(ctx, video.Beat, func(ctx context.Context) {
+		js.Update(ctx, job.ID, map[string]any{"worker": w.name})
+	})
 	defer stop()
-	go func() {
-		t := time.NewTicker(video.Beat)
-		defer t.Stop()
-		for {
-			select {
-			case <-bctx.Done():
-				return
-			case <-t.C:
-				js.Update(bctx, job.ID, map[string]any{"worker": w.name})
-			}
-		}
-	}()
 	in, done, err := vc.Store.Path(ctx, video.InputKey(job.ID))
 	if err != nil {
 		return fmt.Errorf("video input: %w", err)
@@ -179,8 +170,11 @@ func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields m
 		return
 	}
 	end, _ := js.Get(ctx, job.ID)
-	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": status, "code": end.Code, "error": end.Error,
-		"resultUrl": map[bool]string{true: "/v1/jobs/" + job.ID + "/result"}[status == video.Done]})
+	result := ""
+	if status == video.Done {
+		result = "/v1/jobs/" + job.ID + "/result"
+	}
+	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": status, "code": end.Code, "error": end.Error, "resultUrl": result})
 	go func() {
 		wctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
