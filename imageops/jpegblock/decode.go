@@ -51,7 +51,7 @@ func (f *File) decodeAll() error {
 				for by := range c.v {
 					for bx := range c.h {
 						clear(blk[:keep])
-						if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], blk[:], keep) {
+						if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], blk[:]) {
 							return corrupt("bad Huffman code in MCU %d", m)
 						}
 						px, py := (mx*c.h+bx)*n, (my*c.v+by)*n
@@ -262,7 +262,7 @@ func (f *File) mcuCoefs(m int) ([][64]int32, error) {
 	for ci, c := range f.comps {
 		for range c.v * c.h {
 			clear(blk[:])
-			if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], blk[:], 64) {
+			if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], blk[:]) {
 				return nil, corrupt("bad Huffman code in MCU %d", m)
 			}
 			var b [64]int32

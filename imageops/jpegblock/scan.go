@@ -10,7 +10,10 @@ var indexByte = bytes.IndexByte
 
 // lookBits is how many bits the decoder's table resolves at once; longer
 // codes take the canonical search.
-const lookBits = 9
+const lookBits = 12
+
+// eobFlag marks the end-of-block entry of a fastAC table.
+const eobFlag = 0x80
 
 // huffTable is one Huffman table, for decoding (lut, maxCode) and encoding
 // (code, size by symbol).
@@ -18,6 +21,7 @@ type huffTable struct {
 	lut [1 << lookBits]uint16 // (length << 8) | symbol, 0 when longer
 	// fastAC resolves an AC code and its magnitude bits together when both
 	// fit in lookBits: value << 16 | run << 8 | bits used; 0 otherwise.
+	// EOB is a run of 64 with eobFlag.
 	fastAC  [1 << lookBits]uint32
 	maxCode [18]int32 // largest code of each length, -1 none
 	valPtr  [17]int32 // index in vals of each length's first code, minus that code
@@ -61,6 +65,11 @@ func newHuffTable(counts [16]int, vals []byte) (*huffTable, error) {
 	for p, e := range t.lut {
 		l, sym := uint(e>>8), e&0xFF
 		run, size := uint(sym>>4), uint(sym&15)
+		if e != 0 && sym == 0x00 {
+			// EOB: a run past the block's end, flagged as not an error.
+			t.fastAC[p] = uint32(eobFlag|64)<<8 | uint32(l)
+			continue
+		}
 		if e == 0 || size == 0 || l+size > lookBits {
 			continue
 		}
@@ -74,140 +83,160 @@ func newHuffTable(counts [16]int, vals []byte) (*huffTable, error) {
 }
 
 // bitReader reads unstuffed entropy-coded bits, MSB first. Past the end
-// of the data it reads zeros, counting them, as decoders do for a scan
-// cut short; the caller decides how much of that is corruption.
+// of the data it reads zeros, as decoders do for a scan cut short; the
+// caller decides how much of that is corruption.
+//
+// acc holds nbits valid bits left-aligned; the bits below them are zero or
+// the data that follows (a refill ORs the same bytes in again), so a
+// refill is one unaligned load with no loop.
 type bitReader struct {
 	buf   []byte // padded with 8 zero bytes
-	pos   int    // next byte to load
-	acc   uint64 // bits left-aligned
+	pos   int    // first byte whose bits are not counted in nbits
+	acc   uint64
 	nbits uint
 }
 
-func (r *bitReader) fill() {
-	if r.pos+8 <= len(r.buf) {
-		// Load whole bytes at once: as many as fit.
-		v := binary.BigEndian.Uint64(r.buf[r.pos:])
-		take := (63 - r.nbits) / 8
-		r.acc |= (v >> (64 - 8*take)) << (64 - 8*take - r.nbits)
-		r.nbits += 8 * take
-		r.pos += int(take)
-		return
+// refill tops acc up to at least 56 valid bits.
+func refill(buf []byte, pos int, acc uint64, nbits uint) (int, uint64, uint) {
+	if pos >= 0 && pos+8 <= len(buf) {
+		acc |= binary.BigEndian.Uint64(buf[pos:]) >> nbits
+		return pos + int((63-nbits)>>3), acc, nbits | 56
 	}
-	for r.nbits <= 56 {
+	return refillTail(buf, pos, acc, nbits)
+}
+
+// refillTail is refill within the last 8 bytes and past them (zeros).
+func refillTail(buf []byte, pos int, acc uint64, nbits uint) (int, uint64, uint) {
+	for nbits <= 56 {
 		var b byte
-		if r.pos < len(r.buf) {
-			b = r.buf[r.pos]
+		if pos < len(buf) {
+			b = buf[pos]
 		}
-		r.pos++
-		r.acc |= uint64(b) << (56 - r.nbits)
-		r.nbits += 8
+		pos++
+		acc |= uint64(b) << (56 - nbits)
+		nbits += 8
 	}
+	return pos, acc, nbits
 }
 
 // bitPos is the offset in bits of the next bit to read.
 func (r *bitReader) bitPos() int { return r.pos*8 - int(r.nbits) }
 
 func (r *bitReader) seek(bit int) {
-	r.pos, r.acc, r.nbits = bit/8, 0, 0
-	r.fill()
+	r.pos, r.acc, r.nbits = refill(r.buf, bit/8, 0, 0)
 	if k := uint(bit % 8); k > 0 {
 		r.acc <<= k
 		r.nbits -= k
 	}
 }
 
-func (r *bitReader) decode(t *huffTable) (byte, bool) {
-	if r.nbits < 16 {
-		r.fill()
-	}
-	if e := t.lut[r.acc>>(64-lookBits)]; e != 0 {
-		l := uint(e >> 8)
-		r.acc <<= l
-		r.nbits -= l
-		return byte(e), true
-	}
-	code := int32(r.acc >> (64 - lookBits))
-	for l := lookBits + 1; l <= 16; l++ {
-		code = int32(r.acc >> (64 - uint(l)))
+// slowCode resolves a code longer than lookBits from the top 16 bits of
+// acc: its symbol and length, or length 0 for no code.
+func (t *huffTable) slowCode(acc uint64) (byte, uint) {
+	for l := uint(lookBits + 1); l <= 16; l++ {
+		code := int32(acc >> (64 - l))
 		if code <= t.maxCode[l] {
-			r.acc <<= uint(l)
-			r.nbits -= uint(l)
-			return t.vals[t.valPtr[l]+code], true
+			return t.vals[t.valPtr[l]+code], l
 		}
 	}
-	return 0, false
+	return 0, 0
 }
 
-// receive reads an s-bit magnitude and extends its sign (F.2.2.1).
-func (r *bitReader) receive(s uint) int32 {
-	if s == 0 {
-		return 0
-	}
-	if r.nbits < s {
-		r.fill()
-	}
-	v := int32(r.acc >> (64 - s))
-	r.acc <<= s
-	r.nbits -= s
-	if v < 1<<(s-1) {
-		v += -1<<s + 1
-	}
-	return v
+// extend turns an s-bit magnitude (s ≥ 1) into its signed value
+// (F.2.2.1), without a branch: the sign of a coefficient is a coin toss
+// that a branch predictor loses half the time.
+func extend(v int32, s uint) int32 {
+	neg := (v - 1<<(s-1)) >> 31 // all ones when v < 2^(s-1)
+	return v + neg&(-1<<s+1)
 }
 
 // decodeBlock reads one block's quantised coefficients into dst (zigzag
-// order, len 64, zero on entry), keeping only the first keep; pred is the
-// component's DC predictor, updated.
-func (r *bitReader) decodeBlock(dc, ac *huffTable, pred *int32, dst []int16, keep int) bool {
-	s, ok := r.decode(dc)
-	if !ok || s > 11 {
+// order, len 64); pred is the component's DC predictor, updated. Only
+// dst[:keep] must be zero on entry and is exact on return: past keep, dst
+// is scratch (a store without a test is cheaper than the test). The reader's state lives in locals
+// for the block: it is the decoder's inner loop.
+func (r *bitReader) decodeBlock(dc, ac *huffTable, pred *int32, dst []int16) bool {
+	buf, pos, acc, nbits := r.buf, r.pos, r.acc, r.nbits
+	if nbits < 32 {
+		pos, acc, nbits = refill(buf, pos, acc, nbits)
+	}
+	// DC: a code of up to 16 bits and up to 11 magnitude bits.
+	var s, l uint
+	if e := dc.lut[acc>>(64-lookBits)]; e != 0 {
+		s, l = uint(e&0xFF), uint(e>>8)
+	} else {
+		var sym byte
+		if sym, l = dc.slowCode(acc); l == 0 {
+			return false
+		}
+		s = uint(sym)
+	}
+	if s > 11 {
 		return false
 	}
-	*pred += r.receive(uint(s))
+	acc <<= l
+	nbits -= l
+	if s > 0 {
+		if nbits < s {
+			pos, acc, nbits = refill(buf, pos, acc, nbits)
+		}
+		*pred += extend(int32(acc>>(64-s)), s)
+		acc <<= s
+		nbits -= s
+	}
 	if *pred < -32768 || *pred > 32767 {
 		return false
 	}
 	dst = dst[:64]
 	dst[0] = int16(*pred)
+	ok := true
 	for k := 1; k < 64; k++ {
-		if r.nbits < 16 {
-			r.fill()
+		if nbits < 32 {
+			pos, acc, nbits = refill(buf, pos, acc, nbits)
 		}
-		if e := ac.fastAC[r.acc>>(64-lookBits)]; e != 0 {
+		if e := ac.fastAC[acc>>(64-lookBits)]; e != 0 {
 			n := uint(e & 0xFF)
-			r.acc <<= n
-			r.nbits -= n
-			k += int(e>>8) & 15
+			acc <<= n
+			nbits -= n
+			k += int(e>>8) & 0x7F
 			if k > 63 {
-				return false
+				ok = e>>8&eobFlag != 0
+				break
 			}
-			if k < keep {
-				dst[k] = int16(e >> 16)
-			}
+			dst[k] = int16(e >> 16)
 			continue
 		}
-		rs, ok := r.decode(ac)
-		if !ok {
-			return false
+		// A code longer than lookBits, or code and magnitude together
+		// longer: at most 16 + 10 bits, which the refill above holds.
+		var rs byte
+		if e := ac.lut[acc>>(64-lookBits)]; e != 0 {
+			rs, l = byte(e), uint(e>>8)
+		} else if rs, l = ac.slowCode(acc); l == 0 {
+			ok = false
+			break
 		}
+		acc <<= l
+		nbits -= l
 		run, size := int(rs>>4), uint(rs&15)
 		if size == 0 {
 			if run == 15 {
 				k += 15
 				continue
 			}
-			return true // EOB
+			break // EOB
 		}
 		k += run
 		if k > 63 || size > 10 {
-			return false
+			ok = false
+			break
 		}
-		v := r.receive(size)
-		if k < keep {
-			dst[k] = int16(v)
-		}
+		v := extend(int32(acc>>(64-size)), size)
+		acc <<= size
+		nbits -= size
+		dst[k] = int16(v)
 	}
-	return true
+	r.pos, r.acc, r.nbits = pos, acc, nbits
+	return ok
 }
 
 // readScan unstuffs the entropy-coded data into intervals at RST markers,
