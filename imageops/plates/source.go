@@ -70,10 +70,12 @@ func wholeView(img image.Image) view {
 }
 
 // at returns the pixels a window's samples read (windowSamples: within a
-// pixel of the window, clamped to the photo).
-func (v view) at(w win) (image.Image, func(x, y int) (r, g, b float32)) {
+// pixel of the window, clamped to the photo): an image whose pixel (x, y)
+// stands for photo pixels (g·x, g·y) to (g·x+g, g·y+g), g a power of two,
+// and a reader of photo pixel (x, y) from it.
+func (v view) at(w win) (image.Image, int, func(x, y int) (r, g, b float32)) {
 	if v.src == nil {
-		return v.img, v.px
+		return v.img, 1, v.px
 	}
 	r := image.Rect(int(math.Floor(w.x))-1, int(math.Floor(w.y))-1, int(math.Ceil(w.x+w.w))+2, int(math.Ceil(w.y+w.h))+2)
 	// A window of s photo pixels an input pixel is read reduced by up to
@@ -88,11 +90,10 @@ func (v view) at(w win) (image.Image, func(x, y int) (r, g, b float32)) {
 	img, g := v.src.Region(r.Add(v.photo.Min).Intersect(v.photo), most)
 	px := pixelReader(img)
 	if g == 1 {
-		return img, px
+		return img, 1, px
 	}
-	// Reduced: only px knows the mapping (cut must not read img's planes).
 	b := img.Bounds()
-	return nil, func(x, y int) (float32, float32, float32) {
+	return img, g, func(x, y int) (float32, float32, float32) {
 		return px(min(max(x/g, b.Min.X), b.Max.X-1), min(max(y/g, b.Min.Y), b.Max.Y-1))
 	}
 }

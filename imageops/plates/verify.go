@@ -189,15 +189,17 @@ func windowOf(d box, scale float64) win {
 // once per input pixel (the conversion is linear, so this is the same as
 // averaging converted samples).
 func cut(v view, w win) *nn.Tensor {
-	img, px := v.at(w)
+	img, k, px := v.at(w)
 	t := nn.NewTensor(3, inH, inW)
 	bounds := v.photo
 	xs := windowSamples(w.x, w.w, inW, bounds.Dx(), bounds.Min.X, 3)
 	ys := windowSamples(w.y, w.h, inH, bounds.Dy(), bounds.Min.Y, 3)
 	r, g, b := t.Plane(0), t.Plane(1), t.Plane(2)
 	if m, ok := img.(*image.YCbCr); ok {
-		// Plane offsets are separable: row part plus column part.
-		o := m.Rect.Min
+		// Plane offsets are separable: row part plus column part. A
+		// reduced region's pixel (x, y) is photo pixels (k·x, k·y) on.
+		o, e := m.Rect.Min, m.Rect.Max
+		reduce := func(p, lo, hi int) int { return min(max(p/k, lo), hi-1) }
 		type at struct {
 			y, c   int
 			weight float32
@@ -217,9 +219,13 @@ func cut(v view, w win) *nn.Tensor {
 			return out
 		}
 		cols := offsets(xs, func(x int) at {
+			x = reduce(x, o.X, e.X)
 			return at{y: m.YOffset(x, o.Y) - m.YOffset(o.X, o.Y), c: m.COffset(x, o.Y) - m.COffset(o.X, o.Y)}
 		})
-		rows := offsets(ys, func(y int) at { return at{y: m.YOffset(o.X, y), c: m.COffset(o.X, y)} })
+		rows := offsets(ys, func(y int) at {
+			y = reduce(y, o.Y, e.Y)
+			return at{y: m.YOffset(o.X, y), c: m.COffset(o.X, y)}
+		})
 		for oy, sy := range rows {
 			for ox, sx := range cols {
 				var yy, cb, cr float32
