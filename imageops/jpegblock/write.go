@@ -45,6 +45,8 @@ func (f *File) Write(w io.Writer, patches []Patch) (int, error) {
 		}
 	}
 
+	order := slices.Sorted(mapKeys(newBlocks)) // the edited MCUs
+	var bw bitWriter
 	out := make([]byte, 0, len(f.data)+1024)
 	out = f.writeHeader(out)
 	nc := len(f.comps)
@@ -68,17 +70,25 @@ func (f *File) Write(w io.Writer, patches []Patch) (int, error) {
 			out = append(out, f.data[iv.start:iv.end]...)
 			continue
 		}
-		bw := bitWriter{out: out}
+		bw.out = out
 		var pred [4]int32
 		for m := iv.firstMCU; m < last; m++ {
 			blocks, edited := newBlocks[m]
 			if !edited && slices.Equal(pred[:nc], f.mcuPred[m*nc:(m+1)*nc]) {
+				// Copied as they are, MCUs m to the next edited one
+				// (or the interval's end) leave the predictors as the
+				// input's: copy them at once.
+				e := last
+				if i, _ := slices.BinarySearch(order, m); i < len(order) && order[i] < last {
+					e = order[i]
+				}
 				end := iv.bitEnd
-				if m+1 < last {
-					end = f.mcuBit[m+1]
-					copy(pred[:nc], f.mcuPred[(m+1)*nc:])
+				if e < last {
+					end = f.mcuBit[e]
+					copy(pred[:nc], f.mcuPred[e*nc:])
 				}
 				bw.copyBits(f.scan, int(f.mcuBit[m]), int(end))
+				m = e - 1
 				continue
 			}
 			if !edited {
@@ -338,6 +348,7 @@ type bitWriter struct {
 	out []byte
 	acc uint64
 	n   uint
+	tmp []byte // copyBits' shifted bytes
 }
 
 func (w *bitWriter) put(v uint32, n uint) {
@@ -354,13 +365,42 @@ func (w *bitWriter) put(v uint32, n uint) {
 }
 
 // copyBits appends bits [from, to) of the unstuffed src (padded with 8
-// bytes).
+// bytes): the bits that top up the pending byte, then whole bytes shifted
+// eight at a time and stuffed where a 0xFF falls, then the rest.
 func (w *bitWriter) copyBits(src []byte, from, to int) {
-	for from < to {
-		n := min(32, to-from)
-		v := binary.BigEndian.Uint64(src[from/8:]) << uint(from%8)
-		w.put(uint32(v>>(64-uint(n))), uint(n))
-		from += n
+	if k := min((8-w.n)%8, uint(to-from)); k > 0 {
+		w.put(uint32(binary.BigEndian.Uint64(src[from/8:])<<uint(from%8)>>(64-k)), k)
+		from += int(k)
+	}
+	nb := (to - from) / 8
+	i0, s := from/8, uint(from%8)
+	run := src[i0 : i0+nb]
+	if s != 0 {
+		w.tmp = slices.Grow(w.tmp[:0], nb)[:nb]
+		run = w.tmp
+		j := 0
+		for ; j+8 <= nb; j += 8 {
+			// src[i0+j+8] is within the data or its padding.
+			v := binary.BigEndian.Uint64(src[i0+j:])<<s | uint64(src[i0+j+8])>>(8-s)
+			binary.BigEndian.PutUint64(run[j:], v)
+		}
+		for ; j < nb; j++ {
+			run[j] = src[i0+j]<<s | src[i0+j+1]>>(8-s)
+		}
+	}
+	for len(run) > 0 {
+		i := bytes.IndexByte(run, 0xFF)
+		if i < 0 {
+			w.out = append(w.out, run...)
+			break
+		}
+		w.out = append(w.out, run[:i+1]...)
+		w.out = append(w.out, 0)
+		run = run[i+1:]
+	}
+	from += 8 * nb
+	if r := uint(to - from); r > 0 {
+		w.put(uint32(binary.BigEndian.Uint64(src[from/8:])<<uint(from%8)>>(64-r)), r)
 	}
 }
 
