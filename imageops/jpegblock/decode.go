@@ -15,7 +15,7 @@ func (f *File) decodeAll() error {
 	mcus := f.mcusX * f.mcusY
 	f.mcuBit = make([]uint32, mcus)
 	f.mcuPred = make([]int32, mcus*nc)
-	f.cache = make([][]uint8, mcus)
+	f.cache = map[int][]uint8{}
 	f.preview = make([][]uint8, nc)
 	f.pvW = make([]int, nc)
 	f.pvH = make([]int, nc)
@@ -29,6 +29,19 @@ func (f *File) decodeAll() error {
 		perMCU += c.h * c.v
 	}
 	f.perMCU = perMCU
+	// Each block's preview offset from its MCU's, in MCU scan order, and
+	// each component's preview samples an MCU spans across and down.
+	type slot struct{ ci, off int }
+	var slots []slot
+	var spanX, spanY [4]int
+	for ci, c := range f.comps {
+		spanX[ci], spanY[ci] = c.h*n, c.v*n*f.pvW[ci]
+		for by := range c.v {
+			for bx := range c.h {
+				slots = append(slots, slot{ci, by*n*f.pvW[ci] + bx*n})
+			}
+		}
+	}
 	var blk [64]int16
 	var coef [64]float32
 	m := 0
@@ -45,39 +58,35 @@ func (f *File) decodeAll() error {
 			f.mcuBit[m] = uint32(r.bitPos())
 			copy(f.mcuPred[m*nc:], pred[:nc])
 			mx, my := m%f.mcusX, m/f.mcusX
-			for ci := range f.comps {
+			for _, sl := range slots {
+				ci := sl.ci
 				c := &f.comps[ci]
 				q := &f.quant[c.tq]
-				for by := range c.v {
-					for bx := range c.h {
-						clear(blk[:keep])
-						if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], blk[:]) {
-							return corrupt("bad Huffman code in MCU %d", m)
-						}
-						px, py := (mx*c.h+bx)*n, (my*c.v+by)*n
-						at := f.preview[ci][py*f.pvW[ci]+px:]
-						switch n {
-						case 1:
-							at[0] = clamp8(float32(int32(blk[0])*q[0])/8 + 128)
-							continue
-						case 2:
-							// The 2-point basis is ±1/(2√2) throughout: each
-							// output is (F00 ± F01 ± F10 ± F11) / 8.
-							a, b := float32(int32(blk[0])*q[0]), float32(int32(blk[1])*q[1])
-							c, e := float32(int32(blk[2])*q[2]), float32(int32(blk[4])*q[4])
-							s := f.pvW[ci]
-							at[0] = clamp8((a+b+c+e)/8 + 128)
-							at[1] = clamp8((a-b+c-e)/8 + 128)
-							at[s] = clamp8((a+b-c-e)/8 + 128)
-							at[s+1] = clamp8((a-b-c+e)/8 + 128)
-							continue
-						}
-						for z := range keep {
-							coef[unzig[z]] = float32(int32(blk[z]) * q[z])
-						}
-						idct(&coef, n, at, f.pvW[ci])
-					}
+				clear(blk[:keep])
+				if !r.decodeBlock(f.dc[c.td], f.ac[c.ta], &pred[ci], blk[:]) {
+					return corrupt("bad Huffman code in MCU %d", m)
 				}
+				at := f.preview[ci][my*spanY[ci]+mx*spanX[ci]+sl.off:]
+				switch n {
+				case 1:
+					at[0] = clamp8(float32(int32(blk[0])*q[0])/8 + 128)
+					continue
+				case 2:
+					// The 2-point basis is ±1/(2√2) throughout: each
+					// output is (F00 ± F01 ± F10 ± F11) / 8.
+					a, b := float32(int32(blk[0])*q[0]), float32(int32(blk[1])*q[1])
+					c, e := float32(int32(blk[2])*q[2]), float32(int32(blk[4])*q[4])
+					s := f.pvW[ci]
+					at[0] = clamp8((a+b+c+e)/8 + 128)
+					at[1] = clamp8((a-b+c-e)/8 + 128)
+					at[s] = clamp8((a+b-c-e)/8 + 128)
+					at[s+1] = clamp8((a-b-c+e)/8 + 128)
+					continue
+				}
+				for z := range keep {
+					coef[unzig[z]] = float32(int32(blk[z]) * q[z])
+				}
+				idct(&coef, n, at, f.pvW[ci])
 			}
 		}
 		if r.bitPos() > int(iv.bitEnd) {
@@ -214,8 +223,8 @@ func (f *File) decodeMCUs(x0, y0, x1, y1, n int) (*planes, error) {
 // verifiers' windows overlap (a second look is around the same plate).
 // Not safe for concurrent use.
 func (f *File) mcuSamples(m, n int) ([]uint8, error) {
-	if n == 8 && f.cache[m] != nil {
-		return f.cache[m], nil
+	if c, ok := f.cache[m]; ok && n == 8 {
+		return c, nil
 	}
 	blocks, err := f.mcuCoefs(m)
 	if err != nil {

@@ -68,8 +68,8 @@ type File struct {
 	mcuPred  []int32    // DC predictors at each MCU's start, len(comps) each
 	preview  [][]uint8  // per component: reduced samples, pvW[c] a row
 	pvW, pvH []int
-	factor   int       // preview is 1/factor of the photo
-	cache    [][]uint8 // full-resolution samples of the MCUs decoded so far, by MCU
+	factor   int             // preview is 1/factor of the photo
+	cache    map[int][]uint8 // full-resolution samples of the MCUs decoded so far, by MCU
 }
 
 // interval is one restart interval's entropy-coded data.
