@@ -19,7 +19,7 @@ type Patch struct {
 
 // mcuEdit is the new pixels of one MCU, stored orientation.
 type mcuEdit struct {
-	rgb     [][3]uint8 // 8hmax × 8vmax, row-major
+	ycc     [][3]uint8 // 8hmax × 8vmax, row-major: the new pixels in JFIF YCbCr
 	changed []bool
 }
 
@@ -136,11 +136,12 @@ func (f *File) collect(patches []Patch) map[int]*mcuEdit {
 				m := sy/mh*f.mcusX + sx/mw
 				e := edits[m]
 				if e == nil {
-					e = &mcuEdit{rgb: make([][3]uint8, mw*mh), changed: make([]bool, mw*mh)}
+					e = &mcuEdit{ycc: make([][3]uint8, mw*mh), changed: make([]bool, mw*mh)}
 					edits[m] = e
 				}
 				i := sy%mh*mw + sx%mw
-				e.rgb[i] = [3]uint8{na[0], na[1], na[2]}
+				y, cb, cr := color.RGBToYCbCr(na[0], na[1], na[2])
+				e.ycc[i] = [3]uint8{y, cb, cr}
 				e.changed[i] = true
 			}
 		}
@@ -179,7 +180,7 @@ func (f *File) editMCU(m int, e *mcuEdit) ([][64]int32, bool, error) {
 								n++
 								if e.changed[i] {
 									hit++
-									sum += int(component8(ci, e.rgb[i], len(f.comps)))
+									sum += int(e.ycc[i][ci]) // luma alone: ci is 0
 								} else {
 									sum += int(plane[y*stride+x])
 								}
@@ -204,18 +205,6 @@ func (f *File) editMCU(m int, e *mcuEdit) ([][64]int32, bool, error) {
 		}
 	}
 	return blocks, any, nil
-}
-
-// component8 is component ci of an RGB pixel (JFIF YCbCr, or luma alone).
-func component8(ci int, rgb [3]uint8, nc int) uint8 {
-	y, cb, cr := color.RGBToYCbCr(rgb[0], rgb[1], rgb[2])
-	switch {
-	case ci == 0 || nc == 1:
-		return y
-	case ci == 1:
-		return cb
-	}
-	return cr
 }
 
 // encodeMCU codes blocks (scan order) with the file's Huffman tables.
