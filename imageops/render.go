@@ -243,10 +243,16 @@ func blurAt(dst *image.RGBA, s *plateShape, sigma float64, f int) {
 	// Pixel x's centre, x+½, lies at (x+½)/f − ½ in block-centre
 	// coordinates: with f = 1, on the pixel itself.
 	cw, ch := float64(crop.Rect.Dx()-1), float64(crop.Rect.Dy()-1)
+	us := make([]float64, area.Dx())
+	for i := range us {
+		us[i] = max(0, min((float64(area.Min.X+i-src.Min.X)+0.5)/float64(f)-0.5, cw))
+	}
+	vs := make([]float64, area.Dy())
+	for i := range vs {
+		vs[i] = max(0, min((float64(area.Min.Y+i-src.Min.Y)+0.5)/float64(f)-0.5, ch))
+	}
 	blendShape(dst, s, area, func(x, y int) [4]float64 {
-		u := max(0, min((float64(x-src.Min.X)+0.5)/float64(f)-0.5, cw))
-		v := max(0, min((float64(y-src.Min.Y)+0.5)/float64(f)-0.5, ch))
-		r, g, b, a := sampleBilinear(crop, u, v)
+		r, g, b, a := sampleBilinear(crop, us[x-area.Min.X], vs[y-area.Min.Y])
 		return [4]float64{r, g, b, a}
 	})
 }
@@ -373,16 +379,35 @@ func fillShape(dst *image.RGBA, s *plateShape, c [3]float64) {
 
 // blendShape mixes layer's premultiplied colour into dst over area by the
 // shape's coverage.
+//
+// Pixels whose centre lies inside the core outline are covered whole (the
+// distance there is at most 0, under the corner radius): across each row
+// they are found from the outline's edges at once, and take the layer's
+// colour without the per-pixel distance and mix, which give the same.
 func blendShape(dst *image.RGBA, s *plateShape, area image.Rectangle, layer func(x, y int) [4]float64) {
 	for y := area.Min.Y; y < area.Max.Y; y++ {
+		cy := float64(y) + 0.5
+		lo, hi := s.core.insideSpan(cy)
+		if s.radius <= 0 {
+			lo, hi = 1, 0 // no corner radius to absorb rounding at the outline
+		}
 		for x := area.Min.X; x < area.Max.X; x++ {
-			a := s.coverage(float64(x)+0.5, float64(y)+0.5)
-			if a == 0 {
-				continue
+			cx := float64(x) + 0.5
+			a := 1.0
+			if cx <= lo || cx >= hi {
+				if a = s.coverage(cx, cy); a == 0 {
+					continue
+				}
 			}
 			c := layer(x, y)
 			o := dst.PixOffset(x, y)
 			p := dst.Pix[o : o+4 : o+4]
+			if a == 1 {
+				for k := range 4 {
+					p[k] = uint8(math.Round(min(255, max(0, c[k]))))
+				}
+				continue
+			}
 			for k := range 4 {
 				p[k] = uint8(math.Round(float64(p[k])*(1-a) + min(255, max(0, c[k]))*a))
 			}

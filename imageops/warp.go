@@ -160,6 +160,26 @@ func (p polygon) outline() outline {
 	return o
 }
 
+// insideSpan returns the open interval of x on the row y where (x, y) is
+// inside the outline (every edge's signed distance at most 0), empty (lo ≥
+// hi) when the row misses it.
+func (o *outline) insideSpan(y float64) (lo, hi float64) {
+	lo, hi = math.Inf(-1), math.Inf(1)
+	for i, p := range o.pts {
+		// (x − p.X)·nx + (y − p.Y)·ny ≤ 0
+		c := (y - p.Y) * o.ny[i]
+		switch nx := o.nx[i]; {
+		case nx > 0:
+			hi = min(hi, p.X-c/nx)
+		case nx < 0:
+			lo = max(lo, p.X-c/nx)
+		case c > 0:
+			return 1, 0
+		}
+	}
+	return lo, hi
+}
+
 // signedDistance returns the distance in pixels from (x, y) to the outline,
 // negative inside. It is exact inside and outside, so a shape made by
 // thresholding it has evenly anti-aliased, round-cornered edges.
