@@ -143,15 +143,20 @@ func (b *BlockJPEG) render(ctx context.Context, quads []plates.Quad, paint func(
 		}
 		slices.Sort(g.quads)
 		qs := make([]plates.Quad, len(g.quads))
+		var changed image.Rectangle
 		for i, k := range g.quads {
 			qs[i] = quads[k]
+			changed = changed.Union(plateWrites(quads[k]))
 		}
 		after, err := paint(before, qs)
 		if err != nil {
 			return nil, err
 		}
 		after.Rect = before.Rect // painted from (0,0), same layout
-		patches = append(patches, jpegblock.Patch{Before: before, After: after})
+		if changed.Empty() {
+			continue // nothing of these plates lies in the photo to paint
+		}
+		patches = append(patches, jpegblock.Patch{Before: before, After: after, Changed: changed})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

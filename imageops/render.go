@@ -415,6 +415,19 @@ func blendShape(dst *image.RGBA, s *plateShape, area image.Rectangle, layer func
 	}
 }
 
+// plateWrites is the part of the photo (in its coordinates) that hiding or
+// replacing the plate q may change, in any style: the shape's outer
+// bounds, every painter's blend area, and a pixel more for the rounding of
+// a quad moved to a crop's coordinates. Empty for a quad with nothing to
+// paint.
+func plateWrites(q plates.Quad) image.Rectangle {
+	s, ok, err := newPlateShape(q)
+	if err != nil || !ok {
+		return image.Rectangle{}
+	}
+	return s.outer.Inset(-1)
+}
+
 // plateReads is the part of the photo (in its coordinates) that hiding or
 // replacing the plate q reads or writes, in any style: the shape with its
 // feather, the band around the plate that sets a design's light, and the

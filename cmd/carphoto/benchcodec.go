@@ -33,6 +33,7 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 	mp := fs.Float64("scale-to-mp", 0, "upscale the photo to this many megapixels first (e.g. 12)")
 	grain := fs.Int("grain", 0, "after upscaling, add noise of ±N levels, so the file is as dense as a camera's (an upscaled photo is smoother)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the runs to this file, labelled path=block|full (go tool pprof -tagfocus path=block)")
+	save := fs.String("save", "", "also write the photo measured (after -scale-to-mp and -grain) to this file, e.g. for BLOCK_BENCH_JPEG")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,6 +57,11 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 	w, h, err := imageSize(data)
 	if err != nil {
 		return err
+	}
+	if *save != "" {
+		if err := os.WriteFile(*save, data, 0o644); err != nil {
+			return err
+		}
 	}
 	djpeg, errD := exec.LookPath("djpeg")
 	cjpeg, errC := exec.LookPath("cjpeg")

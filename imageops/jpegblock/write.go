@@ -12,9 +12,11 @@ import (
 
 // Patch is an edit of the photo: After holds new pixels for Before's
 // bounds (displayed coordinates), Before the pixels Region gave there.
-// Only pixels that differ are written.
+// Only pixels that differ are written, and only within Changed when it is
+// not empty (the caller knows where it painted: the rest is not compared).
 type Patch struct {
 	Before, After *image.RGBA
+	Changed       image.Rectangle
 }
 
 // mcuEdit is the new pixels of one MCU, stored orientation.
@@ -125,6 +127,9 @@ func (f *File) collect(patches []Patch) map[int]*mcuEdit {
 	edits := map[int]*mcuEdit{}
 	for _, p := range patches {
 		r := p.Before.Rect.Intersect(p.After.Rect).Intersect(f.Bounds())
+		if !p.Changed.Empty() {
+			r = r.Intersect(p.Changed)
+		}
 		for y := r.Min.Y; y < r.Max.Y; y++ {
 			for x := r.Min.X; x < r.Max.X; x++ {
 				a, b := p.After.PixOffset(x, y), p.Before.PixOffset(x, y)
