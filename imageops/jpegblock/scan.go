@@ -10,7 +10,7 @@ var indexByte = bytes.IndexByte
 
 // lookBits is how many bits the decoder's table resolves at once; longer
 // codes take the canonical search.
-const lookBits = 12
+const lookBits = 11
 
 // eobFlag marks the end-of-block entry of a fastAC table.
 const eobFlag = 0x80
