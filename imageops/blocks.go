@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"slices"
 
 	"carphoto/imageops/jpegblock"
 	"carphoto/imageops/plates"
@@ -88,44 +87,11 @@ func (b *BlockJPEG) PlaceLogo(ctx context.Context, quads []plates.Quad, logo ima
 // plates), docs/BENCHMARKS.md.
 func (b *BlockJPEG) EditShare(quads []plates.Quad) float64 {
 	area := 0
-	for _, g := range b.groups(quads) {
+	for _, g := range plateGroups(quads, b.Bounds()) {
 		area += g.r.Dx() * g.r.Dy()
 	}
 	r := b.Bounds()
 	return float64(area) / float64(r.Dx()*r.Dy())
-}
-
-// group is plates painted on one crop: those whose reach overlaps.
-type group struct {
-	r     image.Rectangle
-	quads []int // indices in quads, painted in their order
-}
-
-// groups gathers quads into crops, merging those whose reach overlaps.
-func (b *BlockJPEG) groups(quads []plates.Quad) []group {
-	var groups []group
-	for i, q := range quads {
-		r := plateReads(q).Intersect(b.Bounds())
-		if r.Empty() {
-			continue
-		}
-		g := group{r: r, quads: []int{i}}
-		// Merge every group the new one overlaps, until none does.
-		for merged := true; merged; {
-			merged = false
-			for i := 0; i < len(groups); i++ {
-				if groups[i].r.Overlaps(g.r) {
-					g.r = g.r.Union(groups[i].r)
-					g.quads = append(groups[i].quads, g.quads...)
-					groups = append(groups[:i], groups[i+1:]...)
-					merged = true
-					break
-				}
-			}
-		}
-		groups = append(groups, g)
-	}
-	return groups
 }
 
 // render paints quads on crops of the photo, one crop for each group of
@@ -133,7 +99,7 @@ func (b *BlockJPEG) groups(quads []plates.Quad) []group {
 // coded again. With no quads the pixels are the input's, all of them.
 func (b *BlockJPEG) render(ctx context.Context, quads []plates.Quad, paint func(image.Image, []plates.Quad) (*image.RGBA, error)) ([]byte, error) {
 	var patches []jpegblock.Patch
-	for _, g := range b.groups(quads) {
+	for _, g := range plateGroups(quads, b.Bounds()) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -141,22 +107,12 @@ func (b *BlockJPEG) render(ctx context.Context, quads []plates.Quad, paint func(
 		if err != nil {
 			return nil, err
 		}
-		slices.Sort(g.quads)
-		qs := make([]plates.Quad, len(g.quads))
-		var changed image.Rectangle
-		for i, k := range g.quads {
-			qs[i] = quads[k]
-			changed = changed.Union(plateWrites(quads[k]))
-		}
-		after, err := paint(before, qs)
+		after, err := paint(before, g.of(quads))
 		if err != nil {
 			return nil, err
 		}
 		after.Rect = before.Rect // painted from (0,0), same layout
-		if changed.Empty() {
-			continue // nothing of these plates lies in the photo to paint
-		}
-		patches = append(patches, jpegblock.Patch{Before: before, After: after, Changed: changed})
+		patches = append(patches, jpegblock.Patch{Before: before, After: after, Changed: g.writes})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -92,22 +92,24 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 	for i, f := range found {
 		quads[i] = f.Quad
 	}
-	out := in.Image
-	if len(quads) > 0 {
-		if op == jobs.OpPlateLogo {
-			out, err = imageops.PlaceLogo(ctx, in.Image, quads, design)
-		} else {
-			out, err = imageops.HidePlates(ctx, in.Image, quads, imageops.Style(p.Style))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", op, err)
-		}
-	}
 	// A transparent PNG or WebP keeps its format (and so its alpha); any
 	// other photo is answered as JPEG, as the contract says.
 	format := "jpeg"
 	if in.Format != "jpeg" && imageops.HasTransparency(in.Image) {
 		format = in.Format
+	}
+	// The decoded photo is this task's own: the plates are painted on it
+	// where it is, no copy of the whole frame.
+	out := in.Image
+	if len(quads) > 0 {
+		if op == jobs.OpPlateLogo {
+			out, err = imageops.PlaceLogoInPlace(ctx, in.Image, quads, design)
+		} else {
+			out, err = imageops.HidePlatesInPlace(ctx, in.Image, quads, imageops.Style(p.Style))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
 	}
 	res, err := encode(out, in, p.Format, format)
 	if err != nil {
