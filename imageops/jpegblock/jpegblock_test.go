@@ -374,6 +374,20 @@ func TestUnsupportedAndCorrupt(t *testing.T) {
 			t.Errorf("%s: got %v, want an invalid_params *carphoto.Error", tc.name, err)
 		}
 	}
+	// Components named R, G and B without JFIF hold RGB (image/jpeg reads
+	// them so): not this package's YCbCr.
+	rgb := bytes.Clone(good)
+	sof, sos := bytes.Index(rgb, []byte{0xFF, 0xC0}), bytes.Index(rgb, []byte{0xFF, 0xDA})
+	for i, id := range []byte("RGB") {
+		rgb[sof+10+3*i] = id // SOF0: marker, length, precision, size, count, then id, sampling, table
+		rgb[sos+5+2*i] = id  // SOS: marker, length, count, then id, tables
+	}
+	if _, err := jpeg.Decode(bytes.NewReader(rgb)); err != nil {
+		t.Fatalf("the RGB-named test file does not decode: %v", err)
+	}
+	if _, err := Parse(rgb, 1, 16); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("components R, G, B: got %v, want ErrUnsupported", err)
+	}
 	// Damaged entropy-coded data either still parses or is a clear error.
 	if _, err := Parse(flipped, 1, 16); err != nil {
 		var ce *carphoto.Error

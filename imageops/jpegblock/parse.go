@@ -123,7 +123,7 @@ func (f *File) readHeader() (int, error) {
 		return 0, corrupt("no JPEG SOI marker")
 	}
 	p := 2
-	sof := false
+	sof, jfif := false, false
 	for {
 		for p < len(d) && d[p] == 0xFF && p+1 < len(d) && d[p+1] == 0xFF {
 			p++ // fill bytes
@@ -171,9 +171,16 @@ func (f *File) readHeader() (int, error) {
 			if len(seg) >= 12 && bytes.HasPrefix(seg, []byte("Adobe")) && seg[11] == 0 && len(f.comps) != 1 {
 				return 0, unsupported("Adobe RGB or CMYK colour transform")
 			}
+		case m == 0xE0 && bytes.HasPrefix(seg, []byte("JFIF\x00")):
+			jfif = true
 		case m == 0xDA:
 			if !sof {
 				return 0, corrupt("scan before the frame header")
+			}
+			// Without JFIF, components named R, G and B are RGB, as
+			// decoders (image/jpeg among them) read them.
+			if !jfif && len(f.comps) == 3 && f.comps[0].id == 'R' && f.comps[1].id == 'G' && f.comps[2].id == 'B' {
+				return 0, unsupported("RGB components")
 			}
 			return p, f.readSOS(seg)
 		}
