@@ -63,3 +63,52 @@ func TestFDCTMatchesBasis(t *testing.T) {
 		}
 	}
 }
+
+// TestIDCTAANMatchesBasis checks the fast inverse DCT against the plain
+// sums over the basis, dense and sparse blocks alike.
+func TestIDCTAANMatchesBasis(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	b := basis[8]
+	var q [64]int32
+	for z := range q {
+		q[z] = int32(1 + rng.IntN(20))
+	}
+	m := aanQuant(&q)
+	for n := range 300 {
+		var c, scaled [64]float32 // dequantised, natural order
+		for z := range 64 {
+			if rng.IntN(2+n%4) == 0 {
+				v := int32(rng.IntN(41) - 20)
+				n := unzig[z]
+				c[n] = float32(v * q[z])
+				scaled[n] = float32(v) * m[n]
+			}
+		}
+		got := make([]uint8, 64)
+		idctAAN(&scaled, got, 8)
+		for j := range 8 {
+			for i := range 8 {
+				var s float32
+				for v := range 8 {
+					for u := range 8 {
+						s += b[j*8+v] * b[i*8+u] * c[v*8+u]
+					}
+				}
+				if w := clamp8(s + 128); int(got[j*8+i])-int(w) > 1 || int(w)-int(got[j*8+i]) > 1 {
+					t.Fatalf("block %d (%d,%d): got %d, want %d", n, i, j, got[j*8+i], w)
+				}
+			}
+		}
+	}
+}
+
+// TestLevelMatchesClamp8 checks the branchless level shift and clamp
+// against clamp8 across and beyond the sample range, halves included.
+func TestLevelMatchesClamp8(t *testing.T) {
+	for i := -4000; i <= 4000; i++ {
+		v := float32(i) / 8
+		if got, want := level(v), clamp8(v+128); got != want {
+			t.Fatalf("level(%v) = %d, clamp8 gives %d", v, got, want)
+		}
+	}
+}

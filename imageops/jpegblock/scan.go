@@ -243,6 +243,15 @@ func (r *bitReader) decodeBlock(dc, ac *huffTable, pred *int32, dst []int16) boo
 // then decodes every MCU once: it records where each starts and its DC
 // predictors, and builds the reduced preview from the coefficients.
 func (f *File) readScan(at int) error {
+	if err := f.unstuff(at); err != nil {
+		return err
+	}
+	return f.decodeAll()
+}
+
+// unstuff copies the entropy-coded data from at, without its stuffing and
+// markers, into f.scan, one interval per restart interval.
+func (f *File) unstuff(at int) error {
 	d := f.data
 	mcus := f.mcusX * f.mcusY
 	f.scan = make([]byte, 0, len(d)-at+16)
@@ -285,7 +294,7 @@ func (f *File) readScan(at int) error {
 	if len(f.inter) != want {
 		return corrupt("the scan has %d restart intervals, the header implies %d", len(f.inter), want)
 	}
-	return f.decodeAll()
+	return nil
 }
 
 // addInterval unstuffs data[start:end] onto f.scan: a stuffed 0xFF 0x00
