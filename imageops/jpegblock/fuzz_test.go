@@ -40,6 +40,12 @@ func FuzzParse(f *testing.F) {
 		if b.Dx()*b.Dy() > 1<<20 {
 			return
 		}
+		// What Parse reads, DecodeImage decodes whole, to the same size.
+		if img, err := DecodeImage(data); err != nil {
+			t.Fatalf("DecodeImage of a file Parse read: %v", err)
+		} else if ib := img.Bounds(); ib.Dx() != b.Dx() && ib.Dx() != b.Dy() {
+			t.Fatalf("DecodeImage gave %v for a %v photo", ib, b)
+		}
 		file.Preview()
 		r := image.Rect(b.Dx()/4, b.Dy()/4, b.Dx()/2+1, b.Dy()/2+1)
 		before, err := file.Region(r)
