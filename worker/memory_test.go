@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,4 +185,114 @@ func procStatus(field string) int {
 		}
 	}
 	return 0
+}
+
+// shadowMemoryRun is what the child process of TestShadowMemory12MP
+// reports, in kB.
+type shadowMemoryRun struct {
+	Errors  []string
+	IdleKB  int // VmRSS with the networks loaded, before the 12 MP tasks
+	OneKB   int // VmHWM while one task ran
+	TwoKB   int // VmHWM while two ran at once
+	CPUOne  time.Duration
+	Faults1 int64 // minor page faults of the one task
+}
+
+// One 12 MP car-shadow, on a worker whose networks are loaded, raises the
+// process's peak RSS by at most 150 MB, and two at once by at most 150 MB
+// each. Measured in a child process of its own (see TestSixtyMegapixels):
+// its RSS once it has run a small car-shadow is the idle figure; the peak
+// is reset before each measurement (/proc/self/clear_refs).
+func TestShadowMemory12MP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("12 MP car-shadows take seconds of CPU")
+	}
+	if in := os.Getenv("CARPHOTO_SHADOW_MEMORY_INPUT"); in != "" {
+		shadowMemoryChild(in)
+		return
+	}
+	photo := cameraPhoto12MP(t)
+	file := filepath.Join(t.TempDir(), "12mp.jpg")
+	if err := os.WriteFile(file, photo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestShadowMemory12MP$")
+	cmd.Env = append(os.Environ(), "CARPHOTO_SHADOW_MEMORY_INPUT="+file, "GOMEMLIMIT=", "GOGC=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var r shadowMemoryRun
+	i := bytes.LastIndex(out, []byte("SHADOWMEM "))
+	if i < 0 {
+		t.Fatalf("child said %s", out)
+	}
+	if err := json.NewDecoder(bytes.NewReader(out[i+len("SHADOWMEM "):])).Decode(&r); err != nil {
+		t.Fatalf("child said %s", out)
+	}
+	if len(r.Errors) > 0 {
+		t.Fatalf("car-shadow failed: %v", r.Errors)
+	}
+	one, two := (r.OneKB-r.IdleKB)>>10, (r.TwoKB-r.IdleKB)>>11
+	t.Logf("12 MP car-shadow: idle RSS %d MB; one task: peak +%d MB, %v CPU, %d page faults; two at once: peak +%d MB a task",
+		r.IdleKB>>10, one, r.CPUOne.Round(time.Millisecond), r.Faults1, two)
+}
+
+func shadowMemoryChild(file string) {
+	var r shadowMemoryRun
+	defer func() {
+		b, _ := json.Marshal(r)
+		fmt.Printf("\nSHADOWMEM %s\n", b)
+	}()
+	fail := func(err error) { r.Errors = append(r.Errors, err.Error()) }
+	data, err := os.ReadFile(file)
+	if err != nil {
+		fail(err)
+		return
+	}
+	small, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "cars-seg", "images", "cars-seg-0095.jpg"))
+	if err != nil {
+		fail(err)
+		return
+	}
+	limitMemory(2)
+	ctx := context.Background()
+	// The networks loaded, as on a worker that has served a task.
+	if _, err := Process(ctx, jobs.OpCarShadow, small, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+		fail(err)
+		return
+	}
+	settle := func() int {
+		runtime.GC()
+		debug.FreeOSMemory()
+		if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+			fail(fmt.Errorf("reset the peak RSS: %w", err))
+		}
+		return procStatus("VmRSS")
+	}
+	r.IdleKB = settle()
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	c0 := cpuTime()
+	if _, err := Process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+		fail(err)
+	}
+	r.CPUOne = cpuTime() - c0
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	r.Faults1 = ru1.Minflt - ru0.Minflt
+	r.OneKB = procStatus("VmHWM")
+	settle()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range 2 {
+		wg.Go(func() {
+			if _, err := Process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+				mu.Lock()
+				fail(err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	r.TwoKB = procStatus("VmHWM")
 }
