@@ -53,6 +53,69 @@ func (r *rows) read(y, x0, x1 int, dst []byte) {
 	}
 }
 
+// add adds the colours of row y to acc, three sums a pixel: those of pixels
+// xs[k] to xs[k+1] to pixel k's. row is scratch of 4 bytes a pixel. A decoded
+// JPEG's planes are converted on the fly, as image/draw converts them
+// (color.YCbCrToRGB), without writing the row out first.
+func (r *rows) add(y int, xs []int, acc []uint32, row []byte) {
+	w := len(xs) - 1
+	if m, ok := r.img.(*image.YCbCr); ok && ycbcrDrawn(m.SubsampleRatio) && r.b.Min.X >= 0 {
+		sy, sx := r.b.Min.Y+y, r.b.Min.X
+		yrow := m.Y[m.YOffset(sx, sy):]
+		c0 := m.COffset(sx, sy)
+		cb, cr := m.Cb[c0:], m.Cr[c0:]
+		cshift, odd := 0, 0 // chroma column = (pixel column + odd) >> cshift, as COffset
+		if m.SubsampleRatio == image.YCbCrSubsampleRatio422 || m.SubsampleRatio == image.YCbCrSubsampleRatio420 {
+			cshift, odd = 1, sx&1
+		}
+		for k := range w {
+			var sr, sg, sb uint32
+			for x := xs[k]; x < xs[k+1]; x++ {
+				ci := (x + odd) >> cshift
+				yy1 := int32(yrow[x]) * 0x10101
+				cb1 := int32(cb[ci]) - 128
+				cr1 := int32(cr[ci]) - 128
+				sr += clampShift(yy1 + 91881*cr1)
+				sg += clampShift(yy1 - 22554*cb1 - 46802*cr1)
+				sb += clampShift(yy1 + 116130*cb1)
+			}
+			a := acc[3*k : 3*k+3 : 3*k+3]
+			a[0], a[1], a[2] = a[0]+sr, a[1]+sg, a[2]+sb
+		}
+		return
+	}
+	r.read(y, 0, xs[w], row)
+	for k := range w {
+		var sr, sg, sb uint32
+		for x := xs[k]; x < xs[k+1]; x++ {
+			sr += uint32(row[4*x])
+			sg += uint32(row[4*x+1])
+			sb += uint32(row[4*x+2])
+		}
+		a := acc[3*k : 3*k+3 : 3*k+3]
+		a[0], a[1], a[2] = a[0]+sr, a[1]+sg, a[2]+sb
+	}
+}
+
+// ycbcrDrawn reports whether image/draw converts this subsampling with its
+// own loop (color.YCbCrToRGB per pixel), which rows.add repeats.
+func ycbcrDrawn(s image.YCbCrSubsampleRatio) bool {
+	switch s {
+	case image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440:
+		return true
+	}
+	return false
+}
+
+// clampShift is one channel of color.YCbCrToRGB from its 16.16 fixed-point
+// sum: v >> 16 clamped to 0..255.
+func clampShift(v int32) uint32 {
+	if uint32(v)&0xff000000 == 0 {
+		return uint32(v >> 16)
+	}
+	return uint32(uint8(^(v >> 31)))
+}
+
 // shrink averages the photo (opaque colours) into a w×h image of three float32
 // planes in 0..1. Each output pixel is the mean of the source pixels whose index maps
 // to it, so shrinking touches every source pixel once; enlarging repeats pixels.
@@ -74,24 +137,23 @@ func shrink(src *rows, w, h int) *plane {
 		}
 		return out
 	}
-	xmap := make([]int, sw)
-	for x := range xmap {
-		xmap[x] = x * w / sw
+	// Output column k averages source columns xs[k] to xs[k+1] (those x with
+	// x*w/sw == k).
+	xs := make([]int, w+1)
+	for x := sw - 1; x >= 0; x-- {
+		xs[x*w/sw] = x
 	}
+	xs[w] = sw
 	acc := make([]uint32, 3*w)
 	cnt := make([]uint32, w)
 	for y := 0; y < h; y++ {
 		clear(acc)
-		clear(cnt)
 		y0, y1 := y*sh/h, (y+1)*sh/h
 		for sy := y0; sy < y1; sy++ {
-			src.read(sy, 0, sw, row)
-			for x, ox := range xmap {
-				acc[3*ox] += uint32(row[4*x])
-				acc[3*ox+1] += uint32(row[4*x+1])
-				acc[3*ox+2] += uint32(row[4*x+2])
-				cnt[ox]++
-			}
+			src.add(sy, xs, acc, row)
+		}
+		for k := range cnt {
+			cnt[k] = uint32((xs[k+1] - xs[k]) * (y1 - y0))
 		}
 		for x := 0; x < w; x++ {
 			n := float32(cnt[x]) * 255
