@@ -31,16 +31,16 @@ var pngZlibWriters = sync.Pool{New: func() any {
 // iCCP chunk, or nil) goes right after IHDR.
 func writePNG(w io.Writer, img image.Image, iccChunk []byte) error {
 	var (
-		rows      func(y int, dst []byte) // writes row y (from 0) unfiltered
+		rows      func(y int, dst []byte) []byte // row y (from 0) unfiltered: dst, or the image's own bytes
 		channels  int
 		colorType byte
 	)
 	switch m := img.(type) {
 	case *image.Gray:
 		channels, colorType = 1, 0
-		rows = func(y int, dst []byte) {
+		rows = func(y int, dst []byte) []byte {
 			i := m.PixOffset(m.Rect.Min.X, m.Rect.Min.Y+y)
-			copy(dst, m.Pix[i:])
+			return m.Pix[i : i+len(dst)]
 		}
 	case *image.NRGBA:
 		channels, colorType, rows = nrgbaRows(m.Pix, m.Stride, m.PixOffset(m.Rect.Min.X, m.Rect.Min.Y), !m.Opaque(), false)
@@ -73,12 +73,7 @@ func writePNG(w io.Writer, img image.Image, iccChunk []byte) error {
 	out := make([]byte, 1+rowLen)
 	out[0] = 1 // filter type Sub
 	for y := 0; y < height && cw.err == nil; y++ {
-		rows(y, cur)
-		f := out[1:]
-		copy(f[:channels], cur[:channels])
-		for i := channels; i < rowLen; i++ {
-			f[i] = cur[i] - cur[i-channels]
-		}
+		subFilter(out[1:], rows(y, cur), channels)
 		if _, err := zw.Write(out); err != nil {
 			return err
 		}
@@ -91,23 +86,42 @@ func writePNG(w io.Writer, img image.Image, iccChunk []byte) error {
 	return cw.err
 }
 
+// subFilter writes row filtered with Sub (each byte less the byte of the
+// pixel to its left) to f, eight bytes at a time: a byte-wise subtraction in
+// a 64-bit word, the borrow kept from crossing bytes (Hacker's Delight 2-18).
+func subFilter(f, row []byte, channels int) {
+	n := len(row)
+	f = f[:n]
+	copy(f, row[:min(channels, n)])
+	const h = 0x8080808080808080
+	i := channels
+	for ; i+8 <= n; i += 8 {
+		a := binary.LittleEndian.Uint64(row[i:])
+		b := binary.LittleEndian.Uint64(row[i-channels:])
+		binary.LittleEndian.PutUint64(f[i:], ((a|h)-(b&^h))^((a^^b)&h))
+	}
+	for ; i < n; i++ {
+		f[i] = row[i] - row[i-channels]
+	}
+}
+
 // nrgbaRows returns a row reader over 4-byte pixels starting at offset
 // start: RGB when !alpha, RGBA otherwise, un-premultiplying when
 // premultiplied (an *image.RGBA).
-func nrgbaRows(pix []byte, stride, start int, alpha, premultiplied bool) (channels int, colorType byte, rows func(int, []byte)) {
+func nrgbaRows(pix []byte, stride, start int, alpha, premultiplied bool) (channels int, colorType byte, rows func(int, []byte) []byte) {
 	if !alpha {
-		return 3, 2, func(y int, dst []byte) {
+		return 3, 2, func(y int, dst []byte) []byte {
 			src := pix[start+y*stride:]
 			for i, j := 0, 0; j+2 < len(dst); i, j = i+4, j+3 {
 				dst[j], dst[j+1], dst[j+2] = src[i], src[i+1], src[i+2]
 			}
+			return dst
 		}
 	}
-	return 4, 6, func(y int, dst []byte) {
+	return 4, 6, func(y int, dst []byte) []byte {
 		src := pix[start+y*stride : start+y*stride+len(dst)]
 		if !premultiplied {
-			copy(dst, src)
-			return
+			return src
 		}
 		for i := 0; i+3 < len(dst); i += 4 {
 			switch a := src[i+3]; a {
@@ -126,6 +140,7 @@ func nrgbaRows(pix []byte, stride, start int, alpha, premultiplied bool) (channe
 				dst[i+3] = a
 			}
 		}
+		return dst
 	}
 }
 
