@@ -291,15 +291,26 @@ func refine(ctx context.Context, src *rows, c *coarseMatte, par params, dst imag
 				n := dr*dr + dg*dg + db*db
 				s := float32(0) // the background's share of the pixel
 				if n > 1e-4 {
-					s = min(max(((R-fr)*dr+(G-fgG)*dg+(B-fb)*db)/n, 0), 1)
-				}
-				trust := float32(0)
-				if n > 1e-4 {
+					// min(max(num/n, 0), 1), dividing only when the clamps do not
+					// decide (division is monotonic: num ≥ n gives num/n ≥ 1).
+					switch num := (R-fr)*dr + (G-fgG)*dg + (B-fb)*db; {
+					case num <= 0:
+					case num >= n:
+						s = 1
+					default:
+						s = min(num/n, 1)
+					}
 					// Trust the projection where the two colours are far apart and the
-					// pixel lies close to the line between them.
+					// pixel lies close to the line between them: min(max((n-0.01)/0.04,
+					// 0), 1) · min(max(1-off/0.01, 0), 1), the same way.
 					er, eg, eb := R-fr-s*dr, G-fgG-s*dg, B-fb-s*db
-					off := er*er + eg*eg + eb*eb
-					trust = min(max((n-0.01)/0.04, 0), 1) * min(max(1-off/0.01, 0), 1)
+					trust := float32(0)
+					if off := er*er + eg*eg + eb*eb; off < 0.01 {
+						trust = max(1-off/0.01, 0)
+						if d := n - 0.01; d < 0.04 {
+							trust *= max(d/0.04, 0)
+						}
+					}
 					q = trust*par.project*(1-s) + (1-trust*par.project)*q
 				}
 				a := uint8(0)

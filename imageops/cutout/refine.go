@@ -3,24 +3,45 @@ package cutout
 // boxMean returns the mean of src (w×h) over the (2r+1)² window around each pixel,
 // the window clipped to the image. Two running-sum passes: O(1) a pixel whatever r.
 func boxMean(src []float32, w, h, r int) []float32 {
-	tmp := make([]float32, w*h)
+	out := make([]float32, w*h)
+	boxMeanTo(out, src, make([]float32, w*h), w, h, r)
+	return out
+}
+
+// boxMeanTo writes boxMean(src) to dst, with tmp (w×h) as scratch; dst may be src.
+func boxMeanTo(dst, src, tmp []float32, w, h, r int) {
+	// Along the rows: columns whose window is clipped at the left, whole, and
+	// clipped at the right, each with its own count.
+	lo := min(r+1, w)  // no pixel leaves the window yet
+	hi := max(w-r, lo) // pixels still enter it
+	inner := float32(2*r + 1)
 	for y := 0; y < h; y++ {
-		row, dst := src[y*w:(y+1)*w], tmp[y*w:(y+1)*w]
+		row, out := src[y*w:(y+1)*w], tmp[y*w:(y+1)*w]
 		var s float32
 		for x := 0; x < min(r, w); x++ {
 			s += row[x]
 		}
-		for x := 0; x < w; x++ {
+		for x := 0; x < lo; x++ {
+			if x+r < w {
+				s += row[x+r]
+			}
+			out[x] = s / float32(min(x+r, w-1)+1)
+		}
+		for x := lo; x < hi; x++ {
+			s += row[x+r]
+			s -= row[x-r-1]
+			out[x] = s / inner
+		}
+		for x := hi; x < w; x++ {
 			if x+r < w {
 				s += row[x+r]
 			}
 			if x-r-1 >= 0 {
 				s -= row[x-r-1]
 			}
-			dst[x] = s / float32(min(x+r, w-1)-max(x-r, 0)+1)
+			out[x] = s / float32(w-1-max(x-r, 0)+1)
 		}
 	}
-	out := make([]float32, w*h)
 	sum := make([]float32, w)
 	for y := 0; y < min(r, h); y++ {
 		for x, v := range tmp[y*w : (y+1)*w] {
@@ -39,12 +60,11 @@ func boxMean(src []float32, w, h, r int) []float32 {
 			}
 		}
 		n := float32(min(y+r, h-1) - max(y-r, 0) + 1)
-		dst := out[y*w : (y+1)*w]
+		out := dst[y*w : (y+1)*w]
 		for x, v := range sum {
-			dst[x] = v / n
+			out[x] = v / n
 		}
 	}
-	return out
 }
 
 // guided is a colour guided filter (He, Sun, Tang 2013) fitted at one resolution:
@@ -58,25 +78,37 @@ type guided struct {
 }
 
 // fitGuided fits the filter of radius r and regulariser eps to the input p under guide I.
+// Its fifteen planes are carved from one allocation: the thirteen window means, a
+// product and the box filter's scratch; the coefficients then take the place of the
+// means they are made from.
 func fitGuided(I *plane, p []float32, r int, eps float32) *guided {
 	w, h := I.w, I.h
 	n := w * h
 	R, G, B := I.ch(0), I.ch(1), I.ch(2)
-	prod := func(x, y []float32) []float32 {
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = x[i] * y[i]
-		}
-		return boxMean(out, w, h, r)
+	buf := make([]float32, 15*n)
+	next := func() []float32 {
+		s := buf[:n:n]
+		buf = buf[n:]
+		return s
 	}
-	mR, mG, mB, mP := boxMean(R, w, h, r), boxMean(G, w, h, r), boxMean(B, w, h, r), boxMean(p, w, h, r)
+	tmp, xy := next(), next()
+	mean := func(x []float32) []float32 {
+		out := next()
+		boxMeanTo(out, x, tmp, w, h, r)
+		return out
+	}
+	prod := func(x, y []float32) []float32 {
+		for i := range xy {
+			xy[i] = x[i] * y[i]
+		}
+		return mean(xy)
+	}
+	mR, mG, mB, mP := mean(R), mean(G), mean(B), mean(p)
 	pR, pG, pB := prod(R, p), prod(G, p), prod(B, p)
 	rr, rg, rb := prod(R, R), prod(R, G), prod(R, B)
 	gg, gb, bb := prod(G, G), prod(G, B), prod(B, B)
-	g := &guided{w: w, h: h, b: make([]float32, n)}
-	for c := range g.a {
-		g.a[c] = make([]float32, n)
-	}
+	// Pixel i's coefficients replace its own means, read just before.
+	g := &guided{w: w, h: h, a: [3][]float32{pR, pG, pB}, b: mP}
 	for i := 0; i < n; i++ {
 		cr := pR[i] - mR[i]*mP[i]
 		cg := pG[i] - mG[i]*mP[i]
@@ -98,13 +130,13 @@ func fitGuided(I *plane, p []float32, r int, eps float32) *guided {
 		a0 := (i00*cr + i01*cg + i02*cb) / det
 		a1 := (i01*cr + i11*cg + i12*cb) / det
 		a2 := (i02*cr + i12*cg + i22*cb) / det
-		g.a[0][i], g.a[1][i], g.a[2][i] = a0, a1, a2
-		g.b[i] = mP[i] - a0*mR[i] - a1*mG[i] - a2*mB[i]
+		b := mP[i] - a0*mR[i] - a1*mG[i] - a2*mB[i]
+		g.a[0][i], g.a[1][i], g.a[2][i], g.b[i] = a0, a1, a2, b
 	}
 	for c := range g.a {
-		g.a[c] = boxMean(g.a[c], w, h, r)
+		boxMeanTo(g.a[c], g.a[c], tmp, w, h, r)
 	}
-	g.b = boxMean(g.b, w, h, r)
+	boxMeanTo(g.b, g.b, tmp, w, h, r)
 	return g
 }
 

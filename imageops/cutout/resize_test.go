@@ -34,3 +34,34 @@ func TestShrinkReadsYCbCrAsDrawDoes(t *testing.T) {
 		}
 	}
 }
+
+// boxMeanTo's three loops (window clipped left, whole, clipped right) give
+// the textbook clipped mean, for radii wider than the image too.
+func TestBoxMeanMatchesWindowMean(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, sz := range [][2]int{{1, 1}, {5, 3}, {9, 9}, {40, 17}} {
+		w, h := sz[0], sz[1]
+		src := make([]float32, w*h)
+		for i := range src {
+			src[i] = float32(rng.IntN(256)) / 255
+		}
+		for r := 1; r <= 6; r++ {
+			got := boxMean(src, w, h, r)
+			for y := range h {
+				for x := range w {
+					var s float64
+					n := 0
+					for yy := max(y-r, 0); yy <= min(y+r, h-1); yy++ {
+						for xx := max(x-r, 0); xx <= min(x+r, w-1); xx++ {
+							s += float64(src[yy*w+xx])
+							n++
+						}
+					}
+					if d := float64(got[y*w+x]) - s/float64(n); d > 1e-5 || d < -1e-5 {
+						t.Fatalf("%d×%d r %d: (%d,%d) = %v, want %v", w, h, r, x, y, got[y*w+x], s/float64(n))
+					}
+				}
+			}
+		}
+	}
+}
