@@ -157,30 +157,31 @@ func (g *guided) at(I *plane) []float32 {
 func fillFrom(I *plane, wt []float32) *plane {
 	type level struct {
 		w, h int
-		c    [3][]float32 // weighted colour sums
+		c    [3][]float32 // weighted colour sums; level 0's, I·wt, are computed where read
 		n    []float32    // weight sums
 	}
-	l0 := level{w: I.w, h: I.h, n: wt}
-	for c := range 3 {
-		src := I.ch(c)
-		l0.c[c] = make([]float32, len(src))
-		for i, v := range src {
-			l0.c[c][i] = v * wt[i]
+	colours := [3][]float32{I.ch(0), I.ch(1), I.ch(2)}
+	sum := func(l *level, c, i int) float32 {
+		if l.c[c] == nil {
+			return colours[c][i] * wt[i]
 		}
+		return l.c[c][i]
 	}
-	levels := []level{l0}
-	for l := l0; l.w > 1 || l.h > 1; {
+	l0 := level{w: I.w, h: I.h, n: wt}
+	levels := []*level{&l0}
+	for l := &l0; l.w > 1 || l.h > 1; {
 		nw, nh := (l.w+1)/2, (l.h+1)/2
-		next := level{w: nw, h: nh, n: make([]float32, nw*nh)}
+		buf := make([]float32, 4*nw*nh)
+		next := &level{w: nw, h: nh, n: buf[:nw*nh]}
 		for c := range next.c {
-			next.c[c] = make([]float32, nw*nh)
+			next.c[c] = buf[(c+1)*nw*nh : (c+2)*nw*nh]
 		}
 		for y := 0; y < l.h; y++ {
 			for x := 0; x < l.w; x++ {
 				i, j := y*l.w+x, (y/2)*nw+x/2
 				next.n[j] += l.n[i]
 				for c := range 3 {
-					next.c[c][j] += l.c[c][i]
+					next.c[c][j] += sum(l, c, i)
 				}
 			}
 		}
@@ -188,46 +189,59 @@ func fillFrom(I *plane, wt []float32) *plane {
 		l = next
 	}
 	// Pull: each level's colour is its own weighted mean where it has enough weight,
-	// its parent's elsewhere, blended by the weight.
+	// its parent's elsewhere, blended by the weight. Level 0's go straight into the
+	// answer's planes.
 	top := levels[len(levels)-1]
 	parent := make([][3]float32, 1)
 	for c := range 3 {
 		if top.n[0] > 0 {
-			parent[0][c] = top.c[c][0] / top.n[0]
+			parent[0][c] = sum(top, c, 0) / top.n[0]
 		} else {
 			parent[0][c] = 0.5
 		}
 	}
+	out := newPlane(3, I.h, I.w)
 	pw, ph := 1, 1
 	for k := len(levels) - 2; k >= 0; k-- {
 		l := levels[k]
-		cur := make([][3]float32, l.w*l.h)
+		var cur [][3]float32
+		if k > 0 {
+			cur = make([][3]float32, l.w*l.h)
+		}
+		x0s, x1s, fxs := make([]int, l.w), make([]int, l.w), make([]float32, l.w)
+		for x := range l.w {
+			x0s[x], x1s[x], fxs[x] = halfWeight(pw, x)
+		}
 		for y := 0; y < l.h; y++ {
 			y0, y1, fy := halfWeight(ph, y)
+			top, bot := parent[y0*pw:(y0+1)*pw], parent[y1*pw:(y1+1)*pw]
 			for x := 0; x < l.w; x++ {
-				x0, x1, fx := halfWeight(pw, x)
+				x0, x1, fx := x0s[x], x1s[x], fxs[x]
 				i := y*l.w + x
-				a := min(l.n[i], 1)
+				n := l.n[i]
+				a := min(n, 1)
 				for c := range 3 {
 					// The parent's colour, bilinear (nearest would show its blocks).
-					t := parent[y0*pw+x0][c] + (parent[y0*pw+x1][c]-parent[y0*pw+x0][c])*fx
-					b := parent[y1*pw+x0][c] + (parent[y1*pw+x1][c]-parent[y1*pw+x0][c])*fx
+					t := top[x0][c] + (top[x1][c]-top[x0][c])*fx
+					b := bot[x0][c] + (bot[x1][c]-bot[x0][c])*fx
 					p := t + (b-t)*fy
 					own := float32(0)
-					if l.n[i] > 0 {
-						own = l.c[c][i] / l.n[i]
+					if n > 0 {
+						own = sum(l, c, i) / n
 					}
-					cur[i][c] = a*own + (1-a)*p
+					if k > 0 {
+						cur[i][c] = a*own + (1-a)*p
+					} else {
+						out.d[c*len(l.n)+i] = a*own + (1-a)*p
+					}
 				}
 			}
 		}
 		parent, pw, ph = cur, l.w, l.h
 	}
-	out := newPlane(3, I.h, I.w)
-	for c := range 3 {
-		dst := out.ch(c)
-		for i := range dst {
-			dst[i] = parent[i][c]
+	if len(levels) == 1 { // a single pixel: its own colour, or grey
+		for c := range 3 {
+			out.d[c] = parent[0][c]
 		}
 	}
 	return out
