@@ -7,7 +7,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/flate"
 )
 
 // This file is the PNG writer behind EncodePNG. The standard library's
@@ -21,9 +21,9 @@ import (
 // pngIDATSize is the most compressed data one IDAT chunk carries.
 const pngIDATSize = 256 << 10
 
-var pngZlibWriters = sync.Pool{New: func() any {
-	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	return zw
+var pngDeflaters = sync.Pool{New: func() any {
+	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
+	return fw
 }}
 
 // writePNG writes img as an 8-bit PNG: gray for *image.Gray, RGB when every
@@ -65,22 +65,28 @@ func writePNG(w io.Writer, img image.Image, iccChunk []byte) error {
 		cw.raw(iccChunk)
 	}
 
-	zw := pngZlibWriters.Get().(*zlib.Writer)
-	defer pngZlibWriters.Put(zw)
-	zw.Reset(cw)
+	// A zlib stream (RFC 1950) as zlib.NewWriterLevel(cw, BestSpeed) writes it:
+	// its header, the deflated rows, and their Adler-32.
+	fw := pngDeflaters.Get().(*flate.Writer)
+	defer pngDeflaters.Put(fw)
+	fw.Reset(cw)
+	cw.Write([]byte{0x78, 0x01})
 	rowLen := width * channels
 	cur := make([]byte, rowLen)
 	out := make([]byte, 1+rowLen)
 	out[0] = 1 // filter type Sub
+	sum := uint32(1)
 	for y := 0; y < height && cw.err == nil; y++ {
 		subFilter(out[1:], rows(y, cur), channels)
-		if _, err := zw.Write(out); err != nil {
+		sum = adler32(sum, out)
+		if _, err := fw.Write(out); err != nil {
 			return err
 		}
 	}
-	if err := zw.Close(); err != nil {
+	if err := fw.Close(); err != nil {
 		return err
 	}
+	cw.Write(binary.BigEndian.AppendUint32(nil, sum))
 	cw.flushIDAT()
 	cw.chunk("IEND", nil)
 	return cw.err
@@ -103,6 +109,33 @@ func subFilter(f, row []byte, channels int) {
 	for ; i < n; i++ {
 		f[i] = row[i] - row[i-channels]
 	}
+}
+
+// adler32 returns the Adler-32 of p continuing from sum, as hash/adler32 does,
+// eight bytes a step: the bytes' sum and their sum weighted 8, 7, … 1 each come
+// from one multiplication of 16-bit lanes.
+func adler32(sum uint32, p []byte) uint32 {
+	const mod, nmax = 65521, 5552 // nmax: the most bytes before s2 could overflow
+	s1, s2 := sum&0xffff, sum>>16
+	for len(p) > 0 {
+		n := min(len(p), nmax)
+		q := p[:n]
+		p = p[n:]
+		for ; len(q) >= 8; q = q[8:] {
+			x := binary.LittleEndian.Uint64(q)
+			even := x & 0x00ff00ff00ff00ff // bytes 0, 2, 4, 6
+			odd := x >> 8 & 0x00ff00ff00ff00ff
+			s2 += 8*s1 + uint32(even*0x0008000600040002>>48) + uint32(odd*0x0007000500030001>>48)
+			s1 += uint32((even + odd) * 0x0001000100010001 >> 48)
+		}
+		for _, b := range q {
+			s1 += uint32(b)
+			s2 += s1
+		}
+		s1 %= mod
+		s2 %= mod
+	}
+	return s2<<16 | s1
 }
 
 // nrgbaRows returns a row reader over 4-byte pixels starting at offset

@@ -2,6 +2,7 @@ package imageops
 
 import (
 	"bytes"
+	stdadler32 "hash/adler32"
 	"math/rand/v2"
 	"testing"
 )
@@ -29,6 +30,32 @@ func TestSubFilterMatchesBytewise(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("%d channels, %d bytes: got %v, want %v", channels, n, got, want)
 			}
+		}
+	}
+}
+
+// adler32 is hash/adler32's checksum, across the lengths where its modulo
+// steps fall and from a running sum.
+func TestAdler32MatchesHashAdler32(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 5551, 5552, 5553, 20000, 100003} {
+		p := make([]byte, n)
+		for i := range p {
+			p[i] = byte(r.Uint32())
+		}
+		if n == 20000 {
+			for i := range p {
+				p[i] = 0xff // the largest sums
+			}
+		}
+		if got, want := adler32(1, p), stdadler32.Checksum(p); got != want {
+			t.Errorf("%d bytes: %08x, want %08x", n, got, want)
+		}
+		h := stdadler32.New()
+		h.Write(p[:n/3])
+		h.Write(p[n/3:])
+		if got, want := adler32(adler32(1, p[:n/3]), p[n/3:]), h.Sum32(); got != want {
+			t.Errorf("%d bytes in two parts: %08x, want %08x", n, got, want)
 		}
 	}
 }
