@@ -195,7 +195,7 @@ func shadowOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Res
 	if err != nil {
 		return nil, err
 	}
-	out, err := imageops.CarShadow(ctx, car, imageops.ShadowOptions{Reflection: p.Reflection})
+	out, err := imageops.CarShadow(ctx, car, imageops.ShadowOptions{Reflection: p.Reflection, ReuseCar: true})
 	if err != nil {
 		return nil, fmt.Errorf("shadow: %w", err)
 	}
