@@ -92,22 +92,26 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 	for i, f := range found {
 		quads[i] = f.Quad
 	}
-	out := in.Image
-	if len(quads) > 0 {
-		if op == jobs.OpPlateLogo {
-			out, err = imageops.PlaceLogo(ctx, in.Image, quads, design)
-		} else {
-			out, err = imageops.HidePlates(ctx, in.Image, quads, imageops.Style(p.Style))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", op, err)
-		}
-	}
 	// A transparent PNG or WebP keeps its format (and so its alpha); any
 	// other photo is answered as JPEG, as the contract says.
 	format := "jpeg"
 	if in.Format != "jpeg" && imageops.HasTransparency(in.Image) {
 		format = in.Format
+	}
+	out := in.Image
+	if len(quads) > 0 {
+		// Drawn on the decoded photo itself where it is RGBA or NRGBA (a
+		// PNG, a WebP); a JPEG's planes are copied to RGBA to draw on.
+		dst := imageops.Paintable(in.Image)
+		if op == jobs.OpPlateLogo {
+			err = imageops.PlaceLogoOn(ctx, dst, quads, design)
+		} else {
+			err = imageops.HidePlatesOn(ctx, dst, quads, imageops.Style(p.Style))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		out = dst
 	}
 	res, err := encode(out, in, p.Format, format)
 	if err != nil {

@@ -72,6 +72,15 @@ func cutout12MP(b *testing.B, photo []byte) []byte {
 func BenchmarkProcess12MP(b *testing.B) {
 	photo := photo12MP(b)
 	cut := cutout12MP(b, photo)
+	// The same photo as an RGB PNG: plates found and hidden on the full path.
+	p, err := imageops.Decode(context.Background(), photo, imageops.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pngPhoto bytes.Buffer
+	if err := imageops.EncodePNG(&pngPhoto, p.Image, nil); err != nil {
+		b.Fatal(err)
+	}
 	for _, op := range []struct {
 		name   string
 		op     string
@@ -79,6 +88,7 @@ func BenchmarkProcess12MP(b *testing.B) {
 		params jobs.Params
 	}{
 		{"blur-plates", jobs.OpBlurPlates, photo, jobs.Params{Style: "blur"}},
+		{"blur-plates-png", jobs.OpBlurPlates, pngPhoto.Bytes(), jobs.Params{Style: "blur"}},
 		{"car-shadow", jobs.OpCarShadow, photo, jobs.Params{}},
 		{"car-shadow-of-cutout", jobs.OpCarShadow, cut, jobs.Params{}},
 		{"car-shadow-reflection", jobs.OpCarShadow, photo, jobs.Params{Reflection: true}},
