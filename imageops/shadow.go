@@ -441,6 +441,10 @@ func composeShadow(car *image.NRGBA, gr *ground, lay *shadowLayout, sh *shadowGr
 			if s < 0.5/255 && ra < 0.5/255 {
 				continue
 			}
+			if px[3] == 0 && rf == nil { // floor only, no reflection: the black shadow alone
+				px[0], px[1], px[2], px[3] = 0, 0, 0, shadowByte(s)
+				continue
+			}
 			// Under the car: the black shadow over the reflection.
 			ua := s + ra*(1-s)
 			ur, ug, ub := rr*(1-s), rg*(1-s), rb*(1-s)
