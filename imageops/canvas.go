@@ -24,9 +24,11 @@ type Canvas struct {
 	Aspect [2]int
 }
 
-// Frame returns img framed as c says; img itself when c changes nothing.
-// The car is never cut: a canvas is only ever cropped to its bounds plus
-// padding, and only ever grown to reach the aspect ratio.
+// Frame returns img framed as c says, bounds at (0,0): img itself when c
+// changes nothing, a view of img's own pixels when the frame lies inside it
+// (a crop), and a new image only when the frame reaches past it. The car is
+// never cut: a canvas is only ever cropped to its bounds plus padding, and
+// only ever grown to reach the aspect ratio.
 func Frame(img *image.NRGBA, c Canvas) *image.NRGBA {
 	r := img.Rect
 	if c.Crop {
@@ -55,6 +57,9 @@ func Frame(img *image.NRGBA, c Canvas) *image.NRGBA {
 	}
 	if r == img.Rect {
 		return img
+	}
+	if r.In(img.Rect) {
+		return &image.NRGBA{Pix: img.Pix[img.PixOffset(r.Min.X, r.Min.Y):], Stride: img.Stride, Rect: image.Rect(0, 0, r.Dx(), r.Dy())}
 	}
 	out := image.NewNRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
 	draw.Draw(out, out.Rect, img, r.Min, draw.Src)

@@ -57,3 +57,30 @@ func Flatten(img image.Image, bg color.Color) *image.RGBA {
 	draw.Draw(out, out.Rect, img, b.Min, draw.Over)
 	return out
 }
+
+// FlattenInPlace is Flatten for an image the caller hands over: img is
+// composited over bg in its own pixels, exactly as Flatten composites it,
+// and they are returned as an opaque *image.RGBA with img's bounds, with no
+// second copy of the picture.
+func FlattenInPlace(img *image.NRGBA, bg color.Color) *image.RGBA {
+	// Flatten's two steps, image/draw's Src fill and its drawNRGBAOver, a
+	// pixel at a time: the 8-bit background, and the premultiplied source
+	// over it on 16 bits.
+	const m = 1<<16 - 1
+	r16, g16, b16, a16 := bg.RGBA()
+	back := [4]uint32{r16 >> 8, g16 >> 8, b16 >> 8, a16 >> 8}
+	w := img.Rect.Dx()
+	for y := img.Rect.Min.Y; y < img.Rect.Max.Y; y++ {
+		row := img.Pix[img.PixOffset(img.Rect.Min.X, y):][:4*w]
+		for i := 0; i < len(row); i += 4 {
+			p := row[i : i+4 : i+4]
+			sa := uint32(p[3]) * 0x101
+			a := (m - sa) * 0x101
+			for c := range 3 {
+				p[c] = uint8((back[c]*a/m + uint32(p[c])*sa/0xff) >> 8)
+			}
+			p[3] = uint8((back[3]*a/m + sa) >> 8)
+		}
+	}
+	return &image.RGBA{Pix: img.Pix, Stride: img.Stride, Rect: img.Rect}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"image"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -72,6 +73,7 @@ func findGround(car *image.NRGBA) (gr ground, ok bool) {
 type groundParts struct {
 	cell, w, h int
 	keep       []bool
+	rows       []bool // a row of cells holds a part that counts
 }
 
 // groundGridCells is the coarse grid's size along the image's longer side.
@@ -143,8 +145,16 @@ func newGroundParts(car *image.NRGBA) *groundParts {
 			p.keep[k] = true
 		}
 	}
+	p.rows = make([]bool, p.h)
+	for j := range p.rows {
+		p.rows[j] = slices.Contains(p.keep[j*p.w:(j+1)*p.w], true)
+	}
 	return p
 }
+
+// rowHas reports whether row y has any pixel in a part that counts: rows
+// without one are not read.
+func (p *groundParts) rowHas(y int) bool { return p.rows[y/p.cell] }
 
 // has reports whether pixel (x, y) lies in a part that counts.
 func (p *groundParts) has(x, y int) bool {
@@ -155,7 +165,7 @@ func (p *groundParts) has(x, y int) bool {
 // counts.
 func groundRowHasPart(car *image.NRGBA, parts *groundParts, y int) bool {
 	row := car.Pix[y*car.Stride : y*car.Stride+4*car.Rect.Dx()]
-	if !groundRowHasSolid(row) {
+	if !parts.rowHas(y) || !groundRowHasSolid(row) {
 		return false
 	}
 	for x := 0; x < car.Rect.Dx(); x++ {
@@ -196,7 +206,7 @@ func groundUndersidesRun(car *image.NRGBA, parts *groundParts, minRun int) []int
 	}
 	for y := h - 1; y >= 0 && len(open) > 0; y-- {
 		row := car.Pix[y*car.Stride : y*car.Stride+4*w]
-		if !groundRowHasSolid(row) {
+		if !parts.rowHas(y) || !groundRowHasSolid(row) {
 			continue
 		}
 		n := 0

@@ -7,6 +7,7 @@ import (
 	"image/draw"
 	"slices"
 
+	"carphoto"
 	"carphoto/imageops/plates"
 )
 
@@ -59,57 +60,61 @@ func plateGroups(quads []plates.Quad, bounds image.Rectangle) []group {
 }
 
 // HidePlatesInPlace is HidePlates on a photo the caller owns and no longer
-// needs as it was: an *image.YCbCr (a decoded JPEG) or *image.RGBA is
-// painted where it is, one crop around each group of plates at a time,
-// with no copy of the whole frame (a 12 MP photo's RGBA copy alone took
-// about 50 ms) and, for YCbCr, no conversion of what the plates do not
-// touch. Any other image is copied as HidePlates does. It returns the
-// painted image, in img's bounds.
+// needs as it was, with no copy of the whole frame: an *image.YCbCr (a
+// decoded JPEG) is painted one crop around each group of plates at a
+// time, written back where the painting changed pixels, so what the
+// plates do not touch is neither copied nor converted (a 12 MP photo's
+// RGBA copy alone took about 50 ms); an *image.RGBA or *image.NRGBA is
+// painted where it is (Paintable); anything else is copied as HidePlates
+// does. It returns the painted image.
 func HidePlatesInPlace(ctx context.Context, img image.Image, quads []plates.Quad, style Style) (image.Image, error) {
 	if _, err := ParseStyle(string(style)); err != nil {
 		return nil, err
 	}
-	return paintInPlace(ctx, img, quads, func(crop image.Image, qs []plates.Quad) (*image.RGBA, error) {
-		return HidePlates(ctx, crop, qs, style)
+	return paintInPlace(ctx, img, quads, func(dst *image.RGBA, qs []plates.Quad) error {
+		return HidePlatesOn(ctx, dst, qs, style)
 	})
 }
 
 // PlaceLogoInPlace is PlaceLogo painted in place, as HidePlatesInPlace.
 func PlaceLogoInPlace(ctx context.Context, img image.Image, quads []plates.Quad, logo image.Image) (image.Image, error) {
-	return paintInPlace(ctx, img, quads, func(crop image.Image, qs []plates.Quad) (*image.RGBA, error) {
-		return PlaceLogo(ctx, crop, qs, logo)
+	if logo == nil || logo.Bounds().Empty() {
+		return nil, carphoto.Errorf(carphoto.EInvalidParams, "logo is an empty image")
+	}
+	return paintInPlace(ctx, img, quads, func(dst *image.RGBA, qs []plates.Quad) error {
+		return PlaceLogoOn(ctx, dst, qs, logo)
 	})
 }
 
-// paintInPlace runs paint (a renderer of plates on a crop, answering a
-// copy from 0,0) on a crop around each group of quads and writes the
-// pixels it changed back into img; an image it cannot write is painted
-// whole on a copy instead.
-func paintInPlace(ctx context.Context, img image.Image, quads []plates.Quad, paint func(crop image.Image, qs []plates.Quad) (*image.RGBA, error)) (image.Image, error) {
-	switch img.(type) {
-	case *image.YCbCr, *image.RGBA:
-	default:
-		return paint(img, quads)
+// paintInPlace runs paint (a renderer of plates on an RGBA image from
+// (0,0), quads in its coordinates) on img as HidePlatesInPlace describes.
+func paintInPlace(ctx context.Context, img image.Image, quads []plates.Quad, paint func(dst *image.RGBA, qs []plates.Quad) error) (image.Image, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	for _, g := range plateGroups(quads, img.Bounds()) {
+	m, ok := img.(*image.YCbCr)
+	if !ok {
+		dst := Paintable(img)
+		if err := paint(dst, translateQuads(quads, img.Bounds().Min)); err != nil {
+			return nil, err
+		}
+		return dst, nil
+	}
+	for _, g := range plateGroups(quads, m.Rect) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		before := image.NewRGBA(g.r)
-		draw.Draw(before, g.r, img, g.r.Min, draw.Src)
-		after, err := paint(before, g.of(quads))
-		if err != nil {
+		draw.Draw(before, g.r, m, g.r.Min, draw.Src)
+		after := image.NewRGBA(image.Rect(0, 0, g.r.Dx(), g.r.Dy()))
+		copy(after.Pix, before.Pix)
+		if err := paint(after, translateQuads(g.of(quads), g.r.Min)); err != nil {
 			return nil, err
 		}
-		after.Rect = before.Rect // painted from (0,0), same layout
-		switch m := img.(type) {
-		case *image.RGBA:
-			draw.Draw(m, g.writes, after, g.writes.Min, draw.Src)
-		case *image.YCbCr:
-			writeYCbCr(m, before, after, g.writes)
-		}
+		after.Rect = before.Rect // same layout, back in the photo's coordinates
+		writeYCbCr(m, before, after, g.writes)
 	}
-	return img, nil
+	return m, nil
 }
 
 // writeYCbCr writes into m the pixels of after that differ from before

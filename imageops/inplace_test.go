@@ -15,7 +15,7 @@ import (
 // TestPaintInPlace checks that painting a decoded photo in place gives what
 // HidePlates and PlaceLogo give on a copy, for a JPEG's YCbCr (every
 // subsampling the standard library writes or reads, odd bounds) and for
-// RGBA: outside the region the plates may change the photo keeps every
+// RGBA and translucent NRGBA: outside the region the plates may change the photo keeps every
 // sample; inside, the picture matches the copy's up to chroma subsampling.
 func TestPaintInPlace(t *testing.T) {
 	ctx := context.Background()
@@ -32,6 +32,14 @@ func TestPaintInPlace(t *testing.T) {
 		"rgba": func() image.Image {
 			c := image.NewRGBA(scene.Rect)
 			draw.Draw(c, c.Rect, scene, c.Rect.Min, draw.Src)
+			return c
+		},
+		"nrgba-translucent": func() image.Image {
+			c := image.NewNRGBA(scene.Rect)
+			draw.Draw(c, c.Rect, scene, c.Rect.Min, draw.Src)
+			for i := 3; i < len(c.Pix); i += 4 {
+				c.Pix[i] = uint8(128 + i%128) // alpha 128–255
+			}
 			return c
 		},
 		"ycbcr420": func() image.Image {
@@ -97,7 +105,7 @@ func TestPaintInPlace(t *testing.T) {
 						r0, g0, b0, _ := orig.At(x, y).RGBA()
 						r1, g1, b1, _ := got.At(x, y).RGBA()
 						if !(image.Point{x, y}).In(near) {
-							if r0 != r1 || g0 != g1 || b0 != b1 {
+							if r0>>8 != r1>>8 || g0>>8 != g1>>8 || b0>>8 != b1>>8 {
 								far++
 							}
 							continue

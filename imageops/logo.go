@@ -28,7 +28,23 @@ func PlaceLogo(ctx context.Context, img image.Image, quads []plates.Quad, logo i
 	if logo == nil || logo.Bounds().Empty() {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "logo is an empty image")
 	}
-	return renderPlates(ctx, img, quads, func(dst *image.RGBA, s *plateShape) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dst := copyForRender(img)
+	if err := PlaceLogoOn(ctx, dst, translateQuads(quads, img.Bounds().Min), logo); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// PlaceLogoOn is PlaceLogo drawing on dst itself (bounds at (0,0); see
+// Paintable), with no copy of the photo.
+func PlaceLogoOn(ctx context.Context, dst *image.RGBA, quads []plates.Quad, logo image.Image) error {
+	if logo == nil || logo.Bounds().Empty() {
+		return carphoto.Errorf(carphoto.EInvalidParams, "logo is an empty image")
+	}
+	return renderPlates(ctx, dst, quads, func(dst *image.RGBA, s *plateShape) {
 		placeLogo(dst, s, logo)
 	})
 }

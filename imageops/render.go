@@ -151,11 +151,28 @@ func (s *plateShape) coverage(x, y float64) float64 {
 // fills; the empty style is blur, as for ParseStyle. Only the pixels around
 // the plates are read and written.
 func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style Style) (*image.RGBA, error) {
-	style, err := ParseStyle(string(style))
-	if err != nil {
+	if _, err := ParseStyle(string(style)); err != nil {
 		return nil, err
 	}
-	return renderPlates(ctx, img, quads, func(dst *image.RGBA, s *plateShape) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dst := copyForRender(img)
+	quads = translateQuads(quads, img.Bounds().Min)
+	if err := HidePlatesOn(ctx, dst, quads, style); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// HidePlatesOn is HidePlates drawing on dst itself (bounds at (0,0); see
+// Paintable), with no copy of the photo.
+func HidePlatesOn(ctx context.Context, dst *image.RGBA, quads []plates.Quad, style Style) error {
+	style, err := ParseStyle(string(style))
+	if err != nil {
+		return err
+	}
+	return renderPlates(ctx, dst, quads, func(dst *image.RGBA, s *plateShape) {
 		switch style {
 		case StyleBlur:
 			hideBlur(dst, s)
@@ -169,27 +186,62 @@ func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style
 	})
 }
 
-// renderPlates returns a copy of img with paint applied to the shape of
-// every quad that reaches the photo; ctx is checked between plates.
-func renderPlates(ctx context.Context, img image.Image, quads []plates.Quad, paint func(dst *image.RGBA, s *plateShape)) (*image.RGBA, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dst := copyForRender(img)
+// renderPlates applies paint to dst (bounds at (0,0)) in the shape of every
+// quad that reaches the photo; ctx is checked between plates.
+func renderPlates(ctx context.Context, dst *image.RGBA, quads []plates.Quad, paint func(dst *image.RGBA, s *plateShape)) error {
 	for _, q := range quads {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		s, ok, err := newPlateShape(translateQuad(q, img.Bounds().Min))
+		s, ok, err := newPlateShape(q)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !ok || s.outer.Intersect(dst.Rect).Empty() {
 			continue
 		}
 		paint(dst, &s)
 	}
-	return dst, nil
+	return nil
+}
+
+// translateQuads moves quads from img's coordinates to its copy's, which
+// start at 0,0.
+func translateQuads(quads []plates.Quad, min image.Point) []plates.Quad {
+	out := make([]plates.Quad, len(quads))
+	for i, q := range quads {
+		out[i] = translateQuad(q, min)
+	}
+	return out
+}
+
+// Paintable returns img as an *image.RGBA that HidePlatesOn and PlaceLogoOn
+// may draw on, for a caller that hands img over: an *image.RGBA itself, an
+// *image.NRGBA's own pixels premultiplied where they are (image/draw's
+// arithmetic, so the same values a copy would hold), anything else (a JPEG's
+// *image.YCbCr) copied. Bounds start at (0,0).
+func Paintable(img image.Image) *image.RGBA {
+	switch m := img.(type) {
+	case *image.RGBA:
+		return &image.RGBA{Pix: m.Pix[m.PixOffset(m.Rect.Min.X, m.Rect.Min.Y):], Stride: m.Stride, Rect: image.Rect(0, 0, m.Rect.Dx(), m.Rect.Dy())}
+	case *image.NRGBA:
+		w := m.Rect.Dx()
+		for y := m.Rect.Min.Y; y < m.Rect.Max.Y; y++ {
+			row := m.Pix[m.PixOffset(m.Rect.Min.X, y):][:4*w]
+			for i := 0; i < len(row); i += 4 {
+				p := row[i : i+4 : i+4]
+				if p[3] == 255 {
+					continue // premultiplied by 255: unchanged
+				}
+				sa := uint32(p[3]) * 0x101
+				p[0] = uint8(uint32(p[0]) * sa / 0xff >> 8)
+				p[1] = uint8(uint32(p[1]) * sa / 0xff >> 8)
+				p[2] = uint8(uint32(p[2]) * sa / 0xff >> 8)
+			}
+		}
+		return &image.RGBA{Pix: m.Pix[m.PixOffset(m.Rect.Min.X, m.Rect.Min.Y):], Stride: m.Stride, Rect: image.Rect(0, 0, w, m.Rect.Dy())}
+	}
+	return copyForRender(img)
 }
 
 // translateQuad moves q from img's coordinates to the copy's, which start

@@ -1,6 +1,7 @@
 package imageops_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"image"
@@ -148,6 +149,39 @@ func TestCarShadowKeepsOpaqueCarPixels(t *testing.T) {
 			}
 			shadowCarOffset(t, car, out)
 		}
+	}
+}
+
+// With ReuseCar the answer is the same image, drawn on the car itself when the
+// shadow fits on its canvas (a car with floor below and beside it) and on a
+// new canvas when it does not (the synthetic cars fill their images).
+func TestCarShadowReuseCar(t *testing.T) {
+	side, _ := shadowSideCar(t)
+	roomy := image.NewNRGBA(image.Rect(0, 0, 700, 500))
+	for y := range side.Rect.Dy() {
+		copy(roomy.Pix[(y+60)*roomy.Stride+4*140:], side.Pix[y*side.Stride:(y+1)*side.Stride])
+	}
+	reused := 0
+	for name, car := range map[string]*image.NRGBA{"filling its image": side, "with room around it": roomy} {
+		for _, refl := range []bool{false, true} {
+			want := shadowRun(t, car, imageops.ShadowOptions{Reflection: refl})
+			mine := image.NewNRGBA(car.Rect)
+			copy(mine.Pix, car.Pix)
+			got := shadowRun(t, mine, imageops.ShadowOptions{Reflection: refl, ReuseCar: true})
+			if got.Rect != want.Rect || !bytes.Equal(got.Pix, want.Pix) {
+				t.Errorf("%s, reflection %v: ReuseCar changes the answer", name, refl)
+			}
+			drawnOn := &got.Pix[0] == &mine.Pix[0]
+			if drawnOn != (want.Rect == car.Rect) {
+				t.Errorf("%s, reflection %v: drawn on the car %v, canvas %v, car %v", name, refl, drawnOn, want.Rect, car.Rect)
+			}
+			if drawnOn {
+				reused++
+			}
+		}
+	}
+	if reused == 0 {
+		t.Error("no case drew on the car itself")
 	}
 }
 

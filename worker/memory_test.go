@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,4 +185,146 @@ func procStatus(field string) int {
 		}
 	}
 	return 0
+}
+
+// shadowMemoryRun is what the child process of TestShadowMemory12MP
+// reports, in kB.
+type shadowMemoryRun struct {
+	Errors  []string
+	IdleKB  int // VmRSS with the networks loaded, before the 12 MP tasks
+	OneKB   int // VmHWM while one task ran
+	TwoKB   int // VmHWM while two ran at once
+	CutKB   int // VmHWM while one ran on a cut-out PNG (no network)
+	CPUOne  time.Duration
+	Faults1 int64 // minor page faults of the one task
+}
+
+// The memory a 12 MP car-shadow adds to a worker whose networks are loaded:
+// the peak RSS of one task, of two at once, and of one on a cut-out PNG
+// (decode, shadow and encode, without the cut-out's network), each over the
+// process's RSS at rest. Measured in a child process of its own (see
+// TestSixtyMegapixels), the peak reset before each task
+// (/proc/self/clear_refs). Most of a photo's figure is the cut-out
+// network's working memory (nn's pooled scratch, some 250 MB at 320×240);
+// docs/BENCHMARKS.md, "Shadow: worker CPU and memory".
+func TestShadowMemory12MP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("12 MP car-shadows take seconds of CPU")
+	}
+	if in := os.Getenv("CARPHOTO_SHADOW_MEMORY_INPUT"); in != "" {
+		shadowMemoryChild(in)
+		return
+	}
+	photo := cameraPhoto12MP(t)
+	cut, err := Process(context.Background(), jobs.OpCarCutout, photo, nil, jobs.Params{}, imageops.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"12mp.jpg": photo, "12mp-cut.png": cut.Body} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestShadowMemory12MP$")
+	cmd.Env = append(os.Environ(), "CARPHOTO_SHADOW_MEMORY_INPUT="+dir, "GOMEMLIMIT=", "GOGC=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var r shadowMemoryRun
+	i := bytes.LastIndex(out, []byte("SHADOWMEM "))
+	if i < 0 {
+		t.Fatalf("child said %s", out)
+	}
+	if err := json.NewDecoder(bytes.NewReader(out[i+len("SHADOWMEM "):])).Decode(&r); err != nil {
+		t.Fatalf("child said %s", out)
+	}
+	if len(r.Errors) > 0 {
+		t.Fatalf("car-shadow failed: %v", r.Errors)
+	}
+	one, two, cutOnly := (r.OneKB-r.IdleKB)>>10, (r.TwoKB-r.IdleKB)>>11, (r.CutKB-r.IdleKB)>>10
+	t.Logf("12 MP car-shadow: idle RSS %d MB; one task: peak +%d MB, %v CPU, %d page faults; two at once: +%d MB a task; of a cut-out PNG: +%d MB",
+		r.IdleKB>>10, one, r.CPUOne.Round(time.Millisecond), r.Faults1, two, cutOnly)
+	// Before the cut-out read its photo a row at a time and let the
+	// network's scratch go, one task took +520–580 MB and two +480–530 MB
+	// each; the bounds leave room for a busy machine's GC timing.
+	if one > 400 {
+		t.Errorf("one 12 MP car-shadow raised the peak RSS by %d MB, want at most 400", one)
+	}
+	if two > 330 {
+		t.Errorf("two 12 MP car-shadows at once raised the peak RSS by %d MB each, want at most 330", two)
+	}
+	if cutOnly > 150 {
+		t.Errorf("a 12 MP car-shadow of a cut-out PNG raised the peak RSS by %d MB, want at most 150", cutOnly)
+	}
+}
+
+func shadowMemoryChild(dir string) {
+	var r shadowMemoryRun
+	defer func() {
+		b, _ := json.Marshal(r)
+		fmt.Printf("\nSHADOWMEM %s\n", b)
+	}()
+	fail := func(err error) { r.Errors = append(r.Errors, err.Error()) }
+	data, err := os.ReadFile(filepath.Join(dir, "12mp.jpg"))
+	if err != nil {
+		fail(err)
+		return
+	}
+	cut, err := os.ReadFile(filepath.Join(dir, "12mp-cut.png"))
+	if err != nil {
+		fail(err)
+		return
+	}
+	small, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "cars-seg", "images", "cars-seg-0095.jpg"))
+	if err != nil {
+		fail(err)
+		return
+	}
+	limitMemory(2)
+	ctx := context.Background()
+	// The networks loaded, as on a worker that has served a task.
+	if _, err := Process(ctx, jobs.OpCarShadow, small, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+		fail(err)
+		return
+	}
+	settle := func() int {
+		runtime.GC()
+		debug.FreeOSMemory()
+		if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+			fail(fmt.Errorf("reset the peak RSS: %w", err))
+		}
+		return procStatus("VmRSS")
+	}
+	r.IdleKB = settle()
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	c0 := cpuTime()
+	if _, err := Process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+		fail(err)
+	}
+	r.CPUOne = cpuTime() - c0
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	r.Faults1 = ru1.Minflt - ru0.Minflt
+	r.OneKB = procStatus("VmHWM")
+	settle()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range 2 {
+		wg.Go(func() {
+			if _, err := Process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+				mu.Lock()
+				fail(err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	r.TwoKB = procStatus("VmHWM")
+	settle()
+	if _, err := Process(ctx, jobs.OpCarShadow, cut, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+		fail(err)
+	}
+	r.CutKB = procStatus("VmHWM")
 }

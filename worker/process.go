@@ -197,7 +197,7 @@ func shadowOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Res
 	if err != nil {
 		return nil, err
 	}
-	out, err := imageops.CarShadow(ctx, car, imageops.ShadowOptions{Reflection: p.Reflection})
+	out, err := imageops.CarShadow(ctx, car, imageops.ShadowOptions{Reflection: p.Reflection, ReuseCar: true})
 	if err != nil {
 		return nil, fmt.Errorf("shadow: %w", err)
 	}
@@ -234,19 +234,23 @@ func carOf(ctx context.Context, in *imageops.Photo) (*image.NRGBA, error) {
 
 // framed frames a car (with its shadow) as p asks and encodes it: a PNG
 // on a transparent background, or flattened on p.Background and then a
-// JPEG, unless p.Format asks otherwise.
+// JPEG, unless p.Format asks otherwise. car is the worker's own: framing
+// crops it in place where it can, and flattening is done in its pixels.
 func framed(car *image.NRGBA, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
-	img := image.Image(imageops.Frame(car, imageops.Canvas{
+	framed := imageops.Frame(car, imageops.Canvas{
 		Crop: p.Crop, Padding: p.Padding, PaddingShare: p.PaddingShare, Aspect: p.Aspect,
-	}))
+	})
+	img := image.Image(framed)
 	format := "png"
 	if p.Background != "" {
 		bg, err := imageops.ParseColour(p.Background)
 		if err != nil {
 			return nil, err
 		}
-		img = imageops.Flatten(img, bg)
+		img = imageops.FlattenInPlace(framed, bg)
 		format = "jpeg"
+	} else if p.Format == "jpeg" && imageops.HasTransparency(framed) {
+		img = imageops.FlattenInPlace(framed, color.White) // as encode would, without a copy
 	}
 	return encode(img, in, p.Format, format)
 }

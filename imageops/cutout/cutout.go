@@ -39,38 +39,38 @@ var (
 
 // Matte returns the car's alpha matte (255 = car) for img as displayed, with img's bounds.
 func Matte(ctx context.Context, img image.Image) (*image.Alpha, error) {
-	pix := toNRGBA(img)
-	m, err := matte(ctx, pix, false)
-	if err != nil {
+	b := img.Bounds()
+	m := image.NewAlpha(image.Rect(0, 0, b.Dx(), b.Dy()))
+	if err := matte(ctx, newRows(img), m); err != nil {
 		return nil, err
 	}
-	m.Rect = m.Rect.Add(img.Bounds().Min)
+	m.Rect = m.Rect.Add(b.Min)
 	return m, nil
 }
 
 // Cut returns the car on a transparent background: img's pixels with alpha set to the
 // matte and the colours of partly transparent edge pixels decontaminated, so no halo
-// of the old background shows on another backdrop. Same size as img, bounds at (0,0).
+// of the old background shows on another backdrop; fully transparent pixels are
+// zero. Same size as img, bounds at (0,0).
+//
+// The photo is read a row at a time: the network runs on its shrunk copy, and only
+// then is the answer allocated and filled, so no full-size copy of the photo is ever
+// held beside the network's working memory.
 func Cut(ctx context.Context, img image.Image) (*image.NRGBA, error) {
-	pix := toNRGBA(img)
-	m, err := matte(ctx, pix, true)
+	b := img.Bounds()
+	src := newRows(img)
+	c, err := coarse(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	out := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	if b.Empty() {
+		return out, ctx.Err()
+	}
+	if err := refine(ctx, src, c, defaults, out); err != nil {
 		return nil, err
 	}
-	for y := 0; y < pix.Rect.Dy(); y++ {
-		row := pix.Pix[y*pix.Stride : y*pix.Stride+4*pix.Rect.Dx()]
-		arow := m.Pix[y*m.Stride : y*m.Stride+pix.Rect.Dx()]
-		for x, v := range arow {
-			if v == 0 {
-				row[4*x], row[4*x+1], row[4*x+2] = 0, 0, 0
-			}
-			row[4*x+3] = v
-		}
-	}
-	return pix, nil
+	return out, ctx.Err()
 }
 
 // params are the refinement's settings; tune_test.go sweeps them on the validation split.
@@ -93,26 +93,27 @@ type coarseMatte struct {
 	lw, lh int
 }
 
-// matte computes the full-resolution alpha of pix. With decontaminate it also rewrites
-// the colours of pix's partly transparent pixels.
-func matte(ctx context.Context, pix *image.NRGBA, decontaminate bool) (*image.Alpha, error) {
-	W, H := pix.Rect.Dx(), pix.Rect.Dy()
-	if W == 0 || H == 0 {
-		return image.NewAlpha(image.Rect(0, 0, W, H)), ctx.Err()
+// matte writes the full-resolution alpha of the photo src reads to dst.
+func matte(ctx context.Context, src *rows, dst *image.Alpha) error {
+	if src.b.Empty() {
+		return ctx.Err()
 	}
-	c, err := coarse(ctx, pix)
+	c, err := coarse(ctx, src)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return refine(ctx, pix, c, defaults, decontaminate)
+	return refine(ctx, src, c, defaults, dst)
 }
 
-// coarse runs U²-Net-p on a shrunk copy of pix and keeps the car in its output.
-func coarse(ctx context.Context, pix *image.NRGBA) (*coarseMatte, error) {
-	W, H := pix.Rect.Dx(), pix.Rect.Dy()
+// coarse runs U²-Net-p on a shrunk copy of the photo and keeps the car in its output.
+func coarse(ctx context.Context, src *rows) (*coarseMatte, error) {
+	W, H := src.b.Dx(), src.b.Dy()
+	if W == 0 || H == 0 {
+		return &coarseMatte{}, ctx.Err()
+	}
 	// The refinement grid: at most midLong on the long side.
 	mw, mh := fitLong(W, H, midLong)
-	mid := shrink(pix, mw, mh)
+	mid := shrink(src, mw, mh)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -125,18 +126,36 @@ func coarse(ctx context.Context, pix *image.NRGBA) (*coarseMatte, error) {
 	return &coarseMatte{mid: mid, prob: p.d, raw: raw, lw: p.w, lh: p.h}, nil
 }
 
-// refine turns the coarse matte into pix's full-resolution alpha: a guided filter
-// fitted on the refinement grid, evaluated at full resolution in the band around the
-// car's outline. With decontaminate it also cleans the colours of pix's edge pixels.
-func refine(ctx context.Context, pix *image.NRGBA, c *coarseMatte, par params, decontaminate bool) (*image.Alpha, error) {
-	W, H := pix.Rect.Dx(), pix.Rect.Dy()
-	out := image.NewAlpha(image.Rect(0, 0, W, H))
+// refine turns the coarse matte into the photo's full-resolution alpha: a guided
+// filter fitted on the refinement grid, evaluated at full resolution in the band
+// around the car's outline. dst (W×H, bounds at 0,0) is an *image.Alpha, which gets
+// the alpha alone, or an *image.NRGBA, zero on entry, which gets the cut-out: the
+// photo's pixels with the alpha, their colours cleaned where the car's edge mixes
+// with the background, zero where the alpha is.
+func refine(ctx context.Context, src *rows, c *coarseMatte, par params, dst image.Image) error {
+	W, H := src.b.Dx(), src.b.Dy()
+	// Alpha of pixel (x, y) at alpha[y*aStride+x*aStep]; with an NRGBA, the colours
+	// are read straight into its rows, and cleaned there.
+	var alpha, pixels []byte
+	var aStride, aStep, pStride int
+	decontaminate := false
+	switch d := dst.(type) {
+	case *image.Alpha:
+		alpha, aStride, aStep = d.Pix, d.Stride, 1
+		pixels = make([]byte, 4*W)
+	case *image.NRGBA:
+		alpha, aStride, aStep = d.Pix[3:], d.Stride, 4
+		pixels, pStride = d.Pix, d.Stride
+		decontaminate = true
+	default:
+		panic("cutout: refine writes an *image.Alpha or an *image.NRGBA")
+	}
 	mid, mw, mh := c.mid, c.mid.w, c.mid.h
 	pMid := bilinear(c.prob, c.lw, c.lh, mw, mh)
 	r := max(1, int(math.Round(par.gfRadius*float64(mw)/float64(c.lw))))
 	g := fitGuided(mid, pMid, r, par.gfEps)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	// A trimap: the band within bandGrow network pixels of the coarse outline is
 	// unknown; the car and the background beyond it are known, and their colours are
@@ -154,7 +173,7 @@ func refine(ctx context.Context, pix *image.NRGBA, c *coarseMatte, par params, d
 	}
 	fg, bg := fillFrom(mid, wF), fillFrom(mid, wB)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 
 	// Full resolution: outside the band the coarse matte decides. Inside it, where the
@@ -165,101 +184,165 @@ func refine(ctx context.Context, pix *image.NRGBA, c *coarseMatte, par params, d
 	for x := range mx {
 		mx[x] = x * mw / W
 	}
+	// Grid column k covers pixels xs[k] to xs[k+1].
+	xs := make([]int, mw+1)
+	for x := W - 1; x >= 0; x-- {
+		xs[mx[x]] = x
+	}
+	xs[mw] = W
+	// The grid cells of each grid row that are car or band: the rest of the row is
+	// background, whose colours are not read.
+	spanLo, spanHi := make([]int, mh), make([]int, mh)
+	for my := range mh {
+		spanLo[my], spanHi[my] = mw, -1
+		for k := range mw {
+			if m := my*mw + k; band[m] || pMid[m] >= 0.5 {
+				spanLo[my], spanHi[my] = min(spanLo[my], k), k
+			}
+		}
+	}
 	x0s, x1s, fxs := axisMap(mw, W)
 	const inv255 = 1.0 / 255
-	// Opaque band pixels that look like a mix of car and background, with their
-	// cleaned colour: cleaned afterwards if they touch the edge.
+	// Opaque band pixels that look like a mix of car and background get their
+	// cleaned colour if they touch the edge: a transparent or partly transparent
+	// pixel around them, known once the next row's alpha is. pending holds the
+	// previous row's, ready holds this row's.
 	type mixed struct {
-		x, y    int
+		x       int
 		r, g, b uint8
 	}
-	var opaqueMixed []mixed
+	var pending, ready []mixed
+	clean := func(y int, ps []mixed) {
+		for _, p := range ps {
+			edge := false
+			for yy := max(0, y-1); yy <= min(H-1, y+1) && !edge; yy++ {
+				for xx := max(0, p.x-1); xx <= min(W-1, p.x+1); xx++ {
+					if alpha[yy*aStride+xx*aStep] < 255 {
+						edge = true
+						break
+					}
+				}
+			}
+			if edge {
+				i := y*pStride + 4*p.x
+				pixels[i], pixels[i+1], pixels[i+2] = p.r, p.g, p.b
+			}
+		}
+	}
 	for y := 0; y < H; y++ {
 		if y%256 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		my := y * mh / H
 		y0, y1, fy := axisWeight(mh, H, y)
-		arow := out.Pix[y*out.Stride : y*out.Stride+W]
-		prow := pix.Pix[y*pix.Stride : y*pix.Stride+4*W]
-		for x := range arow {
-			m := my*mw + mx[x]
+		arow := alpha[y*aStride:]
+		if spanLo[my] > spanHi[my] {
+			// Background: alpha and colours zero, as they are on entry for an
+			// NRGBA; an Alpha may be reused.
+			if aStep == 1 {
+				clear(arow[:W])
+			}
+			clean(y-1, pending)
+			pending = pending[:0]
+			continue
+		}
+		xa, xb := xs[spanLo[my]], xs[spanHi[my]+1]
+		prow := pixels[y*pStride:]
+		src.read(y, xa, xb, prow[4*xa:4*xb])
+		if aStep == 1 {
+			clear(arow[:xa])
+			clear(arow[xb:W])
+		}
+		ready = ready[:0]
+		for k := spanLo[my]; k <= spanHi[my]; k++ {
+			m := my*mw + k
 			if !band[m] {
+				// A run of pixels the coarse matte decides.
+				lo, hi := xs[k], xs[k+1]
 				if pMid[m] >= 0.5 {
-					arow[x] = 255
+					for x := lo; x < hi; x++ {
+						arow[x*aStep] = 255
+					}
+				} else if aStep == 1 {
+					clear(arow[lo:hi])
+				} else {
+					clear(prow[4*lo : 4*hi])
 				}
 				continue
 			}
-			i00, i01, i10, i11 := y0*mw+x0s[x], y0*mw+x1s[x], y1*mw+x0s[x], y1*mw+x1s[x]
-			lerp := func(s []float32) float32 {
-				a := s[i00] + (s[i01]-s[i00])*fxs[x]
-				b := s[i10] + (s[i11]-s[i10])*fxs[x]
-				return a + (b-a)*fy
-			}
-			R := float32(prow[4*x]) * inv255
-			G := float32(prow[4*x+1]) * inv255
-			B := float32(prow[4*x+2]) * inv255
-			q := lerp(g.a[0])*R + lerp(g.a[1])*G + lerp(g.a[2])*B + lerp(g.b)
-			q = (q-0.5)*par.sharpen + 0.5
+			for x := xs[k]; x < xs[k+1]; x++ {
+				i00, i01, i10, i11 := y0*mw+x0s[x], y0*mw+x1s[x], y1*mw+x0s[x], y1*mw+x1s[x]
+				lerp := func(s []float32) float32 {
+					a := s[i00] + (s[i01]-s[i00])*fxs[x]
+					b := s[i10] + (s[i11]-s[i10])*fxs[x]
+					return a + (b-a)*fy
+				}
+				R := float32(prow[4*x]) * inv255
+				G := float32(prow[4*x+1]) * inv255
+				B := float32(prow[4*x+2]) * inv255
+				q := lerp(g.a[0])*R + lerp(g.a[1])*G + lerp(g.a[2])*B + lerp(g.b)
+				q = (q-0.5)*par.sharpen + 0.5
 
-			// Projection on the line from the background's colour to the car's.
-			fr, fgG, fb := lerp(fg.ch(0)), lerp(fg.ch(1)), lerp(fg.ch(2))
-			dr, dg, db := lerp(bg.ch(0))-fr, lerp(bg.ch(1))-fgG, lerp(bg.ch(2))-fb
-			n := dr*dr + dg*dg + db*db
-			s := float32(0) // the background's share of the pixel
-			if n > 1e-4 {
-				s = min(max(((R-fr)*dr+(G-fgG)*dg+(B-fb)*db)/n, 0), 1)
-			}
-			trust := float32(0)
-			if n > 1e-4 {
-				// Trust the projection where the two colours are far apart and the
-				// pixel lies close to the line between them.
-				er, eg, eb := R-fr-s*dr, G-fgG-s*dg, B-fb-s*db
-				off := er*er + eg*eg + eb*eb
-				trust = min(max((n-0.01)/0.04, 0), 1) * min(max(1-off/0.01, 0), 1)
-				q = trust*par.project*(1-s) + (1-trust*par.project)*q
-			}
-			a := uint8(0)
-			switch {
-			case q >= 1:
-				a = 255
-			case q > 0:
-				a = uint8(q*255 + 0.5)
-			}
-			arow[x] = a
-			// Remove the pixel's share of the background's colour, s(B-F): a mix
-			// αF + (1-α)B comes back as F whatever α was estimated.
-			if !decontaminate || a == 0 {
-				continue
-			}
-			r, g, b := unit8(R-s*dr), unit8(G-s*dg), unit8(B-s*db)
-			if a < 255 {
-				prow[4*x], prow[4*x+1], prow[4*x+2] = r, g, b
-			} else if s > 0.1 {
-				opaqueMixed = append(opaqueMixed, mixed{x, y, r, g, b})
-			}
-		}
-	}
-	// Opaque pixels next to a transparent or partly transparent one are at the car's
-	// edge and may hold some background too; deeper ones are the car's own colours.
-	for _, p := range opaqueMixed {
-		edge := false
-		for yy := max(0, p.y-1); yy <= min(H-1, p.y+1) && !edge; yy++ {
-			for xx := max(0, p.x-1); xx <= min(W-1, p.x+1); xx++ {
-				if out.Pix[yy*out.Stride+xx] < 255 {
-					edge = true
-					break
+				// Projection on the line from the background's colour to the car's.
+				fr, fgG, fb := lerp(fg.ch(0)), lerp(fg.ch(1)), lerp(fg.ch(2))
+				dr, dg, db := lerp(bg.ch(0))-fr, lerp(bg.ch(1))-fgG, lerp(bg.ch(2))-fb
+				n := dr*dr + dg*dg + db*db
+				s := float32(0) // the background's share of the pixel
+				if n > 1e-4 {
+					// min(max(num/n, 0), 1), dividing only when the clamps do not
+					// decide (division is monotonic: num ≥ n gives num/n ≥ 1).
+					switch num := (R-fr)*dr + (G-fgG)*dg + (B-fb)*db; {
+					case num <= 0:
+					case num >= n:
+						s = 1
+					default:
+						s = min(num/n, 1)
+					}
+					// Trust the projection where the two colours are far apart and the
+					// pixel lies close to the line between them: min(max((n-0.01)/0.04,
+					// 0), 1) · min(max(1-off/0.01, 0), 1), the same way.
+					er, eg, eb := R-fr-s*dr, G-fgG-s*dg, B-fb-s*db
+					trust := float32(0)
+					if off := er*er + eg*eg + eb*eb; off < 0.01 {
+						trust = max(1-off/0.01, 0)
+						if d := n - 0.01; d < 0.04 {
+							trust *= max(d/0.04, 0)
+						}
+					}
+					q = trust*par.project*(1-s) + (1-trust*par.project)*q
+				}
+				a := uint8(0)
+				switch {
+				case q >= 1:
+					a = 255
+				case q > 0:
+					a = uint8(q*255 + 0.5)
+				}
+				arow[x*aStep] = a
+				if !decontaminate {
+					continue
+				}
+				if a == 0 {
+					prow[4*x], prow[4*x+1], prow[4*x+2] = 0, 0, 0
+					continue
+				}
+				// Remove the pixel's share of the background's colour, s(B-F): a mix
+				// αF + (1-α)B comes back as F whatever α was estimated.
+				r, g, b := unit8(R-s*dr), unit8(G-s*dg), unit8(B-s*db)
+				if a < 255 {
+					prow[4*x], prow[4*x+1], prow[4*x+2] = r, g, b
+				} else if s > 0.1 {
+					ready = append(ready, mixed{x, r, g, b})
 				}
 			}
 		}
-		if edge {
-			i := p.y*pix.Stride + 4*p.x
-			pix.Pix[i], pix.Pix[i+1], pix.Pix[i+2] = p.r, p.g, p.b
-		}
+		clean(y-1, pending)
+		pending, ready = ready, pending
 	}
-	return out, nil
+	clean(H-1, pending)
+	return nil
 }
 
 // unit8 maps 0..1 to 0..255, clamped.

@@ -76,16 +76,16 @@ func TestRefineLeavesNoHalo(t *testing.T) {
 		}
 	}
 	prob = boxMean(prob, lw, lh, 1) // soft, as the network's edges are
-	c := &coarseMatte{mid: shrink(pix, w, h), prob: prob, lw: lw, lh: lh}
-	alpha, err := refine(context.Background(), pix, c, defaults, true)
-	if err != nil {
+	c := &coarseMatte{mid: shrink(newRows(pix), w, h), prob: prob, lw: lw, lh: lh}
+	cut := image.NewNRGBA(pix.Rect)
+	if err := refine(context.Background(), newRows(pix), c, defaults, cut); err != nil {
 		t.Fatal(err)
 	}
 	var inter, union, outline, fringe, soft int
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
 			i := y*w + x
-			a := alpha.Pix[y*alpha.Stride+x]
+			a := cut.Pix[y*cut.Stride+4*x+3]
 			car, got := cover[i] >= 0.5, a >= 128
 			if car && got {
 				inter++
@@ -99,7 +99,7 @@ func TestRefineLeavesNoHalo(t *testing.T) {
 			if a > 0 && a < 255 {
 				soft++
 			}
-			p := pix.NRGBAAt(x, y)
+			p := cut.NRGBAAt(x, y)
 			if a >= 32 && math.Min(float64(p.R), float64(p.B))-float64(p.G) > 60 {
 				fringe++
 			}

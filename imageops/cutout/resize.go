@@ -7,76 +7,153 @@ import (
 	"carphoto/imageops/internal/nn"
 )
 
-// toNRGBA returns img's pixels as an NRGBA image with bounds at (0,0), copied so the
-// caller may change it. Opaque images (every JPEG) take draw's fast paths.
-func toNRGBA(img image.Image) *image.NRGBA {
-	b := img.Bounds()
-	out := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	if src, ok := img.(*image.NRGBA); ok {
-		for y := 0; y < b.Dy(); y++ {
-			i := src.PixOffset(b.Min.X, b.Min.Y+y)
-			copy(out.Pix[y*out.Stride:y*out.Stride+4*b.Dx()], src.Pix[i:i+4*b.Dx()])
-		}
-		return out
+// rows reads a photo one row at a time as 8-bit non-premultiplied RGBA, with
+// bounds at (0,0): the same bytes a whole copy of it as an *image.NRGBA would hold,
+// without that copy (48 MB for 12 megapixels). Opaque images (every JPEG) take
+// draw's fast paths, straight into the caller's buffer.
+type rows struct {
+	img    image.Image
+	b      image.Rectangle
+	nrgba  *image.NRGBA // img, when it is one: rows are copied
+	opaque bool
+}
+
+func newRows(img image.Image) *rows {
+	r := &rows{img: img, b: img.Bounds()}
+	r.nrgba, _ = img.(*image.NRGBA)
+	if o, ok := img.(interface{ Opaque() bool }); ok && r.nrgba == nil {
+		r.opaque = o.Opaque()
 	}
-	// Draw into an RGBA view of the same memory (premultiplied), then un-premultiply;
-	// for opaque pixels the two layouts are identical.
-	rgba := &image.RGBA{Pix: out.Pix, Stride: out.Stride, Rect: out.Rect}
-	draw.Draw(rgba, rgba.Rect, img, b.Min, draw.Src)
-	if o, ok := img.(interface{ Opaque() bool }); ok && o.Opaque() {
-		return out
+	return r
+}
+
+// read writes pixels x0 to x1 of row y into dst, 4 bytes a pixel.
+func (r *rows) read(y, x0, x1 int, dst []byte) {
+	dst = dst[:4*(x1-x0)]
+	if r.nrgba != nil {
+		i := r.nrgba.PixOffset(r.b.Min.X+x0, r.b.Min.Y+y)
+		copy(dst, r.nrgba.Pix[i:i+len(dst)])
+		return
 	}
-	p := out.Pix
-	for i := 0; i+3 < len(p); i += 4 {
-		a := uint32(p[i+3])
+	// Draw into an RGBA view of dst (premultiplied), then un-premultiply; for
+	// opaque pixels the two layouts are identical.
+	rgba := &image.RGBA{Pix: dst, Stride: len(dst), Rect: image.Rect(x0, 0, x1, 1)}
+	draw.Draw(rgba, rgba.Rect, r.img, image.Pt(r.b.Min.X+x0, r.b.Min.Y+y), draw.Src)
+	if r.opaque {
+		return
+	}
+	for i := 0; i+3 < len(dst); i += 4 {
+		a := uint32(dst[i+3])
 		if a == 255 || a == 0 {
 			continue
 		}
-		p[i] = uint8(min(255, (uint32(p[i])*255+a/2)/a))
-		p[i+1] = uint8(min(255, (uint32(p[i+1])*255+a/2)/a))
-		p[i+2] = uint8(min(255, (uint32(p[i+2])*255+a/2)/a))
+		dst[i] = uint8(min(255, (uint32(dst[i])*255+a/2)/a))
+		dst[i+1] = uint8(min(255, (uint32(dst[i+1])*255+a/2)/a))
+		dst[i+2] = uint8(min(255, (uint32(dst[i+2])*255+a/2)/a))
 	}
-	return out
 }
 
-// shrink averages img (NRGBA, opaque colours) into a w×h image of three float32 planes in
-// 0..1. Each output pixel is the mean of the source pixels whose index maps to it, so
-// shrinking touches every source pixel once; enlarging repeats pixels.
-func shrink(img *image.NRGBA, w, h int) *plane {
-	sw, sh := img.Rect.Dx(), img.Rect.Dy()
+// add adds the colours of row y to acc, three sums a pixel: those of pixels
+// xs[k] to xs[k+1] to pixel k's. row is scratch of 4 bytes a pixel. A decoded
+// JPEG's planes are converted on the fly, as image/draw converts them
+// (color.YCbCrToRGB), without writing the row out first.
+func (r *rows) add(y int, xs []int, acc []uint32, row []byte) {
+	w := len(xs) - 1
+	if m, ok := r.img.(*image.YCbCr); ok && ycbcrDrawn(m.SubsampleRatio) && r.b.Min.X >= 0 {
+		sy, sx := r.b.Min.Y+y, r.b.Min.X
+		yrow := m.Y[m.YOffset(sx, sy):]
+		c0 := m.COffset(sx, sy)
+		cb, cr := m.Cb[c0:], m.Cr[c0:]
+		cshift, odd := 0, 0 // chroma column = (pixel column + odd) >> cshift, as COffset
+		if m.SubsampleRatio == image.YCbCrSubsampleRatio422 || m.SubsampleRatio == image.YCbCrSubsampleRatio420 {
+			cshift, odd = 1, sx&1
+		}
+		for k := range w {
+			var sr, sg, sb uint32
+			for x := xs[k]; x < xs[k+1]; x++ {
+				ci := (x + odd) >> cshift
+				yy1 := int32(yrow[x]) * 0x10101
+				cb1 := int32(cb[ci]) - 128
+				cr1 := int32(cr[ci]) - 128
+				sr += clampShift(yy1 + 91881*cr1)
+				sg += clampShift(yy1 - 22554*cb1 - 46802*cr1)
+				sb += clampShift(yy1 + 116130*cb1)
+			}
+			a := acc[3*k : 3*k+3 : 3*k+3]
+			a[0], a[1], a[2] = a[0]+sr, a[1]+sg, a[2]+sb
+		}
+		return
+	}
+	r.read(y, 0, xs[w], row)
+	for k := range w {
+		var sr, sg, sb uint32
+		for x := xs[k]; x < xs[k+1]; x++ {
+			sr += uint32(row[4*x])
+			sg += uint32(row[4*x+1])
+			sb += uint32(row[4*x+2])
+		}
+		a := acc[3*k : 3*k+3 : 3*k+3]
+		a[0], a[1], a[2] = a[0]+sr, a[1]+sg, a[2]+sb
+	}
+}
+
+// ycbcrDrawn reports whether image/draw converts this subsampling with its
+// own loop (color.YCbCrToRGB per pixel), which rows.add repeats.
+func ycbcrDrawn(s image.YCbCrSubsampleRatio) bool {
+	switch s {
+	case image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440:
+		return true
+	}
+	return false
+}
+
+// clampShift is one channel of color.YCbCrToRGB from its 16.16 fixed-point
+// sum: v >> 16 clamped to 0..255.
+func clampShift(v int32) uint32 {
+	if uint32(v)&0xff000000 == 0 {
+		return uint32(v >> 16)
+	}
+	return uint32(uint8(^(v >> 31)))
+}
+
+// shrink averages the photo (opaque colours) into a w×h image of three float32
+// planes in 0..1. Each output pixel is the mean of the source pixels whose index maps
+// to it, so shrinking touches every source pixel once; enlarging repeats pixels.
+func shrink(src *rows, w, h int) *plane {
+	sw, sh := src.b.Dx(), src.b.Dy()
 	out := newPlane(3, h, w)
 	r, g, b := out.ch(0), out.ch(1), out.ch(2)
+	row := make([]byte, 4*sw)
 	if sw < w || sh < h {
 		// Enlarging: nearest source pixel.
 		for y := 0; y < h; y++ {
-			sy := y * sh / h
+			src.read(y*sh/h, 0, sw, row)
 			for x := 0; x < w; x++ {
-				i := sy*img.Stride + 4*(x*sw/w)
-				r[y*w+x] = float32(img.Pix[i]) / 255
-				g[y*w+x] = float32(img.Pix[i+1]) / 255
-				b[y*w+x] = float32(img.Pix[i+2]) / 255
+				i := 4 * (x * sw / w)
+				r[y*w+x] = float32(row[i]) / 255
+				g[y*w+x] = float32(row[i+1]) / 255
+				b[y*w+x] = float32(row[i+2]) / 255
 			}
 		}
 		return out
 	}
-	xmap := make([]int, sw)
-	for x := range xmap {
-		xmap[x] = x * w / sw
+	// Output column k averages source columns xs[k] to xs[k+1] (those x with
+	// x*w/sw == k).
+	xs := make([]int, w+1)
+	for x := sw - 1; x >= 0; x-- {
+		xs[x*w/sw] = x
 	}
+	xs[w] = sw
 	acc := make([]uint32, 3*w)
 	cnt := make([]uint32, w)
 	for y := 0; y < h; y++ {
 		clear(acc)
-		clear(cnt)
 		y0, y1 := y*sh/h, (y+1)*sh/h
 		for sy := y0; sy < y1; sy++ {
-			row := img.Pix[sy*img.Stride : sy*img.Stride+4*sw]
-			for x, ox := range xmap {
-				acc[3*ox] += uint32(row[4*x])
-				acc[3*ox+1] += uint32(row[4*x+1])
-				acc[3*ox+2] += uint32(row[4*x+2])
-				cnt[ox]++
-			}
+			src.add(sy, xs, acc, row)
+		}
+		for k := range cnt {
+			cnt[k] = uint32((xs[k+1] - xs[k]) * (y1 - y0))
 		}
 		for x := 0; x < w; x++ {
 			n := float32(cnt[x]) * 255

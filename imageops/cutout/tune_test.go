@@ -41,7 +41,7 @@ func TestTune(t *testing.T) {
 	if err := json.Unmarshal(raw, &labels); err != nil {
 		t.Fatal(err)
 	}
-	var pixes []*image.NRGBA
+	var pixes []*rows
 	var masks []image.Image
 	for _, l := range labels {
 		if HeldOut(filepath.Base(l.File)) {
@@ -59,7 +59,7 @@ func TestTune(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pixes = append(pixes, toNRGBA(img))
+		pixes = append(pixes, newRows(img))
 		masks = append(masks, mask)
 	}
 	ctx := context.Background()
@@ -95,8 +95,8 @@ func TestTune(t *testing.T) {
 								cleanCar(p, c.lw, c.lh, keep, int(open))
 								cc := *c
 								cc.prob = p
-								m, err := refine(ctx, pixes[i], &cc, par, false)
-								if err != nil {
+								m := image.NewAlpha(pixes[i].b)
+								if err := refine(ctx, pixes[i], &cc, par, m); err != nil {
 									t.Fatal(err)
 								}
 								iou += IoU(m, masks[i])
