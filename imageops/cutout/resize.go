@@ -68,6 +68,10 @@ func (r *rows) add(y int, xs []int, acc []uint32, row []byte) {
 		if m.SubsampleRatio == image.YCbCrSubsampleRatio422 || m.SubsampleRatio == image.YCbCrSubsampleRatio420 {
 			cshift, odd = 1, sx&1
 		}
+		if cshift == 1 && odd == 0 {
+			addPairs(yrow, cb, cr, xs, acc)
+			return
+		}
 		for k := range w {
 			var sr, sg, sb uint32
 			for x := xs[k]; x < xs[k+1]; x++ {
@@ -95,6 +99,43 @@ func (r *rows) add(y int, xs []int, acc []uint32, row []byte) {
 		a := acc[3*k : 3*k+3 : 3*k+3]
 		a[0], a[1], a[2] = a[0]+sr, a[1]+sg, a[2]+sb
 	}
+}
+
+// addPairs is rows.add for chroma halved across (4:2:0, 4:2:2), the row
+// starting on a pair: pixels 2j and 2j+1 share chroma sample j, whose terms
+// are worked out once for both.
+func addPairs(yrow, cb, cr []byte, xs []int, acc []uint32) {
+	for k := range len(xs) - 1 {
+		x, hi := xs[k], xs[k+1]
+		var sr, sg, sb uint32
+		if x&1 == 1 && x < hi {
+			sr, sg, sb = ycbcrRGB(yrow[x], cb[x>>1], cr[x>>1])
+			x++
+		}
+		for ; x+1 < hi; x += 2 {
+			cb1 := int32(cb[x>>1]) - 128
+			cr1 := int32(cr[x>>1]) - 128
+			tr, tg, tb := 91881*cr1, -22554*cb1-46802*cr1, 116130*cb1
+			y0, y1 := int32(yrow[x])*0x10101, int32(yrow[x+1])*0x10101
+			sr += clampShift(y0+tr) + clampShift(y1+tr)
+			sg += clampShift(y0+tg) + clampShift(y1+tg)
+			sb += clampShift(y0+tb) + clampShift(y1+tb)
+		}
+		if x < hi {
+			r, g, b := ycbcrRGB(yrow[x], cb[x>>1], cr[x>>1])
+			sr, sg, sb = sr+r, sg+g, sb+b
+		}
+		a := acc[3*k : 3*k+3 : 3*k+3]
+		a[0], a[1], a[2] = a[0]+sr, a[1]+sg, a[2]+sb
+	}
+}
+
+// ycbcrRGB is color.YCbCrToRGB.
+func ycbcrRGB(y, cb, cr uint8) (r, g, b uint32) {
+	yy1 := int32(y) * 0x10101
+	cb1 := int32(cb) - 128
+	cr1 := int32(cr) - 128
+	return clampShift(yy1 + 91881*cr1), clampShift(yy1 - 22554*cb1 - 46802*cr1), clampShift(yy1 + 116130*cb1)
 }
 
 // ycbcrDrawn reports whether image/draw converts this subsampling with its
