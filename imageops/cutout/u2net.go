@@ -268,15 +268,13 @@ func u2Prob(ctx context.Context, mid *plane) (*plane, error) {
 	return out, ctx.Err()
 }
 
-// releaseScratch lets the network's working memory go. nn keeps every tensor
-// the forward pass frees in a sync.Pool for the next one, and a pool lets go
-// of its contents only at the second collection after: at 320×240 that is
-// some 150–250 MB, which the garbage collector would count as live while
-// the cut-out's full-resolution work allocated on top of it, doubling the
-// heap a 12 MP car-shadow reaches (docs/BENCHMARKS.md, "Shadow"). Two
-// collections right away cost about a millisecond (the heap is nearly all
+// releaseScratch lets the network's working memory go: nn keeps the
+// buffers the forward pass freed for the next network, and the garbage
+// collector would count them as live while the cut-out's full-resolution
+// work allocated on top of them (docs/BENCHMARKS.md, "Shadow"). One
+// collection right away costs about a millisecond (the heap is nearly all
 // pixel buffers, which hold no pointers to scan).
 func releaseScratch() {
-	runtime.GC()
+	nn.Release()
 	runtime.GC()
 }

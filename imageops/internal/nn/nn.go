@@ -24,33 +24,74 @@ func NewTensor(c, h, w int) *Tensor {
 	return &Tensor{C: c, H: h, W: w, Data: make([]float32, c*h*w)}
 }
 
-// pools holds storage given back by Free, one sync.Pool of *[]float32 per
-// length, for scratch to hand out again: a forward pass then neither
-// allocates nor clears most of its layers' outputs (on a 12-megapixel
-// plate detection that was a tenth of the time).
-var pools sync.Map
+// spare holds storage given back by Free for scratch to hand out again:
+// a forward pass then neither allocates nor clears most of its layers'
+// outputs (on a 12-megapixel plate detection that was a tenth of the
+// time). A request takes the smallest spare buffer that holds it (and is
+// at most twice its size), whatever size it was made for, so a network's
+// layers of many sizes share a few buffers: with a sync.Pool a size (the
+// cut-out's U²-Net has dozens) kept its own buffers, held until the second
+// collection after, some 250 MB against a working set of about 110 MB
+// (docs/BENCHMARKS.md). Release drops them all.
+var spare struct {
+	sync.Mutex
+	bufs  [][]float32
+	bytes int
+}
+
+// maxSpare is the most storage spare keeps; beyond it Free lets buffers go.
+const maxSpare = 256 << 20
 
 // scratch returns a c×h×w tensor whose contents are undefined: recycled
-// storage when Free gave back some of this size.
+// storage when Free gave back a buffer it fits in.
 func scratch(c, h, w int) *Tensor {
 	n := c * h * w
-	if p, ok := pools.Load(n); ok {
-		if d, ok := p.(*sync.Pool).Get().(*[]float32); ok {
-			return &Tensor{C: c, H: h, W: w, Data: *d}
+	spare.Lock()
+	best := -1
+	for i, b := range spare.bufs {
+		if k := cap(b); k >= n && k <= 2*n && (best < 0 || k < cap(spare.bufs[best])) {
+			best = i
 		}
 	}
-	return &Tensor{C: c, H: h, W: w, Data: make([]float32, n)}
+	var d []float32
+	if best >= 0 {
+		d = spare.bufs[best][:n]
+		last := len(spare.bufs) - 1
+		spare.bufs[best] = spare.bufs[last]
+		spare.bufs[last] = nil
+		spare.bufs = spare.bufs[:last]
+		spare.bytes -= 4 * cap(d)
+	}
+	spare.Unlock()
+	if d == nil {
+		d = make([]float32, n)
+	}
+	return &Tensor{C: c, H: h, W: w, Data: d}
 }
 
 // Free gives the storage of tensors no longer needed back for reuse by
 // Apply and UpConcat; the caller must not touch them again.
 func Free(ts ...*Tensor) {
+	spare.Lock()
+	defer spare.Unlock()
 	for _, t := range ts {
-		d := t.Data
+		d := t.Data[:cap(t.Data)]
 		t.Data = nil
-		p, _ := pools.LoadOrStore(len(d), &sync.Pool{})
-		p.(*sync.Pool).Put(&d)
+		if len(d) == 0 || spare.bytes+4*len(d) > maxSpare {
+			continue
+		}
+		spare.bufs = append(spare.bufs, d)
+		spare.bytes += 4 * len(d)
 	}
+}
+
+// Release lets go of every buffer Free gave back, for the garbage
+// collector: after a large network, before other work allocates.
+func Release() {
+	spare.Lock()
+	clear(spare.bufs)
+	spare.bufs, spare.bytes = spare.bufs[:0], 0
+	spare.Unlock()
 }
 
 // Plane returns channel i.
