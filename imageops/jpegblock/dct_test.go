@@ -9,7 +9,6 @@ import (
 // the plain sums over the basis.
 func TestIDCT8MatchesBasis(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	b := basis[8]
 	for range 200 {
 		var c [64]float32
 		for k := range 64 {
@@ -19,18 +18,8 @@ func TestIDCT8MatchesBasis(t *testing.T) {
 		}
 		got := make([]uint8, 64)
 		idct8(&c, got, 8)
-		for j := range 8 {
-			for i := range 8 {
-				var s float32
-				for v := range 8 {
-					for u := range 8 {
-						s += b[j*8+v] * b[i*8+u] * c[v*8+u]
-					}
-				}
-				if w := clamp8(s + 128); int(got[j*8+i])-int(w) > 1 || int(w)-int(got[j*8+i]) > 1 {
-					t.Fatalf("(%d,%d): got %d, want %d", i, j, got[j*8+i], w)
-				}
-			}
+		if i, j, w, ok := matchesBasis(&c, got); !ok {
+			t.Fatalf("(%d,%d): got %d, want %d", i, j, got[j*8+i], w)
 		}
 	}
 }
@@ -68,7 +57,6 @@ func TestFDCTMatchesBasis(t *testing.T) {
 // sums over the basis, dense and sparse blocks alike.
 func TestIDCTAANMatchesBasis(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	b := basis[8]
 	var q [64]int32
 	for z := range q {
 		q[z] = int32(1 + rng.IntN(20))
@@ -86,18 +74,8 @@ func TestIDCTAANMatchesBasis(t *testing.T) {
 		}
 		got := make([]uint8, 64)
 		idctAAN(&scaled, got, 8)
-		for j := range 8 {
-			for i := range 8 {
-				var s float32
-				for v := range 8 {
-					for u := range 8 {
-						s += b[j*8+v] * b[i*8+u] * c[v*8+u]
-					}
-				}
-				if w := clamp8(s + 128); int(got[j*8+i])-int(w) > 1 || int(w)-int(got[j*8+i]) > 1 {
-					t.Fatalf("block %d (%d,%d): got %d, want %d", n, i, j, got[j*8+i], w)
-				}
-			}
+		if i, j, w, ok := matchesBasis(&c, got); !ok {
+			t.Fatalf("block %d (%d,%d): got %d, want %d", n, i, j, got[j*8+i], w)
 		}
 	}
 }
@@ -111,4 +89,26 @@ func TestLevelMatchesClamp8(t *testing.T) {
 			t.Fatalf("level(%v) = %d, clamp8 gives %d", v, got, want)
 		}
 	}
+}
+
+// matchesBasis checks an 8×8 inverse DCT's output got against the plain
+// sums over the basis of the dequantised coefficients c (natural order),
+// within a level; it gives the first sample that is off and its wanted
+// value.
+func matchesBasis(c *[64]float32, got []uint8) (i, j int, want uint8, ok bool) {
+	b := basis[8]
+	for j := range 8 {
+		for i := range 8 {
+			var s float32
+			for v := range 8 {
+				for u := range 8 {
+					s += b[j*8+v] * b[i*8+u] * c[v*8+u]
+				}
+			}
+			if w := clamp8(s + 128); int(got[j*8+i])-int(w) > 1 || int(w)-int(got[j*8+i]) > 1 {
+				return i, j, w, false
+			}
+		}
+	}
+	return 0, 0, 0, true
 }
