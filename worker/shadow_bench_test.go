@@ -1,50 +1,29 @@
 package worker
 
 import (
-	"bytes"
 	"context"
-	"image"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 
-	xdraw "golang.org/x/image/draw"
-
 	"carphoto/imageops"
+	"carphoto/internal/benchphoto"
 	"carphoto/jobs"
 )
 
 // cameraPhoto is cars-seg-0095 (a car on a street, 480×360) upscaled to
 // 4000×3000 with Catmull-Rom and given ±6 levels of noise, so that it codes
 // about as densely as a camera's 12 MP photo (2–3 MB at quality 90; the
-// upscaled photo alone codes in a fraction of that). Made once a run; ok
-// is false where the shared data set is absent.
+// upscaled photo alone codes in a fraction of that). Made once a run; the
+// error is os.ErrNotExist where the shared data set is absent.
 var cameraPhoto = sync.OnceValues(func() ([]byte, error) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "cars-seg", "images", "cars-seg-0095.jpg"))
 	if err != nil {
 		return nil, err
 	}
-	p, err := imageops.Decode(context.Background(), data, imageops.Limits{})
-	if err != nil {
-		return nil, err
-	}
-	img := image.NewRGBA(image.Rect(0, 0, 4000, 3000))
-	xdraw.CatmullRom.Scale(img, img.Rect, p.Image, p.Image.Bounds(), xdraw.Src, nil)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < len(img.Pix); i += 4 {
-		d := rng.IntN(13) - 6
-		for k := range 3 {
-			img.Pix[i+k] = uint8(min(255, max(0, int(img.Pix[i+k])+d)))
-		}
-	}
-	var out bytes.Buffer
-	if err := imageops.EncodeJPEG(&out, img, 90, nil); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	return benchphoto.Enlarge(context.Background(), data, 12, 6)
 })
 
 // cameraPhoto12MP is cameraPhoto, or skips where the data set is absent.

@@ -29,6 +29,7 @@ import (
 
 	"carphoto/billing"
 	"carphoto/imageops"
+	"carphoto/internal/benchphoto"
 	"carphoto/worker"
 )
 
@@ -59,7 +60,7 @@ func runBenchService(ctx context.Context, args []string, getenv func(string) str
 		return err
 	}
 	if *mp > 0 {
-		if data, err = upscaleJPEG(ctx, data, *mp); err != nil {
+		if data, err = benchphoto.Enlarge(ctx, data, *mp, 0); err != nil {
 			return err
 		}
 	}
@@ -295,23 +296,6 @@ func resized(img image.Image, w, h int) *image.RGBA {
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
 	xdraw.CatmullRom.Scale(dst, dst.Rect, img, img.Bounds(), xdraw.Src, nil)
 	return dst
-}
-
-// upscaleJPEG turns a photo into one of about mp megapixels, for a
-// realistic large input from a small real photo.
-func upscaleJPEG(ctx context.Context, data []byte, mp float64) ([]byte, error) {
-	ph, err := imageops.Decode(ctx, data, imageops.Limits{MaxPixels: 1 << 30})
-	if err != nil {
-		return nil, err
-	}
-	b := ph.Image.Bounds()
-	f := math.Sqrt(mp * 1e6 / float64(b.Dx()*b.Dy()))
-	dst := resized(ph.Image, int(float64(b.Dx())*f), int(float64(b.Dy())*f))
-	var out bytes.Buffer
-	if err := imageops.EncodeJPEG(&out, dst, 90, nil); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
 }
 
 // toolLimits caps the photos the command-line tools read: the service's default.

@@ -1,21 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"image"
-	"image/draw"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime/pprof"
 	"time"
 
-	"carphoto/imageops"
+	"carphoto/internal/benchphoto"
 	"carphoto/jobs"
 	"carphoto/worker"
 )
@@ -44,13 +40,8 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *mp > 0 {
-		if data, err = upscaleJPEG(ctx, data, *mp); err != nil {
-			return err
-		}
-	}
-	if *grain > 0 {
-		if data, err = grainJPEG(ctx, data, *grain); err != nil {
+	if *mp > 0 || *grain > 0 {
+		if data, err = benchphoto.Enlarge(ctx, data, *mp, *grain); err != nil {
 			return err
 		}
 	}
@@ -143,30 +134,6 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  block / full = %.2f×\n", pct(block, 50)/pct(full, 50))
 	}
 	return nil
-}
-
-// grainJPEG adds deterministic noise of ±n levels to a photo and encodes
-// it again at quality 90.
-func grainJPEG(ctx context.Context, data []byte, n int) ([]byte, error) {
-	ph, err := imageops.Decode(ctx, data, imageops.Limits{MaxPixels: 1 << 30})
-	if err != nil {
-		return nil, err
-	}
-	b := ph.Image.Bounds()
-	img := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	draw.Draw(img, img.Rect, ph.Image, b.Min, draw.Src)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < len(img.Pix); i += 4 {
-		d := rng.IntN(2*n+1) - n
-		for k := range 3 {
-			img.Pix[i+k] = uint8(min(255, max(0, int(img.Pix[i+k])+d)))
-		}
-	}
-	var out bytes.Buffer
-	if err := imageops.EncodeJPEG(&out, img, 90, nil); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
 }
 
 // pipeCPU runs `djpeg FILE | cjpeg -quality 90 > /dev/null` and returns

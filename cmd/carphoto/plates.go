@@ -18,6 +18,7 @@ import (
 
 	"carphoto/imageops"
 	"carphoto/imageops/plates"
+	"carphoto/internal/benchphoto"
 )
 
 // platesLine is one line of `carphoto plates --json`.
@@ -193,7 +194,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("bench plates: %w", err)
 	}
-	big, err := upscaleJPEG(ctx, data, 12)
+	big, err := benchphoto.Enlarge(ctx, data, 12, 0)
 	if err != nil {
 		return fmt.Errorf("bench plates: 12 MP photo: %w", err)
 	}

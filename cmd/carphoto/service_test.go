@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"carphoto/billing"
+	"carphoto/internal/benchphoto"
 	"carphoto/internal/redistest"
 )
 
@@ -505,7 +506,7 @@ func TestWorkerStops(t *testing.T) {
 // carPhotoScaled is the car photo upscaled to about mp megapixels.
 func carPhotoScaled(t *testing.T, mp float64) []byte {
 	t.Helper()
-	b, err := upscaleJPEG(context.Background(), carPhoto(t), mp)
+	b, err := benchphoto.Enlarge(context.Background(), carPhoto(t), mp, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +516,7 @@ func carPhotoScaled(t *testing.T, mp float64) []byte {
 // bigPhoto is a 12-megapixel JPEG, slow enough to signal a worker mid-task.
 func bigPhoto(t *testing.T) []byte {
 	t.Helper()
-	b, err := upscaleJPEG(context.Background(), carPhoto(t), 12)
+	b, err := benchphoto.Enlarge(context.Background(), carPhoto(t), 12, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
