@@ -47,7 +47,7 @@ func TestBlockJPEGHidesPlate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reach := plateReads(q)
+	reach, _ := plateReach(q)
 	mcu := image.Rect(reach.Min.X/16*16, reach.Min.Y/16*16, (reach.Max.X+15)/16*16, (reach.Max.Y+15)/16*16)
 	for y := range 141 {
 		for x := range 203 {

@@ -33,8 +33,8 @@ func (g group) of(quads []plates.Quad) []plates.Quad {
 func plateGroups(quads []plates.Quad, bounds image.Rectangle) []group {
 	var groups []group
 	for i, q := range quads {
-		r := plateReads(q).Intersect(bounds)
-		w := plateWrites(q).Intersect(bounds)
+		r, w := plateReach(q)
+		r, w = r.Intersect(bounds), w.Intersect(bounds)
 		if r.Empty() || w.Empty() {
 			continue
 		}

@@ -467,30 +467,20 @@ func blendShape(dst *image.RGBA, s *plateShape, area image.Rectangle, layer func
 	}
 }
 
-// plateWrites is the part of the photo (in its coordinates) that hiding or
-// replacing the plate q may change, in any style: the shape's outer
-// bounds, every painter's blend area, and a pixel more for the rounding of
-// a quad moved to a crop's coordinates. Empty for a quad with nothing to
-// paint.
-func plateWrites(q plates.Quad) image.Rectangle {
+// plateReach is the part of the photo (in its coordinates) that hiding or
+// replacing the plate q reads or writes, in any style, and within it the
+// part it may change. reads holds the shape with its feather, the band
+// around the plate that sets a design's light, and the blur's reach:
+// painting a crop that holds it gives the same pixels as painting the whole
+// photo. writes is the shape's outer bounds (every painter's blend area)
+// and a pixel more for the rounding of a quad moved to a crop's
+// coordinates. Both are empty for a quad with nothing to paint.
+func plateReach(q plates.Quad) (reads, writes image.Rectangle) {
 	s, ok, err := newPlateShape(q)
 	if err != nil || !ok {
-		return image.Rectangle{}
-	}
-	return s.outer.Inset(-1)
-}
-
-// plateReads is the part of the photo (in its coordinates) that hiding or
-// replacing the plate q reads or writes, in any style: the shape with its
-// feather, the band around the plate that sets a design's light, and the
-// blur's reach. Painting a crop that holds it gives the same pixels as
-// painting the whole photo. Empty for a quad with nothing to paint.
-func plateReads(q plates.Quad) image.Rectangle {
-	s, ok, err := newPlateShape(q)
-	if err != nil || !ok {
-		return image.Rectangle{}
+		return image.Rectangle{}, image.Rectangle{}
 	}
 	r := s.outer.Union(s.quad.offset(s.h).bounds())
 	reach := 3 * boxRadius(max(minBlurSigmaPx, blurSigma*s.h))
-	return r.Union(s.outer.Inset(-reach)).Inset(-2)
+	return r.Union(s.outer.Inset(-reach)).Inset(-2), s.outer.Inset(-1)
 }
