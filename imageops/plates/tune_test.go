@@ -221,3 +221,80 @@ func TestEdgeErrors(t *testing.T) {
 		t.Logf("%-18s %d plates:%s", set, len(edges[0]), line)
 	}
 }
+
+// TestTuneDesign prints, for the validation split of the web and dash-cam
+// sets, how the detections the service reports (score ≥ tuned.accept)
+// split by score: for each threshold, how many detections at or above it
+// are plates (quad IoU ≥ 0.3 with a labelled box, or one of the plates the
+// labels miss, train/plates/unlabelled.json), how many overlap none
+// (false: badges, lamps, lettering), and the share of the plates kept.
+// plate-logo puts a design only on a plate scoring at least
+// DesignConfidence; this is the curve it was chosen on. Every detection
+// is also listed with its score and class, for the figures in
+// docs/BENCHMARKS.md.
+//
+//	go test -tags platestune -run TestTuneDesign -v ./imageops/plates/
+func TestTuneDesign(t *testing.T) {
+	var all []designDet
+	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+		var dets []designDet
+		for _, p := range labelledPhotos(t, set, Validation) {
+			found := tuned.plates(p.judged(t), p.img.Bounds())
+			boxes := append(append([]Box(nil), p.boxes...), p.missed...)
+			for _, f := range found {
+				d := designDet{score: f.Score, fake: true}
+				for _, b := range boxes {
+					if b.IoU(f.Quad) >= 0.3 {
+						d.plate = true
+					}
+					if b.Overlaps(f.Hide) {
+						d.fake = false
+					}
+				}
+				if !d.plate {
+					t.Logf("%s %s: %v (fake %v)", set, p.file, f, d.fake)
+				}
+				dets = append(dets, d)
+			}
+		}
+		all = append(all, dets...)
+		designCurve(t, set, dets)
+	}
+	designCurve(t, "both", all)
+}
+
+// designDet is one detection of TestTuneDesign: its score, whether it
+// matches a plate, and whether it overlaps none (else it is a part of one).
+type designDet struct {
+	score       float64
+	plate, fake bool
+}
+
+// designCurve logs, for each threshold, the detections at or above it:
+// plates, parts of plates, false; false share; plates kept.
+func designCurve(t *testing.T, name string, dets []designDet) {
+	plates := 0
+	for _, d := range dets {
+		if d.plate {
+			plates++
+		}
+	}
+	for k := 0; k <= 24; k++ {
+		th := 0.75 + float64(k)*0.01
+		var kept, plate, fake int
+		for _, d := range dets {
+			if d.score < th {
+				continue
+			}
+			kept++
+			switch {
+			case d.plate:
+				plate++
+			case d.fake:
+				fake++
+			}
+		}
+		t.Logf("%-18s ≥%.2f: %3d detections, %3d plates (%.3f of %d), %2d parts, %2d false (%.3f of kept)",
+			name, th, kept, plate, float64(plate)/float64(max(plates, 1)), plates, kept-plate-fake, fake, float64(fake)/float64(max(kept, 1)))
+	}
+}
