@@ -77,3 +77,54 @@ func TestBlockJPEGEditShare(t *testing.T) {
 		t.Errorf("a 300×80 plate of a 400×300 photo: share %.2f", s)
 	}
 }
+
+// TestBlockJPEGPlaceLogoMatchesFullPath checks that plate-logo looks the
+// same through the block path (the JPEG edited in its own blocks) as
+// through the full path (the photo decoded and painted in place): the
+// design on the plate and the surroundings carried over its margin, for
+// a plate in the open and one at the photo's edge.
+func TestBlockJPEGPlaceLogoMatchesFullPath(t *testing.T) {
+	ctx := context.Background()
+	scene := renderScene()
+	quads := []plates.Quad{
+		{{X: 150, Y: 150}, {X: 330, Y: 140}, {X: 328, Y: 230}, {X: 152, Y: 236}},
+		renderRect(520, 300, 90, 40), // past the right edge
+	}
+	for i, q := range quads {
+		renderPlate(scene, q, uint64(i+1))
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, scene, &jpeg.Options{Quality: 92}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenBlockJPEG(ctx, buf.Bytes(), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := b.PlaceLogo(ctx, quads, logoSquareOnBlue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := jpeg.Decode(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := jpeg.Decode(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := PlaceLogoInPlace(ctx, decoded, quads, logoSquareOnBlue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range quads {
+		_, w := plateReach(q)
+		d, n := renderMeanDiff(toRGBA(full), toRGBA(blocks), w.Intersect(full.Bounds()), func(int, int) bool { return true })
+		t.Logf("plate %v: %d px, mean grey difference %.2f", q.Bounds(), n, d)
+		// The block path codes the edited MCUs again at the file's
+		// quality: JPEG noise, no visible difference.
+		if d > 1.5 {
+			t.Errorf("plate %v: the block path's answer differs from the full path's by %.2f grey levels on average; want ≤ 1.5", q.Bounds(), d)
+		}
+	}
+}

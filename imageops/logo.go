@@ -3,6 +3,8 @@ package imageops
 import (
 	"context"
 	"image"
+	"image/color"
+	"image/draw"
 	"math"
 
 	xdraw "golang.org/x/image/draw"
@@ -12,15 +14,23 @@ import (
 )
 
 // PlaceLogo returns a copy of img (same bounds, starting at 0,0) with the
-// design warped onto every quad.
+// design warped onto every quad, so that the result reads as a plate
+// printed with the design, not as a sticker on a patch.
 //
-// The plate and its margin (the shape HidePlates covers) are first painted
-// in the plate's own background colour, measured inside the quad, so the
-// old characters never show through the design's transparent parts or
-// around it. The design, its aspect ratio kept, is centred on the plate
-// (letterboxed when the shapes differ) and mapped onto the quad's corners
-// by a homography: it is scaled once with a Catmull-Rom kernel to about the
-// plate's size in the photo, so minifying it does not alias, then sampled
+// The design fills the quad corner to corner, mapped onto its corners by a
+// homography. Its aspect ratio is kept: where it is wider or taller than
+// the plate, the rest of the plate is padded with the design's own colour
+// at that edge (the mean of its outermost pixels there), so a dark-blue
+// design makes a dark-blue plate, not a small design on a pale one. Its
+// transparent parts show the plate's own background colour, measured
+// inside the quad, never the old characters. The margin of the hidden
+// shape beyond the quad (the strip that hides the old plate's edge) is
+// toned to the plate's surroundings: the colours just outside the hidden
+// shape, carried inwards by a smooth, mask-weighted blur, so the bumper or
+// grille seems to continue up to the new plate.
+//
+// The design is scaled once with a Catmull-Rom kernel to about the plate's
+// size in the photo, so minifying it does not alias, then sampled
 // bilinearly (trilinearly from halved copies where perspective shrinks it
 // further). In a dark scene (plate and surroundings darker than a white
 // plate in daylight) it is dimmed to match, so it does not glow.
@@ -59,36 +69,27 @@ const (
 	minLogoGain = 0.5
 )
 
-// placeLogo paints the plate base and the design over one plate shape.
+// placeLogo paints the design on one plate's quad and the surroundings'
+// colours over the rest of its shape.
 func placeLogo(dst *image.RGBA, s *plateShape, logo image.Image) {
 	base := plateColour(dst, s)
 	light := max(plateLuma(base[0], base[1], base[2]), surroundLight(dst, s))
 	gain := min(1, max(minLogoGain, light/plateWhite))
+	area := s.outer.Intersect(dst.Rect)
+	around := newSurroundMirror(dst, s)
 
-	// Where the design sits on the unit plate: centred, aspect kept.
-	lb := logo.Bounds()
-	plateAspect := s.w / s.h
-	logoAspect := float64(lb.Dx()) / float64(lb.Dy())
-	u0, u1, v0, v1 := 0.0, 1.0, 0.0, 1.0
-	if logoAspect > plateAspect {
-		span := plateAspect / logoAspect
-		v0, v1 = (1-span)/2, (1+span)/2
-	} else {
-		span := logoAspect / plateAspect
-		u0, u1 = (1-span)/2, (1+span)/2
-	}
-
-	// Scale the design once to the size it takes on the plate's nearer
-	// side, so the per-pixel warp never magnifies it much.
+	// Scale the design once to the size the plate takes on its nearer
+	// side, padded to the plate's shape, so the per-pixel warp never
+	// magnifies it much.
 	q := s.quad
 	dist := func(a, b plates.Point) float64 { return math.Hypot(b.X-a.X, b.Y-a.Y) }
-	tw := max(1, int(math.Ceil(max(dist(q[0], q[1]), dist(q[3], q[2]))*(u1-u0))))
-	th := max(1, int(math.Ceil(max(dist(q[0], q[3]), dist(q[1], q[2]))*(v1-v0))))
+	tw := max(1, int(math.Ceil(max(dist(q[0], q[1]), dist(q[3], q[2])))))
+	th := max(1, int(math.Ceil(max(dist(q[0], q[3]), dist(q[1], q[2])))))
 	// designAt maps a photo point to the scaled design's pixel-centre
 	// coordinates.
 	designAt := func(px, py float64) (dx, dy float64, ok bool) {
 		u, v, ok := s.toPlate.apply(px, py)
-		return (u-u0)/(u1-u0)*float64(tw) - 0.5, (v-v0)/(v1-v0)*float64(th) - 0.5, ok
+		return u*float64(tw) - 0.5, v*float64(th) - 0.5, ok
 	}
 	// How many design pixels one photo pixel spans at worst: at a corner of
 	// the quad, where perspective shrinks the design most.
@@ -96,27 +97,96 @@ func placeLogo(dst *image.RGBA, s *plateShape, logo image.Image) {
 	for _, c := range q {
 		worst = max(worst, designFootprint(designAt, c.X, c.Y))
 	}
-	design := newDesignPyramid(logo, tw, th, worst)
+	design := newDesignPyramid(fitDesign(logo, tw, th, s.w/s.h), worst)
 
-	area := s.outer.Intersect(dst.Rect)
+	quad := s.quad.outline()
 	blendShape(dst, s, area, func(x, y int) [4]float64 {
-		out := [4]float64{base[0], base[1], base[2], 255}
 		px, py := float64(x)+0.5, float64(y)+0.5
+		// The share of the pixel the quad covers, from its distance to
+		// the quad's outline: the plate's edge is anti-aliased, not
+		// feathered.
+		c := min(1, max(0, 0.5-quad.signedDistance(px, py)))
 		dx, dy, ok := designAt(px, py)
-		if !ok {
-			return out
+		if c == 0 || !ok {
+			return around.at(x, y)
 		}
+		// The design's edge pixels reach the quad's edge (no fade to
+		// transparent there: the coverage above draws the edge).
+		dx = min(float64(tw)-1, max(0, dx))
+		dy = min(float64(th)-1, max(0, dy))
 		scale := 1.0
 		if len(design.levels) > 1 {
 			scale = designFootprint(designAt, px, py)
 		}
 		r, g, b, a := design.sample(dx, dy, scale)
-		if a == 0 {
-			return out
-		}
 		t := 1 - a/255
-		return [4]float64{r*gain + base[0]*t, g*gain + base[1]*t, b*gain + base[2]*t, 255}
+		plate := [4]float64{r*gain + base[0]*t, g*gain + base[1]*t, b*gain + base[2]*t, 255}
+		if c == 1 {
+			return plate
+		}
+		o := around.at(x, y)
+		for k := range plate {
+			plate[k] = plate[k]*c + o[k]*(1-c)
+		}
+		return plate
 	})
+}
+
+// fitDesign returns the design scaled to w×h, the unit plate in design
+// pixels, its aspect ratio kept on a plate of the given aspect (its mean
+// width over its mean height): it is centred, and the strips it leaves on
+// two opposite sides take the design's colour along those edges (the
+// premultiplied mean of its outermost pixels there: transparent for a
+// design with a transparent border, whose plate colour then shows).
+func fitDesign(logo image.Image, w, h int, plateAspect float64) *image.RGBA {
+	out := image.NewRGBA(image.Rect(0, 0, w, h))
+	lb := logo.Bounds()
+	logoAspect := float64(lb.Dx()) / float64(lb.Dy())
+	inner := out.Rect
+	var before, after image.Rectangle // the padded strips
+	var edgeBefore, edgeAfter image.Rectangle
+	if logoAspect < plateAspect {
+		dw := int(math.Round(float64(w) * logoAspect / plateAspect))
+		x0 := (w - dw) / 2
+		inner = image.Rect(x0, 0, x0+dw, h)
+		before, after = image.Rect(0, 0, x0, h), image.Rect(x0+dw, 0, w, h)
+		k := max(1, lb.Dx()/32)
+		edgeBefore = image.Rect(lb.Min.X, lb.Min.Y, lb.Min.X+k, lb.Max.Y)
+		edgeAfter = image.Rect(lb.Max.X-k, lb.Min.Y, lb.Max.X, lb.Max.Y)
+	} else {
+		dh := int(math.Round(float64(h) * plateAspect / logoAspect))
+		y0 := (h - dh) / 2
+		inner = image.Rect(0, y0, w, y0+dh)
+		before, after = image.Rect(0, 0, w, y0), image.Rect(0, y0+dh, w, h)
+		k := max(1, lb.Dy()/32)
+		edgeBefore = image.Rect(lb.Min.X, lb.Min.Y, lb.Max.X, lb.Min.Y+k)
+		edgeAfter = image.Rect(lb.Min.X, lb.Max.Y-k, lb.Max.X, lb.Max.Y)
+	}
+	if inner.Empty() {
+		inner = out.Rect
+	}
+	draw.Draw(out, before, image.NewUniform(meanColour(logo, edgeBefore)), image.Point{}, draw.Src)
+	draw.Draw(out, after, image.NewUniform(meanColour(logo, edgeAfter)), image.Point{}, draw.Src)
+	xdraw.CatmullRom.Scale(out, inner, logo, lb, xdraw.Src, nil)
+	return out
+}
+
+// meanColour is the mean premultiplied colour of img over r.
+func meanColour(img image.Image, r image.Rectangle) color.RGBA {
+	var sum [4]float64
+	n := 0.0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			cr, cg, cb, ca := img.At(x, y).RGBA()
+			sum[0], sum[1], sum[2], sum[3] = sum[0]+float64(cr), sum[1]+float64(cg), sum[2]+float64(cb), sum[3]+float64(ca)
+			n++
+		}
+	}
+	if n == 0 {
+		return color.RGBA{}
+	}
+	c := func(v float64) uint8 { return uint8(math.Round(v / n / 257)) }
+	return color.RGBA{c(sum[0]), c(sum[1]), c(sum[2]), c(sum[3])}
 }
 
 // designFootprint returns how many design pixels the photo pixel at
@@ -144,12 +214,10 @@ type designPyramid struct {
 // already scaled to the plate is a sliver of a few pixels.
 const maxDesignLevels = 5
 
-// newDesignPyramid scales logo to w×h with a Catmull-Rom kernel (which
-// widens as it minifies, so it does not alias) and adds the halved levels
-// a shrink of up to worst needs.
-func newDesignPyramid(logo image.Image, w, h int, worst float64) designPyramid {
-	top := image.NewRGBA(image.Rect(0, 0, w, h))
-	xdraw.CatmullRom.Scale(top, top.Rect, logo, logo.Bounds(), xdraw.Src, nil)
+// newDesignPyramid takes the design scaled to the plate (fitDesign, with
+// a Catmull-Rom kernel, which widens as it minifies, so it does not alias)
+// and adds the halved levels a shrink of up to worst needs.
+func newDesignPyramid(top *image.RGBA, worst float64) designPyramid {
 	p := designPyramid{levels: []*image.RGBA{top}}
 	for k := 1; k < maxDesignLevels && math.Log2(worst)-0.5 > float64(k-1); k++ {
 		prev := p.levels[k-1]

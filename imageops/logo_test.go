@@ -138,26 +138,146 @@ func TestPlaceLogoKeepsAspectAndShows(t *testing.T) {
 		})
 	}
 	t.Run("aspect", func(t *testing.T) {
+		// A 2:1 dark-blue design with a white square in its middle, on a
+		// 400×90 plate: the blue fills the plate (padded in its own
+		// colour), and the square stays square, 45×45, not stretched.
 		q := renderRect(100, 150, 400, 90)
 		img := renderScene()
 		renderPlate(img, q, 1)
-		out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, logoTwoColour())
+		out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, logoSquareOnBlue())
 		if err != nil {
 			t.Fatal(err)
 		}
 		minX, minY, maxX, maxY := math.MaxInt, math.MaxInt, math.MinInt, math.MinInt
 		for y := 140; y < 250; y++ {
 			for x := 90; x < 510; x++ {
-				if c := out.RGBAAt(x, y); logoNear(c, logoRed) || logoNear(c, logoBlue) {
+				if renderGrey(out, x, y) > 200 {
 					minX, minY, maxX, maxY = min(minX, x), min(minY, y), max(maxX, x), max(maxY, y)
 				}
 			}
 		}
 		w, h := float64(maxX-minX+1), float64(maxY-minY+1)
-		if math.Abs(w/h-2) > 0.05 || h < 88 {
-			t.Errorf("a 2:1 design shows %.0f×%.0f px on a 400×90 plate; want 180×90", w, h)
+		if math.Abs(w-45) > 2 || math.Abs(h-45) > 2 {
+			t.Errorf("a 2:1 design's 50×50 square shows %.0f×%.0f px on a 400×90 plate; want 45×45", w, h)
 		}
 	})
+}
+
+// logoBlueGround is the ground of logoSquareOnBlue.
+var logoBlueGround = color.NRGBA{16, 40, 110, 255}
+
+// logoSquareOnBlue is a 200×100 dark-blue design with a white 50×50
+// square in its middle.
+func logoSquareOnBlue() *image.NRGBA {
+	return logoDesign(200, 100, func(x, y int) color.NRGBA {
+		if x >= 75 && x < 125 && y >= 25 && y < 75 {
+			return color.NRGBA{255, 255, 255, 255}
+		}
+		return logoBlueGround
+	})
+}
+
+// TestPlaceLogoFillsTheQuad checks what a dealer sees on a plate of
+// another shape than the design's (a 4.7:1 design on 2:1 and 6:1 plates,
+// upright, turned and in perspective): the design covers the whole plate
+// in its own colours, no pale base around it, and the strip of the hidden
+// shape beyond the plate takes the colours of the car around it, not the
+// old plate's white.
+func TestPlaceLogoFillsTheQuad(t *testing.T) {
+	// White lettering (a bar) on dark blue, 520×110: a European plate's
+	// shape.
+	design := logoDesign(520, 110, func(x, y int) color.NRGBA {
+		if x >= 60 && x < 460 && y >= 40 && y < 70 {
+			return color.NRGBA{255, 255, 255, 255}
+		}
+		return logoBlueGround
+	})
+	body := color.RGBA{150, 30, 30, 255}  // the boot lid above the plate
+	bumper := color.RGBA{45, 45, 50, 255} // the bumper below it
+	for _, tc := range []struct {
+		name string
+		quad plates.Quad
+	}{
+		{"2:1", renderRect(200, 150, 180, 90)},
+		{"6:1", renderRect(120, 170, 360, 60)},
+		{"2:1 turned", renderRotated(300, 200, 180, 90, 8)},
+		{"2:1 perspective", plates.Quad{{X: 200, Y: 150}, {X: 390, Y: 160}, {X: 388, Y: 240}, {X: 202, Y: 250}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := convexClockwise(tc.quad)
+			hide, _ := convexClockwise(plates.HideOf(tc.quad))
+			cx := (p[0].Y + p[1].Y + p[2].Y + p[3].Y) / 4
+			img := image.NewRGBA(image.Rect(0, 0, 600, 400))
+			for y := range 400 {
+				for x := range 600 {
+					c := body
+					if float64(y)+0.5 > cx {
+						c = bumper
+					}
+					img.SetRGBA(x, y, c)
+				}
+			}
+			// The old plate is a little larger than its quad, as a
+			// detector's quad often falls short of the plate's edge.
+			renderPlate(img, plates.Quad(p.offset(3)), 1)
+			out, err := PlaceLogo(context.Background(), img, []plates.Quad{tc.quad}, design)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Where each photo pixel falls on the design, padded to the
+			// plate's shape (design pixels; the padding outside 520×110).
+			toPlate := squareToQuad(plates.Quad(p)).inverse()
+			a, da := logoPlateAspect(tc.quad), 520.0/110
+			onDesign := func(px, py float64) (x, y float64) {
+				u, v, _ := toPlate.apply(px, py)
+				if da > a {
+					span := a / da
+					return u * 520, (v - (1-span)/2) / span * 110
+				}
+				span := da / a
+				return (u - (1-span)/2) / span * 520, v * 110
+			}
+			var inQuad, designed, ring, offColour int
+			b := hide.bounds().Intersect(out.Rect)
+			for y := b.Min.Y; y < b.Max.Y; y++ {
+				for x := b.Min.X; x < b.Max.X; x++ {
+					px, py := float64(x)+0.5, float64(y)+0.5
+					c := out.RGBAAt(x, y)
+					switch dq, dh := p.signedDistance(px, py), hide.signedDistance(px, py); {
+					case dq <= -1.5:
+						dx, dy := onDesign(px, py)
+						bar := dx >= 60 && dx < 460 && dy >= 40 && dy < 70
+						near := dx >= 54 && dx < 466 && dy >= 34 && dy < 76
+						if near && !bar || bar && !(dx >= 66 && dx < 454 && dy >= 46 && dy < 64) {
+							continue // the bar's anti-aliased edge
+						}
+						inQuad++
+						if bar && c.R > 230 && c.G > 230 && c.B > 230 || !bar && logoNear(c, logoBlueGround) {
+							designed++
+						}
+					case dq >= 1.5 && dh <= -1.5:
+						ring++
+						want := body
+						if py > cx {
+							want = bumper
+						}
+						if d := math.Max(math.Abs(float64(c.R)-float64(want.R)), math.Max(math.Abs(float64(c.G)-float64(want.G)), math.Abs(float64(c.B)-float64(want.B)))); d > 25 {
+							offColour++
+						}
+					}
+				}
+			}
+			if frac := float64(designed) / float64(inQuad); frac < 0.99 {
+				t.Errorf("%.1f%% of the plate's quad shows the design's colour there (blue ground and padding, white bar); want it all (≥ 99%%)", 100*frac)
+			}
+			if ring == 0 {
+				t.Fatal("no pixel between the quad and the hidden shape's edge")
+			}
+			if frac := float64(offColour) / float64(ring); frac > 0.05 {
+				t.Errorf("%.1f%% of the strip between the plate and the hidden shape's edge differs from the car around it by more than 25 levels; want ≤ 5%%", 100*frac)
+			}
+		})
+	}
 }
 
 func TestPlaceLogoTransparentPartsShowPlateNotCharacters(t *testing.T) {
