@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"slices"
 
 	"carphoto/imageops/jpegblock"
 	"carphoto/imageops/plates"
@@ -69,15 +70,17 @@ func (b *BlockJPEG) Region(r image.Rectangle, most int) (image.Image, int) {
 
 // HidePlates is HidePlates on the photo's blocks: the encoded answer.
 func (b *BlockJPEG) HidePlates(ctx context.Context, quads []plates.Quad, style Style) ([]byte, error) {
-	return b.render(ctx, quads, func(crop image.Image, qs []plates.Quad) (*image.RGBA, error) {
+	return b.render(ctx, quads, func(crop image.Image, qs []plates.Quad, _ []int) (*image.RGBA, error) {
 		return HidePlates(ctx, crop, qs, style)
 	})
 }
 
 // PlaceLogo is PlaceLogo on the photo's blocks: the encoded answer.
-func (b *BlockJPEG) PlaceLogo(ctx context.Context, quads []plates.Quad, logo image.Image) ([]byte, error) {
-	return b.render(ctx, quads, func(crop image.Image, qs []plates.Quad) (*image.RGBA, error) {
-		return PlaceLogo(ctx, crop, qs, logo)
+func (b *BlockJPEG) PlaceLogo(ctx context.Context, quads, unsure []plates.Quad, logo image.Image) ([]byte, error) {
+	all := append(slices.Clip(quads), unsure...)
+	return b.render(ctx, all, func(crop image.Image, qs []plates.Quad, which []int) (*image.RGBA, error) {
+		sure, doubtful := splitAt(qs, which, len(quads))
+		return PlaceLogo(ctx, crop, sure, doubtful, logo)
 	})
 }
 
@@ -95,9 +98,10 @@ func (b *BlockJPEG) EditShare(quads []plates.Quad) float64 {
 }
 
 // render paints quads on crops of the photo, one crop for each group of
-// plates whose reach overlaps, and writes the JPEG with the changed MCUs
-// coded again. With no quads the pixels are the input's, all of them.
-func (b *BlockJPEG) render(ctx context.Context, quads []plates.Quad, paint func(image.Image, []plates.Quad) (*image.RGBA, error)) ([]byte, error) {
+// plates whose reach overlaps (paint gets the group's quads and their
+// indices in quads), and writes the JPEG with the changed MCUs coded
+// again. With no quads the pixels are the input's, all of them.
+func (b *BlockJPEG) render(ctx context.Context, quads []plates.Quad, paint func(crop image.Image, qs []plates.Quad, which []int) (*image.RGBA, error)) ([]byte, error) {
 	var patches []jpegblock.Patch
 	for _, g := range plateGroups(quads, b.Bounds()) {
 		if err := ctx.Err(); err != nil {
@@ -107,7 +111,7 @@ func (b *BlockJPEG) render(ctx context.Context, quads []plates.Quad, paint func(
 		if err != nil {
 			return nil, err
 		}
-		after, err := paint(before, g.of(quads))
+		after, err := paint(before, g.of(quads), g.quads)
 		if err != nil {
 			return nil, err
 		}

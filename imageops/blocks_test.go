@@ -82,7 +82,8 @@ func TestBlockJPEGEditShare(t *testing.T) {
 // same through the block path (the JPEG edited in its own blocks) as
 // through the full path (the photo decoded and painted in place): the
 // design on the plate and the surroundings carried over its margin, for
-// a plate in the open and one at the photo's edge.
+// a plate in the open and one at the photo's edge, and the blur of a
+// doubtful detection.
 func TestBlockJPEGPlaceLogoMatchesFullPath(t *testing.T) {
 	ctx := context.Background()
 	scene := renderScene()
@@ -90,7 +91,8 @@ func TestBlockJPEGPlaceLogoMatchesFullPath(t *testing.T) {
 		{{X: 150, Y: 150}, {X: 330, Y: 140}, {X: 328, Y: 230}, {X: 152, Y: 236}},
 		renderRect(520, 300, 90, 40), // past the right edge
 	}
-	for i, q := range quads {
+	unsure := []plates.Quad{renderRect(60, 320, 80, 30)}
+	for i, q := range append(quads, unsure...) {
 		renderPlate(scene, q, uint64(i+1))
 	}
 	var buf bytes.Buffer
@@ -101,7 +103,7 @@ func TestBlockJPEGPlaceLogoMatchesFullPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := b.PlaceLogo(ctx, quads, logoSquareOnBlue())
+	body, err := b.PlaceLogo(ctx, quads, unsure, logoSquareOnBlue())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,11 +115,11 @@ func TestBlockJPEGPlaceLogoMatchesFullPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := PlaceLogoInPlace(ctx, decoded, quads, logoSquareOnBlue())
+	full, err := PlaceLogoInPlace(ctx, decoded, quads, unsure, logoSquareOnBlue())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range quads {
+	for _, q := range append(quads, unsure...) {
 		_, w := plateReach(q)
 		d, n := renderMeanDiff(toRGBA(full), toRGBA(blocks), w.Intersect(full.Bounds()), func(int, int) bool { return true })
 		t.Logf("plate %v: %d px, mean grey difference %.2f", q.Bounds(), n, d)

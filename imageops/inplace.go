@@ -71,31 +71,51 @@ func HidePlatesInPlace(ctx context.Context, img image.Image, quads []plates.Quad
 	if _, err := ParseStyle(string(style)); err != nil {
 		return nil, err
 	}
-	return paintInPlace(ctx, img, quads, func(dst *image.RGBA, qs []plates.Quad) error {
+	return paintInPlace(ctx, img, quads, func(dst *image.RGBA, qs []plates.Quad, _ []int) error {
 		return HidePlatesOn(ctx, dst, qs, style)
 	})
 }
 
 // PlaceLogoInPlace is PlaceLogo painted in place, as HidePlatesInPlace.
-func PlaceLogoInPlace(ctx context.Context, img image.Image, quads []plates.Quad, logo image.Image) (image.Image, error) {
+func PlaceLogoInPlace(ctx context.Context, img image.Image, quads, unsure []plates.Quad, logo image.Image) (image.Image, error) {
 	if logo == nil || logo.Bounds().Empty() {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "logo is an empty image")
 	}
-	return paintInPlace(ctx, img, quads, func(dst *image.RGBA, qs []plates.Quad) error {
-		return PlaceLogoOn(ctx, dst, qs, logo)
+	all := append(slices.Clip(quads), unsure...)
+	return paintInPlace(ctx, img, all, func(dst *image.RGBA, qs []plates.Quad, which []int) error {
+		sure, doubtful := splitAt(qs, which, len(quads))
+		return PlaceLogoOn(ctx, dst, sure, doubtful, logo)
 	})
 }
 
+// splitAt parts qs, the quads of indices which in a list, into those of
+// index below n and the others.
+func splitAt(qs []plates.Quad, which []int, n int) (below, rest []plates.Quad) {
+	for i, q := range qs {
+		if which[i] < n {
+			below = append(below, q)
+		} else {
+			rest = append(rest, q)
+		}
+	}
+	return below, rest
+}
+
 // paintInPlace runs paint (a renderer of plates on an RGBA image from
-// (0,0), quads in its coordinates) on img as HidePlatesInPlace describes.
-func paintInPlace(ctx context.Context, img image.Image, quads []plates.Quad, paint func(dst *image.RGBA, qs []plates.Quad) error) (image.Image, error) {
+// (0,0), quads in its coordinates, which their indices in quads) on img as
+// HidePlatesInPlace describes.
+func paintInPlace(ctx context.Context, img image.Image, quads []plates.Quad, paint func(dst *image.RGBA, qs []plates.Quad, which []int) error) (image.Image, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	m, ok := img.(*image.YCbCr)
 	if !ok {
 		dst := Paintable(img)
-		if err := paint(dst, translateQuads(quads, img.Bounds().Min)); err != nil {
+		which := make([]int, len(quads))
+		for i := range which {
+			which[i] = i
+		}
+		if err := paint(dst, translateQuads(quads, img.Bounds().Min), which); err != nil {
 			return nil, err
 		}
 		return dst, nil
@@ -108,7 +128,7 @@ func paintInPlace(ctx context.Context, img image.Image, quads []plates.Quad, pai
 		draw.Draw(before, g.r, m, g.r.Min, draw.Src)
 		after := image.NewRGBA(image.Rect(0, 0, g.r.Dx(), g.r.Dy()))
 		copy(after.Pix, before.Pix)
-		if err := paint(after, translateQuads(g.of(quads), g.r.Min)); err != nil {
+		if err := paint(after, translateQuads(g.of(quads), g.r.Min), g.quads); err != nil {
 			return nil, err
 		}
 		after.Rect = before.Rect // same layout, back in the photo's coordinates

@@ -83,9 +83,9 @@ func TestPaintInPlace(t *testing.T) {
 				var got image.Image
 				var err error
 				if op == "logo" {
-					want, err = PlaceLogo(ctx, orig, quads, logoTwoColour())
+					want, err = PlaceLogo(ctx, orig, quads, nil, logoTwoColour())
 					if err == nil {
-						got, err = PlaceLogoInPlace(ctx, img, quads, logoTwoColour())
+						got, err = PlaceLogoInPlace(ctx, img, quads, nil, logoTwoColour())
 					}
 				} else {
 					want, err = HidePlates(ctx, orig, quads, Style(op))

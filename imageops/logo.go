@@ -14,8 +14,10 @@ import (
 )
 
 // PlaceLogo returns a copy of img (same bounds, starting at 0,0) with the
-// design warped onto every quad, so that the result reads as a plate
-// printed with the design, not as a sticker on a patch.
+// design warped onto every quad of quads, so that the result reads as a
+// plate printed with the design, not as a sticker on a patch, and every
+// quad of unsure (detections too doubtful to carry a design: a badge or a
+// lamp, perhaps) hidden as HidePlates hides in StyleBlur.
 //
 // The design fills the quad corner to corner, mapped onto its corners by a
 // homography. Its aspect ratio is kept: where it is wider or taller than
@@ -34,7 +36,7 @@ import (
 // bilinearly (trilinearly from halved copies where perspective shrinks it
 // further). In a dark scene (plate and surroundings darker than a white
 // plate in daylight) it is dimmed to match, so it does not glow.
-func PlaceLogo(ctx context.Context, img image.Image, quads []plates.Quad, logo image.Image) (*image.RGBA, error) {
+func PlaceLogo(ctx context.Context, img image.Image, quads, unsure []plates.Quad, logo image.Image) (*image.RGBA, error) {
 	if logo == nil || logo.Bounds().Empty() {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "logo is an empty image")
 	}
@@ -42,7 +44,8 @@ func PlaceLogo(ctx context.Context, img image.Image, quads []plates.Quad, logo i
 		return nil, err
 	}
 	dst := copyForRender(img)
-	if err := PlaceLogoOn(ctx, dst, translateQuads(quads, img.Bounds().Min), logo); err != nil {
+	at := img.Bounds().Min
+	if err := PlaceLogoOn(ctx, dst, translateQuads(quads, at), translateQuads(unsure, at), logo); err != nil {
 		return nil, err
 	}
 	return dst, nil
@@ -50,9 +53,12 @@ func PlaceLogo(ctx context.Context, img image.Image, quads []plates.Quad, logo i
 
 // PlaceLogoOn is PlaceLogo drawing on dst itself (bounds at (0,0); see
 // Paintable), with no copy of the photo.
-func PlaceLogoOn(ctx context.Context, dst *image.RGBA, quads []plates.Quad, logo image.Image) error {
+func PlaceLogoOn(ctx context.Context, dst *image.RGBA, quads, unsure []plates.Quad, logo image.Image) error {
 	if logo == nil || logo.Bounds().Empty() {
 		return carphoto.Errorf(carphoto.EInvalidParams, "logo is an empty image")
+	}
+	if err := renderPlates(ctx, dst, unsure, hideBlur); err != nil {
+		return err
 	}
 	return renderPlates(ctx, dst, quads, func(dst *image.RGBA, s *plateShape) {
 		placeLogo(dst, s, logo)

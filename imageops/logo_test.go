@@ -77,7 +77,7 @@ func TestPlaceLogoCornersOnTheQuad(t *testing.T) {
 				}
 				return quadrants[3]
 			})
-			out, err := PlaceLogo(context.Background(), img, []plates.Quad{sh.quad}, design)
+			out, err := PlaceLogo(context.Background(), img, []plates.Quad{sh.quad}, nil, design)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestPlaceLogoKeepsAspectAndShows(t *testing.T) {
 		t.Run(sh.name, func(t *testing.T) {
 			img := renderScene()
 			renderPlate(img, sh.quad, 1)
-			out, err := PlaceLogo(context.Background(), img, []plates.Quad{sh.quad}, logoTwoColour())
+			out, err := PlaceLogo(context.Background(), img, []plates.Quad{sh.quad}, nil, logoTwoColour())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +144,7 @@ func TestPlaceLogoKeepsAspectAndShows(t *testing.T) {
 		q := renderRect(100, 150, 400, 90)
 		img := renderScene()
 		renderPlate(img, q, 1)
-		out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, logoSquareOnBlue())
+		out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, nil, logoSquareOnBlue())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +220,7 @@ func TestPlaceLogoFillsTheQuad(t *testing.T) {
 			// The old plate is a little larger than its quad, as a
 			// detector's quad often falls short of the plate's edge.
 			renderPlate(img, plates.Quad(p.offset(3)), 1)
-			out, err := PlaceLogo(context.Background(), img, []plates.Quad{tc.quad}, design)
+			out, err := PlaceLogo(context.Background(), img, []plates.Quad{tc.quad}, nil, design)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -292,7 +292,7 @@ func TestPlaceLogoTransparentPartsShowPlateNotCharacters(t *testing.T) {
 		}
 		return logoBlue
 	})
-	out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, design)
+	out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, nil, design)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestPlaceLogoFiltersWhenMinified(t *testing.T) {
 	q := renderRotated(300, 200, 200, 50, 8)
 	img := renderScene()
 	renderPlate(img, q, 1)
-	out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, design)
+	out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, nil, design)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestPlaceLogoFiltersUnderStrongPerspective(t *testing.T) {
 		img.Pix[i] = 128
 	}
 	q := plates.Quad{{X: 40, Y: 60}, {X: 460, Y: 112}, {X: 460, Y: 158}, {X: 40, Y: 200}}
-	out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, design)
+	out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, nil, design)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestPlaceLogoMatchesSceneBrightness(t *testing.T) {
 					img.SetRGBA(x, y, color.RGBA{tc.plate, tc.plate, tc.plate, 255})
 				}
 			}
-			out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, white)
+			out, err := PlaceLogo(context.Background(), img, []plates.Quad{q}, nil, white)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -414,16 +414,16 @@ func TestPlaceLogoEdgeCases(t *testing.T) {
 	ctx := context.Background()
 	img := renderScene()
 	q := []plates.Quad{renderRect(100, 150, 400, 90)}
-	if _, err := PlaceLogo(ctx, img, q, image.NewRGBA(image.Rect(0, 0, 0, 0))); carphoto.ErrorCode(err) != carphoto.EInvalidParams {
+	if _, err := PlaceLogo(ctx, img, q, nil, image.NewRGBA(image.Rect(0, 0, 0, 0))); carphoto.ErrorCode(err) != carphoto.EInvalidParams {
 		t.Errorf("empty design: got %v, want invalid_params", err)
 	}
-	out, err := PlaceLogo(ctx, img, nil, logoTwoColour())
+	out, err := PlaceLogo(ctx, img, nil, nil, logoTwoColour())
 	if err != nil || string(out.Pix) != string(img.Pix) {
 		t.Errorf("no plates: err %v; want the photo back unchanged", err)
 	}
 	c, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := PlaceLogo(c, img, q, logoTwoColour()); err == nil {
+	if _, err := PlaceLogo(c, img, q, nil, logoTwoColour()); err == nil {
 		t.Error("cancelled context: got no error")
 	}
 }
@@ -439,10 +439,40 @@ func BenchmarkPlaceLogo12MP(b *testing.B) {
 	}{{"design200x100", design}, {"design2000x440", big}} {
 		b.Run(d.name, func(b *testing.B) {
 			renderReportCPU(b, func() {
-				if _, err := PlaceLogo(context.Background(), img, q, d.design); err != nil {
+				if _, err := PlaceLogo(context.Background(), img, q, nil, d.design); err != nil {
 					b.Fatal(err)
 				}
 			})
 		})
+	}
+}
+
+// TestPlaceLogoBlursUnsurePlates checks that a detection too doubtful for
+// a design (a badge, a lamp) is blurred as blur-plates' default style
+// blurs it, with no trace of the design, while a sure plate beside it gets
+// the design.
+func TestPlaceLogoBlursUnsurePlates(t *testing.T) {
+	sure, unsure := renderRect(60, 60, 200, 60), renderRect(330, 250, 200, 60)
+	img := renderScene()
+	renderPlate(img, sure, 1)
+	renderPlate(img, unsure, 2)
+	out, err := PlaceLogo(context.Background(), img, []plates.Quad{sure}, []plates.Quad{unsure}, logoSquareOnBlue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	blurred, err := HidePlates(context.Background(), img, []plates.Quad{unsure}, StyleBlur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, w := plateReach(unsure)
+	for y := w.Min.Y; y < w.Max.Y; y++ {
+		for x := w.Min.X; x < w.Max.X; x++ {
+			if got, want := out.RGBAAt(x, y), blurred.RGBAAt(x, y); got != want {
+				t.Fatalf("unsure plate: pixel (%d,%d) is %v, blur-plates' blur gives %v", x, y, got, want)
+			}
+		}
+	}
+	if c := out.RGBAAt(160, 70); !logoNear(c, logoBlueGround) {
+		t.Errorf("sure plate: pixel (160,70) is %v; want the design's blue", c)
 	}
 }

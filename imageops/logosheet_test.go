@@ -87,6 +87,16 @@ func TestLogoSheet(t *testing.T) {
 			}
 			painted, caption := sheetPaint(t, img, found, design)
 			tiles = append(tiles, sheetTile(painted, b, filepath.Base(l.File)+" "+caption))
+			// Each detection too doubtful for the design, blurred instead
+			// (a grille badge, say), gets a tile of its own.
+			for _, f := range found {
+				if f.Score < plates.DesignConfidence && b.IoU(f.Quad) < 0.3 {
+					r := f.Quad.Bounds()
+					fb := plates.Box{X: float64(r.Min.X), Y: float64(r.Min.Y), W: float64(r.Dx()), H: float64(r.Dy())}
+					fb.X, fb.W = fb.X-fb.W/2, fb.W*2 // a wider view: it is small
+					tiles = append(tiles, sheetTile(painted, fb, fmt.Sprintf("%s %.2f blurred", filepath.Base(l.File), f.Score)))
+				}
+			}
 		}
 	}
 	const cols, tw, th = 4, 320, 200
@@ -111,15 +121,20 @@ func TestLogoSheet(t *testing.T) {
 	t.Logf("%d tiles: %s", len(tiles), out)
 }
 
-// sheetPaint paints plate-logo's answer on img and gives the scores.
+// sheetPaint paints plate-logo's answer on img, as the worker does, and
+// gives the scores.
 func sheetPaint(t *testing.T, img image.Image, found []plates.Plate, design image.Image) (*image.RGBA, string) {
-	var quads []plates.Quad
+	var sure, unsure []plates.Quad
 	caption := ""
 	for _, f := range found {
-		quads = append(quads, f.Quad)
+		if f.Score >= plates.DesignConfidence {
+			sure = append(sure, f.Quad)
+		} else {
+			unsure = append(unsure, f.Quad)
+		}
 		caption += fmt.Sprintf(" %.2f", f.Score)
 	}
-	out, err := PlaceLogo(context.Background(), img, quads, design)
+	out, err := PlaceLogo(context.Background(), img, sure, unsure, design)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestRenderGolden(t *testing.T) {
 	renderPlate(img, q, 3)
 	cases := map[string]func() (*image.RGBA, error){
 		"logo": func() (*image.RGBA, error) {
-			return PlaceLogo(context.Background(), img, []plates.Quad{q}, logoTwoColour())
+			return PlaceLogo(context.Background(), img, []plates.Quad{q}, nil, logoTwoColour())
 		},
 	}
 	for _, style := range renderStyles {

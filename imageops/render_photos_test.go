@@ -168,7 +168,7 @@ func TestRenderOnHeldOutPhotos(t *testing.T) {
 					}
 				})
 			}
-			run("logo", func() (*image.RGBA, error) { return PlaceLogo(ctx, p.img, p.quads, logoTwoColour()) }, func(t *testing.T, out *image.RGBA) {
+			run("logo", func() (*image.RGBA, error) { return PlaceLogo(ctx, p.img, p.quads, nil, logoTwoColour()) }, func(t *testing.T, out *image.RGBA) {
 				for _, q := range p.quads {
 					b := q.Bounds().Intersect(out.Rect)
 					shown := 0

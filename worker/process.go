@@ -82,16 +82,12 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 			return nil, fmt.Errorf("detect plates: %w", err)
 		}
 	}
-	if len(found) == 0 && p.RequirePlate {
-		return nil, carphoto.Errorf(carphoto.EPlateNotFound,
-			"no licence plate was found in the photo; you were not charged (send requirePlate=false to get the photo back unchanged)")
+	if err := required(op, found, p); err != nil {
+		return nil, err
 	}
 	// Every style covers the plate's quad grown by the margin rule
 	// (plates.HideOf); a design goes on the quad itself.
-	quads := make([]plates.Quad, len(found))
-	for i, f := range found {
-		quads[i] = f.Quad
-	}
+	quads := quadsOf(found)
 	// A transparent PNG or WebP keeps its format (and so its alpha); any
 	// other photo is answered as JPEG, as the contract says.
 	format := "jpeg"
@@ -103,7 +99,8 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 	out := in.Image
 	if len(quads) > 0 {
 		if op == jobs.OpPlateLogo {
-			out, err = imageops.PlaceLogoInPlace(ctx, in.Image, quads, design)
+			sure, unsure := byConfidence(found)
+			out, err = imageops.PlaceLogoInPlace(ctx, in.Image, sure, unsure, design)
 		} else {
 			out, err = imageops.HidePlatesInPlace(ctx, in.Image, quads, imageops.Style(p.Style))
 		}
@@ -152,22 +149,18 @@ func plateOpBlocks(ctx context.Context, op string, photo, logo []byte, p jobs.Pa
 	if err != nil {
 		return nil, true, nil, fmt.Errorf("detect plates: %w", err)
 	}
-	if len(found) == 0 && p.RequirePlate {
-		return nil, true, nil, carphoto.Errorf(carphoto.EPlateNotFound,
-			"no licence plate was found in the photo; you were not charged (send requirePlate=false to get the photo back unchanged)")
+	if err := required(op, found, p); err != nil {
+		return nil, true, nil, err
 	}
-	quads := make([]plates.Quad, len(found))
-	for i, f := range found {
-		quads[i] = f.Quad
-	}
-	if src.EditShare(quads) > maxBlockEditShare {
+	if src.EditShare(quadsOf(found)) > maxBlockEditShare {
 		return nil, false, found, nil
 	}
 	var body []byte
 	if op == jobs.OpPlateLogo {
-		body, err = src.PlaceLogo(ctx, quads, design)
+		sure, unsure := byConfidence(found)
+		body, err = src.PlaceLogo(ctx, sure, unsure, design)
 	} else {
-		body, err = src.HidePlates(ctx, quads, imageops.Style(p.Style))
+		body, err = src.HidePlates(ctx, quadsOf(found), imageops.Style(p.Style))
 	}
 	if errors.Is(err, jpegblock.ErrUnsupported) {
 		// The file's Huffman tables cannot code the edit: decode it in full.
@@ -177,6 +170,48 @@ func plateOpBlocks(ctx context.Context, op string, photo, logo []byte, p jobs.Pa
 		return nil, true, nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return &jobs.Result{ContentType: "image/jpeg", Body: body, PlatesFound: len(found)}, true, found, nil
+}
+
+// required is the answer to requirePlate=true: plate_not_found when no
+// plate was found or, for plate-logo, none sure enough to carry the
+// design (plates.DesignConfidence; a doubtful one is blurred instead).
+func required(op string, found []plates.Plate, p jobs.Params) error {
+	if !p.RequirePlate {
+		return nil
+	}
+	if len(found) == 0 {
+		return carphoto.Errorf(carphoto.EPlateNotFound,
+			"no licence plate was found in the photo; you were not charged (send requirePlate=false to get the photo back unchanged)")
+	}
+	if sure, _ := byConfidence(found); op == jobs.OpPlateLogo && len(sure) == 0 {
+		return carphoto.Errorf(carphoto.EPlateNotFound,
+			"no licence plate was found in the photo sure enough to carry the design; you were not charged (send requirePlate=false to get the photo back, anything that may be a plate blurred)")
+	}
+	return nil
+}
+
+// quadsOf is the quads of the plates found.
+func quadsOf(found []plates.Plate) []plates.Quad {
+	quads := make([]plates.Quad, len(found))
+	for i, f := range found {
+		quads[i] = f.Quad
+	}
+	return quads
+}
+
+// byConfidence parts the plates found into those that get plate-logo's
+// design (a score of at least plates.DesignConfidence) and the doubtful
+// ones, which are blurred: a design on a grille badge shows, a blur
+// hardly does.
+func byConfidence(found []plates.Plate) (sure, unsure []plates.Quad) {
+	for _, f := range found {
+		if f.Score >= plates.DesignConfidence {
+			sure = append(sure, f.Quad)
+		} else {
+			unsure = append(unsure, f.Quad)
+		}
+	}
+	return sure, unsure
 }
 
 // maxBlockEditShare is the largest share of the photo the block path

@@ -10,7 +10,9 @@ import (
 	"os"
 	"testing"
 
+	"carphoto"
 	"carphoto/imageops"
+	"carphoto/imageops/plates"
 	"carphoto/jobs"
 )
 
@@ -175,5 +177,98 @@ func TestPlateOpBlockPath(t *testing.T) {
 	}
 	if bytes.Equal(res.Body[len(res.Body)-16:], prog[len(prog)-16:]) || res.ContentType != "image/jpeg" {
 		t.Errorf("progressive JPEG: want the full path's new encoding")
+	}
+}
+
+// plateLogoPhoto is a 400×300 grey photo with two white plates, the quads
+// of both, and a dark-blue design.
+func plateLogoPhoto() (*imageops.Photo, [2]plates.Quad, image.Image) {
+	img := image.NewRGBA(image.Rect(0, 0, 400, 300))
+	for i := 0; i < len(img.Pix); i += 4 {
+		copy(img.Pix[i:], []uint8{90, 90, 90, 255})
+	}
+	q := [2]plates.Quad{
+		{{X: 40, Y: 40}, {X: 200, Y: 40}, {X: 200, Y: 90}, {X: 40, Y: 90}},
+		{{X: 220, Y: 200}, {X: 380, Y: 200}, {X: 380, Y: 250}, {X: 220, Y: 250}},
+	}
+	for _, r := range []image.Rectangle{image.Rect(40, 40, 200, 90), image.Rect(220, 200, 380, 250)} {
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				img.Set(x, y, color.RGBA{235, 235, 235, 255})
+			}
+		}
+	}
+	design := image.NewRGBA(image.Rect(0, 0, 160, 50))
+	for i := 0; i < len(design.Pix); i += 4 {
+		copy(design.Pix[i:], []uint8{16, 40, 110, 255})
+	}
+	return &imageops.Photo{Image: img, Format: "png"}, q, design
+}
+
+// TestPlateLogoDesignOnlyOnSurePlates: a detection scoring below
+// plates.DesignConfidence (a grille badge, say) is blurred, not given the
+// design, and still counts in X-Plates-Found; only a sure plate satisfies
+// requirePlate.
+func TestPlateLogoDesignOnlyOnSurePlates(t *testing.T) {
+	ctx := context.Background()
+	lim := imageops.Limits{MaxPixels: 1e7}
+	var logo bytes.Buffer
+	_, _, design := plateLogoPhoto()
+	if err := imageops.EncodePNG(&logo, design, nil); err != nil {
+		t.Fatal(err)
+	}
+	in, q, _ := plateLogoPhoto()
+	found := []plates.Plate{
+		{Quad: q[0], Hide: plates.HideOf(q[0]), Score: plates.DesignConfidence + 0.01},
+		{Quad: q[1], Hide: plates.HideOf(q[1]), Score: plates.DesignConfidence - 0.1},
+	}
+	res, err := plateOp(ctx, jobs.OpPlateLogo, in, logo.Bytes(), jobs.Params{RequirePlate: true}, lim, found)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PlatesFound != 2 {
+		t.Errorf("X-Plates-Found %d; want 2 (the doubtful detection counts)", res.PlatesFound)
+	}
+	out, err := jpeg.Decode(bytes.NewReader(res.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blue := func(x, y int) bool {
+		r, g, b, _ := out.At(x, y).RGBA()
+		return b>>8 > 80 && b>>8 > r>>8+50 && b>>8 > g>>8+30
+	}
+	if !blue(120, 65) {
+		t.Errorf("sure plate: centre %v; want the design's blue", out.At(120, 65))
+	}
+	for _, p := range []image.Point{{300, 225}, {240, 210}, {370, 240}} {
+		if blue(p.X, p.Y) {
+			t.Errorf("doubtful detection: %v is %v, the design's blue; want it blurred", p, out.At(p.X, p.Y))
+		}
+	}
+	if r, _, _, _ := out.At(300, 225).RGBA(); r>>8 > 225 || r>>8 < 100 {
+		t.Errorf("doubtful detection: centre grey %d; want the plate blurred into the grey around it", r>>8)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		op    string
+		score float64
+		want  string
+	}{
+		{"plate-logo, only a doubtful detection", jobs.OpPlateLogo, plates.DesignConfidence - 0.1, carphoto.EPlateNotFound},
+		{"plate-logo, a sure plate", jobs.OpPlateLogo, plates.DesignConfidence, ""},
+		{"blur-plates, a doubtful detection", jobs.OpBlurPlates, plates.DesignConfidence - 0.1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, q, _ := plateLogoPhoto()
+			found := []plates.Plate{{Quad: q[1], Hide: plates.HideOf(q[1]), Score: tc.score}}
+			_, err := plateOp(ctx, tc.op, in, logo.Bytes(), jobs.Params{Style: "blur", RequirePlate: true}, lim, found)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("requirePlate=true: error %v; want the photo", err)
+			case tc.want != "" && carphoto.ErrorCode(err) != tc.want:
+				t.Errorf("requirePlate=true: error %v; want code %q", err, tc.want)
+			}
+		})
 	}
 }
