@@ -11,7 +11,8 @@ import (
 // hidden shape reaches past the plate's quad (plates.HideMargin, to hide
 // the old plate's edge), and that strip is painted with the photo around
 // the shape reflected into it: a pixel of the strip takes the colour found as far
-// outside the shape's nearest edge as it lies inside, so a grille's bars or
+// outside the shape's nearest edge as it lies inside (near a corner, a mix
+// of both edges' reflections), so a grille's bars or
 // a bumper's curve carry on up to the new plate with their texture, and
 // meet the untouched photo at the shape's outline without a seam. It reads
 // a copy of the photo taken before painting.
@@ -41,22 +42,33 @@ func newSurroundMirror(dst *image.RGBA, s *plateShape) *surroundMirror {
 func (m *surroundMirror) at(x, y int) [4]float64 {
 	px, py := float64(x)+0.5, float64(y)+0.5
 	o := &m.s.core
-	// The nearest edge of the (convex) shape: the one whose line lies
-	// closest outside the point.
-	best, d := 0, math.Inf(-1)
+	// How deep inside each edge's line the point lies (0 outside it).
+	var depth [4]float64
+	nearest := math.Inf(1)
 	for i, p := range o.pts {
-		if e := (px-p.X)*o.nx[i] + (py-p.Y)*o.ny[i]; e > d {
-			best, d = i, e
-		}
+		depth[i] = max(0, m.s.radius-((px-p.X)*o.nx[i]+(py-p.Y)*o.ny[i]))
+		nearest = min(nearest, depth[i])
 	}
-	d -= m.s.radius // signed distance to the shape's edge line, negative inside
-	if d > 0 {
-		d = 0
-	}
-	qx, qy := px-2*d*o.nx[best], py-2*d*o.ny[best]
+	// Reflected across the nearest edge; near a corner, where two edges
+	// are about as near, across both, mixed by nearness, so the two
+	// reflections meet without a mitred seam.
+	var c [4]float64
+	var sum float64
 	b := m.snap.Rect
-	sx := min(float64(b.Dx()-1), max(0, qx-0.5-float64(b.Min.X)))
-	sy := min(float64(b.Dy()-1), max(0, qy-0.5-float64(b.Min.Y)))
-	r, g, bl, a := sampleBilinear(m.local, sx, sy)
-	return [4]float64{r, g, bl, a}
+	for i := range depth {
+		w := math.Pow((nearest+1)/(depth[i]+1), 4)
+		if w < 0.01 {
+			continue
+		}
+		qx, qy := px+2*depth[i]*o.nx[i], py+2*depth[i]*o.ny[i]
+		sx := min(float64(b.Dx()-1), max(0, qx-0.5-float64(b.Min.X)))
+		sy := min(float64(b.Dy()-1), max(0, qy-0.5-float64(b.Min.Y)))
+		r, g, bl, a := sampleBilinear(m.local, sx, sy)
+		c[0], c[1], c[2], c[3] = c[0]+w*r, c[1]+w*g, c[2]+w*bl, c[3]+w*a
+		sum += w
+	}
+	for k := range c {
+		c[k] /= sum
+	}
+	return c
 }
