@@ -26,9 +26,9 @@ import (
 // design makes a dark-blue plate, not a small design on a pale one. Its
 // transparent parts show the plate's own background colour, measured
 // inside the quad, never the old characters. The margin of the hidden
-// shape beyond the quad (the strip that hides the old plate's edge) is
-// toned to the plate's surroundings: the colours just outside the hidden
-// shape, carried inwards by a smooth, mask-weighted blur, so the bumper or
+// shape beyond the quad (the strip that hides the old plate's edge) takes
+// the plate's surroundings: the photo just outside the hidden shape,
+// reflected inwards across its edge (surroundMirror), so the bumper or
 // grille seems to continue up to the new plate.
 //
 // The design is scaled once with a Catmull-Rom kernel to about the plate's
@@ -75,8 +75,8 @@ const (
 	minLogoGain = 0.5
 )
 
-// placeLogo paints the design on one plate's quad and the surroundings'
-// colours over the rest of its shape.
+// placeLogo paints the design on one plate's quad and the reflected
+// surroundings over the rest of its shape.
 func placeLogo(dst *image.RGBA, s *plateShape, logo image.Image) {
 	base := plateColour(dst, s)
 	light := max(plateLuma(base[0], base[1], base[2]), surroundLight(dst, s))
