@@ -470,7 +470,8 @@ func blendShape(dst *image.RGBA, s *plateShape, area image.Rectangle, layer func
 // plateReach is the part of the photo (in its coordinates) that hiding or
 // replacing the plate q reads or writes, in any style, and within it the
 // part it may change. reads holds the shape with its feather, the band
-// around the plate that sets a design's light, and the blur's reach:
+// around the plate that sets a design's light, and the blur's reach (which
+// holds what a design's margin reflects, newSurroundMirror):
 // painting a crop that holds it gives the same pixels as painting the whole
 // photo. writes is the shape's outer bounds (every painter's blend area)
 // and a pixel more for the rounding of a quad moved to a crop's

@@ -10,12 +10,12 @@ import (
 // surroundMirror is what covers the margin of a replaced plate: the
 // hidden shape reaches past the plate's quad (plates.HideMargin, to hide
 // the old plate's edge), and that strip is painted with the photo around
-// the shape reflected into it: a pixel of the strip takes the colour found as far
-// outside the shape's nearest edge as it lies inside (near a corner, a mix
-// of both edges' reflections), so a grille's bars or
-// a bumper's curve carry on up to the new plate with their texture, and
-// meet the untouched photo at the shape's outline without a seam. It reads
-// a copy of the photo taken before painting.
+// the shape reflected into it. A pixel of the strip takes the colour found
+// as far outside the shape's nearest edge as it lies inside (near a
+// corner, a mix of both edges' reflections), so a grille's bars or a
+// bumper's curve carry on up to the new plate with their texture and meet
+// the untouched photo at the shape's outline without a seam. It reads a
+// copy of the photo taken before painting.
 type surroundMirror struct {
 	snap  *image.RGBA // the photo around the shape, as it was
 	local *image.RGBA // the same pixels, bounds from (0,0), for sampleBilinear
