@@ -10,8 +10,12 @@ package imageops
 // (a design on plates scoring at least plates.DesignConfidence, a blur on
 // the others), with the detections' scores in the corner.
 //
-//	LOGOSHEET_OUT=docs/plate-logo-sheet.jpg PLATES_EXTRA=~/carphoto-data \
+//	LOGOSHEET_OUT=$PWD/docs/plate-logo-after.jpg PLATES_EXTRA=~/carphoto-data \
 //	    go test -tags logosheet -run TestLogoSheet ./imageops/
+//
+// (The path is the test's, run in imageops/: give it whole. A .png name
+// gets a PNG. PLATES_DATA names the shared sets' folder if not
+// ../shared/datasets beside the repository.)
 
 import (
 	"context"
