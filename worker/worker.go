@@ -29,6 +29,8 @@ type Config struct {
 	TaskCheckInterval time.Duration // Asynq's poll interval when the queue is empty: pickup delay vs idle CPU
 	ShutdownTimeout   time.Duration // on SIGTERM, how long current tasks may run before they are handed back
 	MaxPixels         int           // cap on width × height of a decoded image
+	MaxSide           int           // cap on each side of a decoded image
+	MaxAspect         float64       // cap on a decoded image's longer side ÷ shorter side
 	Video             VideoConfig   // video jobs; Video.Store nil leaves them to other workers
 	Metrics           Observer      // records finished tasks; nil records nothing
 }
@@ -37,6 +39,13 @@ type Config struct {
 type Observer interface {
 	TaskDone(op, outcome string, processing time.Duration)
 	WorkerRunning(running func() float64)
+}
+
+// limits are the bounds every decoded image (photo or design) is held to,
+// checked from its header: the web's check again, for a task that did not
+// come through it.
+func (c Config) limits() imageops.Limits {
+	return imageops.Limits{MaxPixels: c.MaxPixels, MaxSide: c.MaxSide, MaxAspect: c.MaxAspect}
 }
 
 // Worker processes photo tasks.
@@ -206,7 +215,7 @@ func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, p jobs.Pay
 			res = failure(carphoto.Errorf(carphoto.EProcessingFailed, "processing failed on our side; you were not charged"))
 		}
 	}()
-	res, err := Process(ctx, p.Op, photo, logo, p.Params, imageops.Limits{MaxPixels: w.cfg.MaxPixels})
+	res, err := Process(ctx, p.Op, photo, logo, p.Params, w.cfg.limits())
 	if err != nil {
 		if carphoto.ErrorCode(err) == carphoto.EInternal || carphoto.ErrorCode(err) == carphoto.EProcessingFailed {
 			log.Error().Err(err).Msg("processing failed")

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
+	"carphoto/imageops"
 	"carphoto/server"
 	"carphoto/video"
 	"carphoto/worker"
@@ -31,6 +32,8 @@ type config struct {
 	ShutdownTimeout   time.Duration
 	MaxUploadBytes    int64
 	MaxPixels         int
+	MaxImageSide      int
+	MaxImageAspect    int
 	TaskCheckInterval time.Duration
 	RedisPoolSize     int
 
@@ -102,6 +105,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RequestTimeout:          dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
 		MaxUploadBytes:          num("MAX_UPLOAD_BYTES", 25<<20, 1024),
 		MaxPixels:               int(num("MAX_PIXELS", 60_000_000, 1)),
+		MaxImageSide:            int(num("MAX_IMAGE_SIDE", imageops.DefaultMaxSide, 16)),
+		MaxImageAspect:          int(num("MAX_IMAGE_ASPECT", imageops.DefaultMaxAspect, 1)),
 		TaskCheckInterval:       dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
 		RedisPoolSize:           int(num("REDIS_POOL_SIZE", 256, 20)),
 		WorkerConcurrency:       int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
@@ -188,6 +193,8 @@ func (c config) serverConfig() server.Config {
 		IdempotencyTTL: c.IdempotencyTTL,
 		MaxUploadBytes: c.MaxUploadBytes,
 		MaxPixels:      c.MaxPixels,
+		MaxSide:        c.MaxImageSide,
+		MaxAspect:      float64(c.MaxImageAspect),
 		AdminToken:     c.AdminToken,
 		HoldTTL:        c.holdTTL(),
 		MetricsToken:   c.MetricsToken,
@@ -215,6 +222,8 @@ func (c config) workerConfig() worker.Config {
 		TaskCheckInterval: c.TaskCheckInterval,
 		ShutdownTimeout:   c.WorkerShutdownTimeout,
 		MaxPixels:         c.MaxPixels,
+		MaxSide:           c.MaxImageSide,
+		MaxAspect:         float64(c.MaxImageAspect),
 	}
 }
 
