@@ -27,15 +27,23 @@ import (
 // VideoConfig is the web side's share of video jobs' settings; a nil
 // Store leaves video-blur off.
 type VideoConfig struct {
-	Store         video.Store
-	Notifier      video.Notifier
-	MaxBytes      int64         // cap on an uploaded video
-	MaxSeconds    float64       // cap on its duration
-	CostPer10s    int64         // credits per started 10 seconds
-	UploadTimeout time.Duration // the whole upload must arrive within this
-	JobTimeout    time.Duration // one run of the job
-	Retries       int           // runs after the first, when a worker dies or fails
-	ResultTTL     time.Duration // how long the job and its result are kept
+	Store      video.Store
+	Notifier   video.Notifier
+	MaxBytes   int64   // cap on an uploaded video
+	MaxSeconds float64 // cap on its duration
+	// MaxFramePixels and MaxPixels cap a frame's width × height and the
+	// width × height × frames of the whole video, from the probe.
+	MaxFramePixels int
+	MaxPixels      int64
+	CostPer10s     int64         // credits per started 10 seconds
+	UploadTimeout  time.Duration // the whole upload must arrive within this
+	JobTimeout     time.Duration // one run of the job
+	Retries        int           // runs after the first, when a worker dies or fails
+	ResultTTL      time.Duration // how long the job and its result are kept
+}
+
+func (vc VideoConfig) limits() video.Limits {
+	return video.Limits{MaxSeconds: vc.MaxSeconds, MaxFramePixels: vc.MaxFramePixels, MaxPixels: vc.MaxPixels}
 }
 
 // OpVideoBlur is the video operation's name in the URL and the ledger.
@@ -97,8 +105,8 @@ func (s *Server) videoBlur(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if info.Duration > vc.MaxSeconds {
-		return carphoto.Errorf(carphoto.EInvalidParams, "video is %s long; the limit is %s", video.Seconds(info.Duration), video.Seconds(vc.MaxSeconds))
+	if err := vc.limits().Check(info); err != nil {
+		return err
 	}
 	credits := int64(math.Ceil(info.Duration/10)) * vc.CostPer10s
 	runs := time.Duration(vc.Retries + 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -26,6 +27,7 @@ type VideoConfig struct {
 	Billing     *billing.Service
 	Notifier    video.Notifier
 	ResultTTL   time.Duration
+	Limits      video.Limits // the web's bounds, checked again from the probe
 }
 
 // runVideos serves the video queue with an Asynq server of its own, so
@@ -116,6 +118,15 @@ func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) e
 	info, err := video.Probe(ctx, in)
 	if err != nil {
 		return err
+	}
+	if err := vc.Limits.Check(info); err != nil {
+		return err
+	}
+	// No more than the duration held for is processed, whatever the
+	// file's own streams hold past what its header said.
+	if job.Duration > 0 && info.Duration > job.Duration {
+		info.Duration = job.Duration
+		info.Frames = int(math.Ceil(info.Duration * info.FPS))
 	}
 	out := filepath.Join(os.TempDir(), "carphoto-"+job.ID+".mp4")
 	defer os.Remove(out)

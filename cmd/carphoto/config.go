@@ -52,6 +52,8 @@ type config struct {
 	VideoDir               string
 	MaxVideoBytes          int64
 	MaxVideoSeconds        int64
+	MaxVideoFramePixels    int64
+	MaxVideoPixels         int64
 	VideoCostPer10s        int64
 	VideoUploadTimeout     time.Duration
 	VideoJobTimeout        time.Duration
@@ -126,6 +128,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))
 	c.MaxVideoBytes = num("MAX_VIDEO_BYTES", 500<<20, 1024)
 	c.MaxVideoSeconds = num("MAX_VIDEO_SECONDS", 180, 1)
+	c.MaxVideoFramePixels = num("MAX_VIDEO_FRAME_PIXELS", 4096*2160, 1024)
+	c.MaxVideoPixels = num("MAX_VIDEO_PIXELS", 48_000_000_000, 1<<20)
 	c.VideoCostPer10s = num("VIDEO_CREDIT_COST_PER_10S", c.CreditCost, 1)
 	c.VideoUploadTimeout = dur("VIDEO_UPLOAD_TIMEOUT", 10*time.Minute, time.Second)
 	c.VideoJobTimeout = dur("VIDEO_JOB_TIMEOUT", 30*time.Minute, time.Second)
@@ -208,8 +212,15 @@ func (c config) videoConfig(store video.Store) server.VideoConfig {
 	return server.VideoConfig{
 		Store: store, Notifier: c.notifier(),
 		MaxBytes: c.MaxVideoBytes, MaxSeconds: float64(c.MaxVideoSeconds), CostPer10s: c.VideoCostPer10s,
+		MaxFramePixels: int(c.MaxVideoFramePixels), MaxPixels: c.MaxVideoPixels,
 		UploadTimeout: c.VideoUploadTimeout, JobTimeout: c.VideoJobTimeout, Retries: 2, ResultTTL: c.VideoResultTTL,
 	}
+}
+
+// videoLimits are the bounds of a video, checked by the web before its
+// job is queued and by the worker again before any frame is decoded.
+func (c config) videoLimits() video.Limits {
+	return video.Limits{MaxSeconds: float64(c.MaxVideoSeconds), MaxFramePixels: int(c.MaxVideoFramePixels), MaxPixels: c.MaxVideoPixels}
 }
 
 func (c config) notifier() video.Notifier {

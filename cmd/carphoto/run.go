@@ -164,7 +164,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		wc := cfg.workerConfig()
 		wc.Metrics = m
 		wc.Video = worker.VideoConfig{Concurrency: cfg.VideoWorkerConcurrency, Store: store, Billing: b,
-			Notifier: cfg.notifier(), ResultTTL: cfg.VideoResultTTL}
+			Notifier: cfg.notifier(), ResultTTL: cfg.VideoResultTTL, Limits: cfg.videoLimits()}
 		w := worker.New(wc, log, rdb)
 		g.Go(func() error { return w.Run(ctx) })
 	}
