@@ -124,6 +124,13 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 				"processing did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
 		case errors.Is(err, context.Canceled):
 			return carphoto.Wrap(err, carphoto.EProcessingFailed, "the request was cancelled; you were not charged")
+		case errors.Is(err, jobs.ErrWorkersDied):
+			// What killed two workers is on record, to be looked into; the
+			// task is not run again.
+			logFor(c).Error().Err(err).Str("op", op).Interface("params", req.Params).Int("photo_bytes", len(req.Photo)).
+				Int("logo_bytes", len(req.Logo)).Str("logo_asset", assetID).Msg("task ended: the worker processes running it died")
+			return carphoto.Wrap(err, carphoto.EProcessingFailed,
+				"processing this photo stopped the workers that ran it, so it was ended; you were not charged. Retrying it will not help: check the photo and the parameters")
 		case err != nil:
 			return carphoto.Wrap(err, carphoto.EProcessingFailed, "processing failed on our side; you were not charged, please retry")
 		}
