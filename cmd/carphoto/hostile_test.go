@@ -229,3 +229,111 @@ func transparentCar(t *testing.T) []byte {
 	}
 	return b.Bytes()
 }
+
+// tasksStarted counts the tasks of op a worker has started.
+func tasksStarted(w *proc, op string) int {
+	n := 0
+	for _, l := range lines(w.stderr.String()) {
+		if strings.Contains(l, `"message":"task started"`) && strings.Contains(l, `"op":"`+op+`"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// A task that kills the worker process running it (SIGKILL, as the
+// kernel's OOM killer does) is run once more by another worker; when that
+// one dies too, the call ends 500 processing_failed, uncharged, its
+// parameters in the log, and the task is not run a third time, while the
+// third worker goes on answering other calls.
+func TestHostileTaskKillingWorkersIsEnded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	rs := redistest.New(t, redisDB)
+	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "WORKER_CONCURRENCY=1", "MAX_IN_FLIGHT_PER_KEY=16"}
+	web, s := startWeb(t, rs, env...)
+	workers := []*proc{startProc(t, "worker", env...), startProc(t, "worker", env...), startProc(t, "worker", env...)}
+	waitReady(t, s.url)
+	id, key := s.account(t, 10)
+	photo := carPhoto(t)
+
+	type answer struct {
+		status int
+		h      http.Header
+		body   []byte
+	}
+	send := func(op string, parts ...part) <-chan answer {
+		c := make(chan answer, 1)
+		go func() {
+			status, h, body := post(t, s.url+"/v1/"+op, key, parts...)
+			c <- answer{status, h, body}
+		}()
+		return c
+	}
+	start := time.Now()
+	killer := send("car-shadow", file("image", photo), field("crop", "true"), field("padding", "4%"))
+	var honest <-chan answer
+	var dead []*proc
+	for len(dead) < 2 {
+		if time.Since(start) > 25*time.Second {
+			t.Fatalf("after %d deaths, no worker started the task again", len(dead))
+		}
+		for _, w := range workers {
+			if running(w) && tasksStarted(w, "car-shadow") > 0 {
+				w.cmd.Process.Kill()
+				dead = append(dead, w)
+				t.Logf("worker %d killed at its task, %v in", len(dead), time.Since(start).Round(time.Millisecond))
+				if honest == nil {
+					honest = send("blur-plates", file("image", photo))
+				}
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	a := <-killer
+	took := time.Since(start)
+	wantError(t, a.status, a.h, a.body, http.StatusInternalServerError, "processing_failed")
+	if !strings.Contains(string(a.body), "not charged") {
+		t.Errorf("message %s does not say the call was not charged", a.body)
+	}
+	if took > 25*time.Second {
+		t.Errorf("ended %v after the call, want within 25 s", took.Round(time.Millisecond))
+	}
+	t.Logf("ended 500 %v after the call: %s", took.Round(time.Millisecond), a.body)
+	if a := <-honest; a.status != http.StatusOK {
+		t.Errorf("a call sent while the task was killing workers: %d %.300s", a.status, a.body)
+	}
+	if a := <-send("blur-plates", file("image", photo)); a.status != http.StatusOK {
+		t.Errorf("a call after the task was ended: %d %.300s", a.status, a.body)
+	}
+	time.Sleep(time.Second) // a third run, were there one, would have started by now
+	runs := 0
+	for _, w := range workers {
+		runs += tasksStarted(w, "car-shadow")
+	}
+	if runs != 2 {
+		t.Errorf("the task ran %d times, want 2: once, and once more after its worker died", runs)
+	}
+	survivor := 0
+	for _, w := range workers {
+		if running(w) {
+			survivor++
+		}
+	}
+	if survivor != 1 {
+		t.Errorf("%d workers running, want the one the task never reached", survivor)
+	}
+	if got := s.credits(t, id); got != 8 {
+		t.Errorf("balance %d, want 8: the two honest calls charged, the ended one not", got)
+	}
+	logged := false
+	for _, l := range lines(web.stderr.String()) {
+		if strings.Contains(l, "task ended: the worker processes running it died") && strings.Contains(l, `"padding":0.04`) {
+			logged = true
+		}
+	}
+	if !logged {
+		t.Errorf("the web log does not record the ended task with its parameters:\n%s", tail(web.stderr.String(), 2000))
+	}
+}
