@@ -21,6 +21,7 @@ import (
 
 	"carphoto"
 	"carphoto/imageops"
+	"carphoto/jobs"
 	"carphoto/video"
 )
 
@@ -252,9 +253,9 @@ func (s *Server) videoJob(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if job.Status == video.Processing && time.Since(job.Updated) > video.Lost {
-		// Its worker died: run it again while tries are left, else end it
-		// failed and uncharged.
+	if job.Status == video.Processing && time.Since(job.Updated) > video.Lost && s.workerGone(ctx, job.Worker) {
+		// Its worker process died: run it again while tries are left, else
+		// end it failed and uncharged.
 		if ok, err := s.videoJobs().TakeOver(ctx, job.ID, job.Attempt); err == nil && ok {
 			s.rerunVideo(ctx, job)
 		}
@@ -271,12 +272,30 @@ func (s *Server) videoJob(c echo.Context) error {
 	return c.JSON(http.StatusOK, v)
 }
 
+// maxVideoRuns bounds the runs of a video job whose worker processes died
+// at it: it is run once more, and a job that took down two workers is
+// ended failed, uncharged, so that a video that kills every worker it
+// touches cannot take the fleet down.
+const maxVideoRuns = 2
+
+// workerGone reports whether the worker process with id is known to be
+// gone: its own key (jobs.WorkerKey) has lapsed. A process that still
+// beats, or stopped cleanly and handed its job back to the queue, is not;
+// nor is one Redis cannot be asked about now.
+func (s *Server) workerGone(ctx context.Context, id string) bool {
+	if id == "" {
+		return true // a job taken before workers named their process
+	}
+	n, err := s.rdb.Exists(ctx, jobs.WorkerKey(id)).Result()
+	return err == nil && n == 0
+}
+
 // rerunVideo queues run job.Attempt+1 of a job taken over, or ends it
 // failed and releases its credits when it has had its runs.
 func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
 	vc := s.cfg.Video
 	next := job.Attempt + 1
-	if next > vc.Retries+1 {
+	if next > maxVideoRuns {
 		if ok, _ := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"); ok {
 			s.billing.ReleaseID(context.WithoutCancel(ctx), job.Hold)
 		}

@@ -100,14 +100,14 @@ func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 
 func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) error {
 	vc := w.cfg.Video
-	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0, "worker": w.name}); err != nil {
+	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0, "worker": w.id}); err != nil {
 		return err
 	}
 	w.log.Info().Str("job", job.ID).Int("attempt", job.Attempt).Msg("video job started")
 	// A sign of life while the job runs: without it for video.Lost, the
 	// web side takes the job to have died with its worker and runs it again.
 	stop := jobs.Beat(ctx, video.Beat, func(ctx context.Context) {
-		js.Update(ctx, job.ID, map[string]any{"worker": w.name})
+		js.Update(ctx, job.ID, map[string]any{"worker": w.id})
 	})
 	defer stop()
 	in, done, err := vc.Store.Path(ctx, video.InputKey(job.ID))
