@@ -134,6 +134,8 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("max_in_flight_per_key", cfg.MaxInFlightPerKey).
 		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
 		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).
+		Int64("max_video_seconds", cfg.MaxVideoSeconds).Int64("max_video_frame_pixels", cfg.MaxVideoFramePixels).
+		Int64("max_video_pixels", cfg.MaxVideoPixels).
 		Msg("configuration")
 
 	store, err := video.NewLocal(cfg.VideoDir)
