@@ -189,22 +189,26 @@ func (c *Client) look(ctx context.Context, requestID, worker string) (holder, pr
 // watch decides, from what Do sees while it waits, whether the worker
 // process running the task died during it. Only the process's own sign of
 // life counts (WorkerKey): a task's heartbeat that lapses while its process
-// still beats is waited out, a process that stopped cleanly handed the task
-// back to the queue, and a process key found missing counts only once it
-// has stayed missing for confirmDeath with Redis answering throughout, so
-// that a Redis restart or failover that lost the keys (the worker beats
-// them back within aliveEvery of Redis answering) never ends a task.
+// still beats is waited out, and a process that stopped cleanly handed the
+// task back to the queue. A process key found missing means death at once
+// when Redis answered throughout since the worker was last seen beating
+// (both keys ran out on their own); after an outage (a restart or failover
+// may have lost the keys, which the worker beats back within aliveEvery of
+// Redis answering) it counts only once it has stayed missing for
+// confirmDeath with Redis answering, so a Redis blip never ends a task.
 type watch struct {
 	holder       string    // the worker process at the current run; "" before one is seen
-	missingSince time.Time // when holder's process key was first found missing; zero while it is there
+	seen         time.Time // when holder was last seen beating for the task
+	missingSince time.Time // when holder's process key was first found missing after an outage
 	lastOutage   time.Time // when Redis last failed to answer
 	deaths       int       // worker processes that died during the task
 	dead         string    // the last of them
 }
 
-// confirmDeath is how long a worker process's key must stay missing, with
-// Redis answering, before the process is taken to be gone: more than the
-// key's own lifetime, so a process that beats at all is seen again.
+// confirmDeath is how long, after a Redis outage, a worker process's key
+// must stay missing with Redis answering before the process is taken to be
+// gone: more than the key's own lifetime, so a process that beats at all
+// is seen again.
 const confirmDeath = aliveTTL
 
 type verdict int
@@ -221,7 +225,7 @@ func (w *watch) unreachable(now time.Time) { w.lastOutage = now }
 // (holder) and, when a holder was seen before, its process's WorkerKey.
 func (w *watch) observe(now time.Time, holder, process string) verdict {
 	if holder != "" {
-		w.holder, w.missingSince = holder, time.Time{}
+		w.holder, w.seen, w.missingSince = holder, now, time.Time{}
 		return waiting
 	}
 	switch {
@@ -235,6 +239,8 @@ func (w *watch) observe(now time.Time, holder, process string) verdict {
 	case process != "":
 		w.missingSince = time.Time{} // the process lives: its answer or the deadline will come
 		return waiting
+	case !w.lastOutage.After(w.seen):
+		return w.death() // both keys ran out with Redis answering
 	}
 	if w.missingSince.IsZero() || w.missingSince.Before(w.lastOutage) {
 		w.missingSince = now
@@ -243,6 +249,10 @@ func (w *watch) observe(now time.Time, holder, process string) verdict {
 	if now.Sub(w.missingSince) < confirmDeath {
 		return waiting
 	}
+	return w.death()
+}
+
+func (w *watch) death() verdict {
 	w.deaths++
 	w.dead = w.holder
 	w.holder, w.missingSince = "", time.Time{}

@@ -1,14 +1,16 @@
 package jobs
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
 
-// Only a worker process that stays gone counts as dead: a task heartbeat
+// Only a worker process that is gone counts as dead: a task heartbeat
 // that lapses while its process beats, a clean stop, and a Redis outage
-// that lost the keys are waited out; a process whose key stays missing
-// with Redis answering for confirmDeath is dead.
+// that lost the keys are waited out; a process whose key ran out with
+// Redis answering is dead, and after an outage one whose key stays missing
+// with Redis answering for confirmDeath.
 func TestWatchCountsOnlyProcessDeaths(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -26,9 +28,14 @@ func TestWatchCountsOnlyProcessDeaths(t *testing.T) {
 	}{
 		{"killed", []step{
 			{at: 0, holder: "w1"},
-			{at: 4, process: ""},
+			{at: 4, process: "", want: died, wantDeath: 1},
+		}},
+		{"killed after an outage", []step{
+			{at: 0, holder: "w1"},
+			{at: 1, outage: true},
 			{at: 5, process: ""},
-			{at: 7, process: "", want: died, wantDeath: 1},
+			{at: 7, process: ""},
+			{at: 8.5, process: "", want: died, wantDeath: 1},
 		}},
 		{"task beat lapses, process lives", []step{
 			{at: 0, holder: "w1"},
@@ -54,11 +61,9 @@ func TestWatchCountsOnlyProcessDeaths(t *testing.T) {
 		}},
 		{"two deaths", []step{
 			{at: 0, holder: "w1"},
-			{at: 4, process: ""},
-			{at: 7, process: "", want: died, wantDeath: 1},
-			{at: 8, holder: "w2"},
-			{at: 12, process: ""},
-			{at: 15.5, process: "", want: died, wantDeath: 2},
+			{at: 4, process: "", want: died, wantDeath: 1},
+			{at: 5, holder: "w2"},
+			{at: 9, process: "", want: died, wantDeath: 2},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,7 +80,7 @@ func TestWatchCountsOnlyProcessDeaths(t *testing.T) {
 					t.Fatalf("at %gs: %d deaths, want %d", s.at, w.deaths, s.wantDeath)
 				}
 			}
-			if tc.name != "two deaths" && tc.name != "killed" && w.deaths != 0 {
+			if !strings.HasPrefix(tc.name, "killed") && tc.name != "two deaths" && w.deaths != 0 {
 				t.Errorf("%d deaths, want none", w.deaths)
 			}
 		})
