@@ -77,7 +77,7 @@ func (l Limits) Check(width, height int) error {
 	}
 	long, short := max(width, height), min(width, height)
 	if a := l.maxAspect(); float64(long) > a*float64(short) {
-		return carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d, %.0f times longer than it is wide; the limit is %g times",
+		return carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d: its longer side is %.0f times its shorter; the limit is %g times",
 			width, height, float64(long)/float64(short), a)
 	}
 	return nil

@@ -136,7 +136,7 @@ func TestHostileInputsRefusedBeforeWork(t *testing.T) {
 	tests = append(tests,
 		hostile{"59999999×1 PNG as a plate design", "/v1/plate-logo",
 			[]part{file("image", photo), file("logo", strip)}, "logo: image is 59999999×1; each side may be at most 20000 pixels"},
-		hostile{"20000×100 PNG", "/v1/blur-plates", []part{file("image", long)}, "200 times longer than it is wide; the limit is 20 times"},
+		hostile{"20000×100 PNG", "/v1/blur-plates", []part{file("image", long)}, "its longer side is 200 times its shorter; the limit is 20 times"},
 		hostile{"59999999×1 PNG saved as a design", "/v1/assets", []part{file("file", strip)}, "each side may be at most 20000 pixels"},
 		hostile{"20000×100 PNG as a plate design", "/v1/plate-logo",
 			[]part{file("image", photo), file("logo", long)}, "logo: image is 20000×100"},
