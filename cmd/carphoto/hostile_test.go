@@ -163,6 +163,7 @@ func TestHostileInputsRefusedBeforeWork(t *testing.T) {
 			start := time.Now()
 			status, h, body := post(t, s.url+tc.path, key, tc.parts...)
 			took := time.Since(start)
+			t.Logf("%d in %v: %s", status, took.Round(time.Millisecond), body)
 			wantError(t, status, h, body, http.StatusBadRequest, "invalid_params")
 			if !strings.Contains(string(body), tc.says) {
 				t.Errorf("message %s does not say %q", body, tc.says)
