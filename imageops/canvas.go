@@ -1,6 +1,7 @@
 package imageops
 
 import (
+	"context"
 	"image"
 	"image/color"
 	"image/draw"
@@ -24,24 +25,34 @@ type Canvas struct {
 	Aspect [2]int
 }
 
-// Frame returns img framed as c says, bounds at (0,0): img itself when c
-// changes nothing, a view of img's own pixels when the frame lies inside it
-// (a crop), and a new image only when the frame reaches past it. The car is
-// never cut: a canvas is only ever cropped to its bounds plus padding, and
-// only ever grown to reach the aspect ratio.
-func Frame(img *image.NRGBA, c Canvas) *image.NRGBA {
-	r := img.Rect
+// CanvasMaxPixels is the largest canvas car-cutout and car-shadow answer
+// (and the size their photo is scaled to first): a listing shows a car at
+// a few megapixels, and a canvas grown by padding or aspect past it is
+// scaled down to it (FrameFit), never allocated at the size asked for.
+const CanvasMaxPixels = 16_000_000
+
+// CanvasMaxSide bounds each side of such a canvas: WebP, the most limited
+// of the answer formats, holds at most 16383 pixels a side.
+const CanvasMaxSide = 16383
+
+// Size is the canvas c makes around a car whose bounds are w×h (with
+// Crop), or around a w×h image (without): what Frame would allocate. It
+// grows with w and h, so the canvas of a car that fills its photo is the
+// largest that photo can give.
+func (c Canvas) Size(w, h int) (int, int) {
+	r := c.around(image.Rect(0, 0, w, h))
+	return r.Dx(), r.Dy()
+}
+
+// around is the canvas for r: with Crop, r is the car's bounds and gets
+// the padding on each side; then the aspect ratio grows it, r centred.
+func (c Canvas) around(r image.Rectangle) image.Rectangle {
 	if c.Crop {
-		car := OpaqueBounds(img)
-		if car.Empty() {
-			car = img.Rect // nothing to crop to: keep the canvas
-		}
 		pad := c.Padding
 		if c.PaddingShare {
-			pad *= float64(max(car.Dx(), car.Dy()))
+			pad *= float64(max(r.Dx(), r.Dy()))
 		}
-		p := int(math.Round(pad))
-		r = car.Inset(-p)
+		r = r.Inset(-int(math.Round(pad)))
 	}
 	if c.Aspect[0] > 0 && c.Aspect[1] > 0 {
 		want := float64(c.Aspect[0]) / float64(c.Aspect[1])
@@ -55,6 +66,32 @@ func Frame(img *image.NRGBA, c Canvas) *image.NRGBA {
 			r.Max.Y = r.Min.Y + nh
 		}
 	}
+	return r
+}
+
+// frameRect is the rectangle of img that Frame makes the canvas, in img's
+// coordinates (it may reach past img).
+func (c Canvas) frameRect(img *image.NRGBA) image.Rectangle {
+	r := img.Rect
+	if c.Crop {
+		if car := OpaqueBounds(img); !car.Empty() {
+			r = car
+		} // else nothing to crop to: keep the canvas
+	}
+	return c.around(r)
+}
+
+// Frame returns img framed as c says, bounds at (0,0): img itself when c
+// changes nothing, a view of img's own pixels when the frame lies inside it
+// (a crop), and a new image only when the frame reaches past it. The car is
+// never cut: a canvas is only ever cropped to its bounds plus padding, and
+// only ever grown to reach the aspect ratio. Frame allocates what c asks
+// for, however large: with sizes a client chose, use FrameFit.
+func Frame(img *image.NRGBA, c Canvas) *image.NRGBA {
+	return frameTo(img, c.frameRect(img))
+}
+
+func frameTo(img *image.NRGBA, r image.Rectangle) *image.NRGBA {
 	if r == img.Rect {
 		return img
 	}
@@ -64,6 +101,39 @@ func Frame(img *image.NRGBA, c Canvas) *image.NRGBA {
 	out := image.NewNRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
 	draw.Draw(out, out.Rect, img, r.Min, draw.Src)
 	return out
+}
+
+// FrameFit is Frame with the canvas held to maxPixels and to maxSide on
+// each side: when the frame c asks for would be larger, img is scaled down
+// first (area filter), a padding in pixels with it, so the answer keeps the
+// composition asked for at a size that fits. The large canvas is never
+// allocated.
+func FrameFit(ctx context.Context, img *image.NRGBA, c Canvas, maxPixels, maxSide int) (*image.NRGBA, error) {
+	margin := 0.998
+	for range 6 {
+		r := c.frameRect(img)
+		w, h := r.Dx(), r.Dy()
+		if w*h <= maxPixels && w <= maxSide && h <= maxSide {
+			return frameTo(img, r), nil
+		}
+		// A hair under the exact factor: the frame of the scaled car
+		// rounds to whole pixels, and its edge may bleed by one. A small
+		// car may need more.
+		f := margin * min(math.Sqrt(float64(maxPixels)/(float64(w)*float64(h))),
+			float64(maxSide)/float64(max(w, h)))
+		area := float64(img.Rect.Dx()) * float64(img.Rect.Dy())
+		scaled, err := FitPixels(ctx, img, max(int(area*f*f), 1))
+		if err != nil {
+			return nil, err
+		}
+		img = ToNRGBA(scaled)
+		if !c.PaddingShare {
+			c.Padding *= f
+		}
+		margin = 0.9
+	}
+	return nil, carphoto.Errorf(carphoto.EInvalidParams,
+		"crop, padding and aspect make a canvas that cannot be fitted into %s; use a smaller padding or an aspect nearer the photo's", megapixels(maxPixels))
 }
 
 // OpaqueBounds is the smallest rectangle holding every pixel of img whose

@@ -2,6 +2,7 @@ package imageops_test
 
 import (
 	"bytes"
+	"context"
 	"image"
 	"image/color"
 	"image/draw"
@@ -90,5 +91,42 @@ func TestPaintableIsTheCopyInPlace(t *testing.T) {
 	ycc := image.NewYCbCr(image.Rect(0, 0, 8, 8), image.YCbCrSubsampleRatio420)
 	if p := imageops.Paintable(ycc); p.Rect != ycc.Rect || p.Pix[3] != 255 {
 		t.Errorf("a YCbCr photo made paintable: %v, alpha %d", p.Rect, p.Pix[3])
+	}
+}
+
+// A canvas that padding and aspect would make far larger than the limit
+// comes out within it, the car scaled down with its padding, never
+// allocated at the size asked for; a canvas within the limit is Frame's.
+func TestFrameFitHoldsTheCanvasToItsLimit(t *testing.T) {
+	img := image.NewNRGBA(image.Rect(0, 0, 400, 300))
+	for y := 100; y < 200; y++ {
+		for x := 100; x < 300; x++ {
+			img.SetNRGBA(x, y, color.NRGBA{200, 10, 10, 255})
+		}
+	}
+	const maxPixels, maxSide = 1_000_000, 4000
+	for _, c := range []imageops.Canvas{
+		{Crop: true, Padding: 10000, Aspect: [2]int{100, 1}}, // 2 000 200 × 20 100 asked for
+		{Crop: true, Padding: 10000},
+		{Crop: true, Padding: 1, PaddingShare: true, Aspect: [2]int{1, 100}},
+		{Aspect: [2]int{100, 1}},
+	} {
+		w, h := c.Size(200, 100)
+		got, err := imageops.FrameFit(context.Background(), img, c, maxPixels, maxSide)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		gw, gh := got.Rect.Dx(), got.Rect.Dy()
+		if gw*gh > maxPixels || gw > maxSide || gh > maxSide {
+			t.Errorf("%+v: canvas %d×%d (asked for %d×%d), want at most %d pixels and %d a side", c, gw, gh, w, h, maxPixels, maxSide)
+		}
+		if car := imageops.OpaqueBounds(got); car.Empty() {
+			t.Errorf("%+v: the car is gone from the %d×%d canvas", c, gw, gh)
+		}
+	}
+	small := imageops.Canvas{Crop: true, Padding: 10, Aspect: [2]int{4, 3}}
+	got, err := imageops.FrameFit(context.Background(), img, small, maxPixels, maxSide)
+	if want := imageops.Frame(img, small); err != nil || got.Rect != want.Rect || !bytes.Equal(got.Pix[:4*got.Rect.Dx()], want.Pix[:4*want.Rect.Dx()]) {
+		t.Errorf("a canvas within the limit: %v %v, want Frame's %v", got.Rect, err, want.Rect)
 	}
 }

@@ -22,10 +22,22 @@ import (
 // exhaust a worker's memory.
 const DefaultMaxPixels = 60_000_000
 
+// DefaultMaxSide (MAX_IMAGE_SIDE) and DefaultMaxAspect (MAX_IMAGE_ASPECT)
+// bound an image's shape when Limits leaves them zero: no camera or
+// panorama comes near them, while a 59999999×1 strip, which passes the
+// pixel cap, would make every step sized by its longer side (plate
+// search, resampling, a design's warp) take seconds and gigabytes.
+const (
+	DefaultMaxSide   = 20_000
+	DefaultMaxAspect = 20
+)
+
 // Limits bounds what Decode accepts, checked from the header before any
 // pixel is decoded.
 type Limits struct {
-	MaxPixels int // width × height cap; zero means DefaultMaxPixels
+	MaxPixels int     // width × height cap; zero means DefaultMaxPixels
+	MaxSide   int     // cap on the width and on the height; zero means DefaultMaxSide
+	MaxAspect float64 // cap on longer side ÷ shorter side; zero means DefaultMaxAspect
 }
 
 func (l Limits) maxPixels() int {
@@ -33,6 +45,42 @@ func (l Limits) maxPixels() int {
 		return DefaultMaxPixels
 	}
 	return l.MaxPixels
+}
+
+func (l Limits) maxSide() int {
+	if l.MaxSide <= 0 {
+		return DefaultMaxSide
+	}
+	return l.MaxSide
+}
+
+func (l Limits) maxAspect() float64 {
+	if l.MaxAspect <= 0 {
+		return DefaultMaxAspect
+	}
+	return l.MaxAspect
+}
+
+// Check refuses a width × height that passes one of l's bounds, with an
+// invalid_params error naming the bound: the pixel cap, the cap on each
+// side, and the cap on the ratio of the longer side to the shorter.
+func (l Limits) Check(width, height int) error {
+	if width <= 0 || height <= 0 || width > 1<<31/height {
+		return carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d: it has no pixels", width, height)
+	}
+	if max := l.maxPixels(); width*height > max {
+		return carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d = %s; the limit is %s",
+			width, height, megapixels(width*height), megapixels(max))
+	}
+	if side := l.maxSide(); width > side || height > side {
+		return carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d; each side may be at most %d pixels", width, height, side)
+	}
+	long, short := max(width, height), min(width, height)
+	if a := l.maxAspect(); float64(long) > a*float64(short) {
+		return carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d: its longer side is %.0f times its shorter; the limit is %g times",
+			width, height, float64(long)/float64(short), a)
+	}
+	return nil
 }
 
 // Photo is a decoded input in its displayed orientation.
@@ -180,12 +228,8 @@ func readHeader(data []byte, lim Limits) (*header, error) {
 		return nil, corrupt(err)
 	}
 	h.width, h.height = cfg.Width, cfg.Height
-	if h.width <= 0 || h.height <= 0 {
-		return nil, carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d: it has no pixels", h.width, h.height)
-	}
-	if max := lim.maxPixels(); h.width > max || h.height > max || h.width*h.height > max {
-		return nil, carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d = %s; the limit is %s",
-			h.width, h.height, megapixels(h.width*h.height), megapixels(max))
+	if err := lim.Check(h.width, h.height); err != nil {
+		return nil, err
 	}
 	// A header claiming far more pixels than the data can hold is a lie (or
 	// a file cut short and patched): refuse it before allocating the claimed

@@ -641,6 +641,8 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 		{"PNG claiming 40000×40000", pngHeader(40000, 40000, 100), "40000×40000 = 1600 MP; the limit is 60 MP", true},
 		{"PNG claiming 5000×5000 with 100 bytes", pngHeader(5000, 5000, 100), "header says 5000×5000", true},
 		{"PNG 0×0", pngHeader(0, 0, 10), "no pixels", true},
+		{"PNG strip 59999999×1 under the pixel cap", pngHeader(59999999, 1, 100), "59999999×1; each side may be at most 20000 pixels", true},
+		{"PNG 20000×100, 200 times longer than wide", pngHeader(20000, 100, 100), "its longer side is 200 times its shorter; the limit is 20 times", true},
 		{"PNG cut at a third", pngFile[:len(pngFile)/3], "truncated", true},
 		{"PNG without IEND", pngFile[:len(pngFile)-12], "truncated", true},
 		{"PNG header on 400×400 data", append(append(append([]byte{}, small[:33]...), bigPNG[33:len(bigPNG)-12]...), small[len(small)-12:]...), "corrupt", false},

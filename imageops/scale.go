@@ -7,6 +7,17 @@ import (
 	"math"
 )
 
+// FitSize is the size FitPixels scales a width × height image to: itself
+// when it holds at most maxPixels (or maxPixels is not positive), else
+// the same shape scaled down to about maxPixels.
+func FitSize(width, height, maxPixels int) (int, int) {
+	if width*height <= maxPixels || maxPixels <= 0 {
+		return width, height
+	}
+	f := math.Sqrt(float64(maxPixels) / float64(width*height))
+	return max(1, int(float64(width)*f)), max(1, int(float64(height)*f))
+}
+
 // FitPixels returns img scaled down, keeping its aspect ratio, so that it
 // holds at most maxPixels pixels, or img itself when it already does. Each
 // output pixel is the mean of the source area it covers, edge pixels by the
@@ -19,8 +30,7 @@ func FitPixels(ctx context.Context, img image.Image, maxPixels int) (image.Image
 	if b.Dx()*b.Dy() <= maxPixels || maxPixels <= 0 {
 		return img, nil
 	}
-	f := math.Sqrt(float64(maxPixels) / float64(b.Dx()*b.Dy()))
-	w, h := max(1, int(float64(b.Dx())*f)), max(1, int(float64(b.Dy())*f))
+	w, h := FitSize(b.Dx(), b.Dy(), maxPixels)
 	xs, ys := areaSpills(b.Dx(), w), areaSpills(b.Dy(), h)
 	row := image.NewRGBA(image.Rect(0, 0, b.Dx(), 1))
 	lines := [2][]float32{make([]float32, 4*w), make([]float32, 4*w)} // output rows oy, oy+1

@@ -53,19 +53,27 @@ const (
 	aliveTTL   = 3 * time.Second
 )
 
-// maxAttempts bounds how many times one request's task is run after the
-// workers running it died: a photo that kills every worker it touches must
-// not take the fleet down with it.
-const maxAttempts = 3
+// maxDeaths is how many worker processes one request's task may take down:
+// a task whose worker died during it is run once more, by another; one
+// that took down two is ended (ErrWorkersDied), so that a photo that kills
+// every worker it touches cannot take the fleet down with it.
+const maxDeaths = 2
+
+// ErrWorkersDied is returned by Do when the worker processes running the
+// request's task died during it maxDeaths times: the task is not run
+// again.
+var ErrWorkersDied = errors.New("the worker processes running the task died during it")
 
 // Do stores the inputs, enqueues the task and blocks until a worker answers,
-// the deadline passes (ErrTimeout) or ctx is done. The inputs are removed
-// before Do returns, whatever happened.
+// the deadline passes (ErrTimeout), the task has killed maxDeaths worker
+// processes (ErrWorkersDied) or ctx is done. The inputs are removed before
+// Do returns, whatever happened, so a copy of the task still queued finds
+// nothing to do.
 //
 // It survives what happens around it within the deadline: Redis errors
 // (a restart, a failover, a dropped connection) are retried with backoff,
-// and a worker that dies at the task (its AliveKey lapses with no answer)
-// has the task run again by another, up to maxAttempts runs in all.
+// and a worker process that dies at the task (watch) has the task run
+// again by another.
 func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	ttl := time.Until(req.Deadline) + 5*time.Second
 	if ttl <= 5*time.Second {
@@ -75,11 +83,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	defer cancel()
 	p := Payload{
 		RequestID: req.ID, Op: req.Op, AccountID: req.AccountID, HasLogo: req.Logo != nil,
-		Params: req.Params, EnqueuedAt: time.Now(), Deadline: req.Deadline,
-	}
-	body, err := json.Marshal(p)
-	if err != nil {
-		return nil, err
+		Params: req.Params, EnqueuedAt: time.Now(), Deadline: req.Deadline, Run: 1,
 	}
 	photoKey, logoKey, resultKey := PhotoKey(req.ID), LogoKey(req.ID), ResultKey(req.ID)
 	// Deleting inputs on the way out makes a late worker find nothing to do.
@@ -88,7 +92,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		defer dcancel()
 		Retry(dctx, func(ctx context.Context) error { return c.rdb.Del(ctx, photoKey, logoKey).Err() })
 	}()
-	err = Retry(ctx, func(ctx context.Context) error {
+	err := Retry(ctx, func(ctx context.Context) error {
 		pipe := c.rdb.Pipeline()
 		pipe.Set(ctx, photoKey, req.Photo, ttl)
 		if req.Logo != nil {
@@ -100,11 +104,14 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, c.failed(ctx, "store inputs", err)
 	}
-	attempt := 1
 	enqueue := func() error {
 		id := req.ID
-		if attempt > 1 {
-			id = fmt.Sprintf("%s.%d", req.ID, attempt)
+		if p.Run > 1 {
+			id = fmt.Sprintf("%s.%d", req.ID, p.Run)
+		}
+		body, err := json.Marshal(p)
+		if err != nil {
+			return err
 		}
 		task := asynq.NewTask(TaskType(req.Op), body,
 			asynq.Queue(Queue), asynq.Deadline(req.Deadline), asynq.MaxRetry(0), asynq.TaskID(id))
@@ -119,7 +126,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	if err := enqueue(); err != nil {
 		return nil, c.failed(ctx, "enqueue", err)
 	}
-	seen := false // a worker has been seen at the current attempt
+	var w watch
 	for {
 		// BLPOP has a resolution of milliseconds; go-redis adds the timeout
 		// to the connection's read deadline for blocking commands. Redis
@@ -128,6 +135,9 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		var vals []string
 		err := Retry(ctx, func(ctx context.Context) (err error) {
 			vals, err = c.rdb.BLPop(ctx, min(aliveEvery, max(time.Until(req.Deadline), time.Millisecond)), resultKey).Result()
+			if Transient(err) {
+				w.unreachable(time.Now())
+			}
 			return err
 		})
 		switch {
@@ -138,22 +148,115 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		case !errors.Is(err, redis.Nil):
 			return nil, c.failed(ctx, "wait for result", err)
 		}
-		alive, err := c.rdb.Exists(ctx, AliveKey(req.ID)).Result()
-		switch {
-		case err != nil:
+		holder, process, err := c.look(ctx, req.ID, w.holder)
+		if err != nil {
+			w.unreachable(time.Now())
 			continue
-		case alive == 1:
-			seen = true
-		case seen && attempt < maxAttempts:
-			// The worker at the task stopped beating without answering: it
-			// died. Another runs the task while the deadline allows.
-			attempt++
-			seen = false
+		}
+		switch w.observe(time.Now(), holder, process) {
+		case died:
+			if w.deaths >= maxDeaths {
+				return nil, fmt.Errorf("%w (%d times; the last was %s)", ErrWorkersDied, w.deaths, w.dead)
+			}
+			p.Run++
 			if err := enqueue(); err != nil {
 				return nil, c.failed(ctx, "enqueue again", err)
 			}
 		}
 	}
+}
+
+// look reads the id of the worker at the request's task (empty when none
+// beats for it) and, for worker, the value of its process's WorkerKey
+// (empty when it lapsed).
+func (c *Client) look(ctx context.Context, requestID, worker string) (holder, process string, err error) {
+	pipe := c.rdb.Pipeline()
+	h := pipe.Get(ctx, AliveKey(requestID))
+	var pr *redis.StringCmd
+	if worker != "" {
+		pr = pipe.Get(ctx, WorkerKey(worker))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return "", "", err
+	}
+	holder = h.Val()
+	if pr != nil {
+		process = pr.Val()
+	}
+	return holder, process, nil
+}
+
+// watch decides, from what Do sees while it waits, whether the worker
+// process running the task died during it. Only the process's own sign of
+// life counts (WorkerKey): a task's heartbeat that lapses while its process
+// still beats is waited out, and a process that stopped cleanly handed the
+// task back to the queue. A process key found missing means death at once
+// when Redis answered throughout since the worker was last seen beating
+// (both keys ran out on their own); after an outage (a restart or failover
+// may have lost the keys, which the worker beats back within aliveEvery of
+// Redis answering) it counts only once it has stayed missing for
+// confirmDeath with Redis answering, so a Redis blip never ends a task.
+type watch struct {
+	holder       string    // the worker process at the current run; "" before one is seen
+	seen         time.Time // when holder was last seen beating for the task
+	missingSince time.Time // when holder's process key was first found missing after an outage
+	lastOutage   time.Time // when Redis last failed to answer
+	deaths       int       // worker processes that died during the task
+	dead         string    // the last of them
+}
+
+// confirmDeath is how long, after a Redis outage, a worker process's key
+// must stay missing with Redis answering before the process is taken to be
+// gone: more than the key's own lifetime, so a process that beats at all
+// is seen again.
+const confirmDeath = aliveTTL
+
+type verdict int
+
+const (
+	waiting verdict = iota // the task runs, or waits for a worker
+	died                   // the worker process at the task is gone: run it again
+)
+
+// unreachable records that Redis did not answer at now.
+func (w *watch) unreachable(now time.Time) { w.lastOutage = now }
+
+// observe takes what Redis holds at now: the id in the task's AliveKey
+// (holder) and, when a holder was seen before, its process's WorkerKey.
+func (w *watch) observe(now time.Time, holder, process string) verdict {
+	if holder != "" {
+		w.holder, w.seen, w.missingSince = holder, now, time.Time{}
+		return waiting
+	}
+	switch {
+	case w.holder == "":
+		return waiting // not started yet
+	case process == WorkerStopped:
+		// A clean stop handed the task back to the queue, which runs it
+		// again: no death, and nothing to enqueue.
+		w.holder, w.missingSince = "", time.Time{}
+		return waiting
+	case process != "":
+		w.missingSince = time.Time{} // the process lives: its answer or the deadline will come
+		return waiting
+	case !w.lastOutage.After(w.seen):
+		return w.death() // both keys ran out with Redis answering
+	}
+	if w.missingSince.IsZero() || w.missingSince.Before(w.lastOutage) {
+		w.missingSince = now
+		return waiting
+	}
+	if now.Sub(w.missingSince) < confirmDeath {
+		return waiting
+	}
+	return w.death()
+}
+
+func (w *watch) death() verdict {
+	w.deaths++
+	w.dead = w.holder
+	w.holder, w.missingSince = "", time.Time{}
+	return died
 }
 
 // failed is Do's error once the request cannot go on: ErrTimeout when its
@@ -230,12 +333,27 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// KeepAlive refreshes the request's AliveKey until the returned stop is
-// called: the worker's heartbeat for one task. Failed refreshes are left
-// to the next beat.
-func KeepAlive(ctx context.Context, rdb redis.UniversalClient, requestID string) (stop func()) {
+// KeepAlive refreshes the request's AliveKey with workerID until the
+// returned stop is called: the worker's heartbeat for one task. Failed
+// refreshes are left to the next beat.
+func KeepAlive(ctx context.Context, rdb redis.UniversalClient, requestID, workerID string) (stop func()) {
 	key := AliveKey(requestID)
-	return Beat(ctx, aliveEvery, func(ctx context.Context) { rdb.Set(ctx, key, 1, aliveTTL) })
+	return Beat(ctx, aliveEvery, func(ctx context.Context) { rdb.Set(ctx, key, workerID, aliveTTL) })
+}
+
+// WorkerAlive refreshes the process's WorkerKey until the returned stop is
+// called, which marks it WorkerStopped for a minute: a worker process's
+// sign of life, by which the web side tells a worker that died from a
+// heartbeat that lapsed. Run it for the whole life of the process.
+func WorkerAlive(ctx context.Context, rdb redis.UniversalClient, workerID string) (stop func()) {
+	key := WorkerKey(workerID)
+	stopBeat := Beat(ctx, aliveEvery, func(ctx context.Context) { rdb.Set(ctx, key, 1, aliveTTL) })
+	return func() {
+		stopBeat()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		Retry(sctx, func(ctx context.Context) error { return rdb.Set(ctx, key, WorkerStopped, time.Minute).Err() })
+	}
 }
 
 // Beat calls beat at once, then every period until the returned stop is

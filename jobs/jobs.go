@@ -70,6 +70,9 @@ type Payload struct {
 	Params     Params    `json:"params"`
 	EnqueuedAt time.Time `json:"enq"`
 	Deadline   time.Time `json:"deadline"`
+	// Run counts the task's runs: 2 when the worker process at the first
+	// died during it. The worker logs such a task's parameters first.
+	Run int `json:"run,omitempty"`
 }
 
 // PhotoKey, LogoKey and ResultKey are the Redis keys of one request.
@@ -78,9 +81,19 @@ func LogoKey(requestID string) string   { return keyPrefix + requestID + ":logo"
 func ResultKey(requestID string) string { return keyPrefix + requestID + ":result" }
 
 // AliveKey is refreshed by the worker processing a request's task, every
-// aliveEvery with a lifetime of aliveTTL: the web side, seeing it lapse
-// with no answer, knows the worker died and runs the task again.
+// aliveEvery with a lifetime of aliveTTL; it holds the worker's id, so that
+// the web side, seeing it lapse with no answer, asks after that worker
+// process (WorkerKey) before it takes the task to have killed it.
 func AliveKey(requestID string) string { return keyPrefix + requestID + ":alive" }
+
+// WorkerKey is a worker process's own sign of life, refreshed every
+// aliveEvery with a lifetime of aliveTTL while the process runs; it holds
+// WorkerStopped for a while after a clean stop.
+func WorkerKey(workerID string) string { return "cp:worker:" + workerID }
+
+// WorkerStopped is WorkerKey's value once its process stopped cleanly,
+// its unfinished tasks handed back to the queue.
+const WorkerStopped = "stopped"
 
 // Result is a worker's answer. Either Body holds the processed image (Code
 // empty) or Code and Message say why not.

@@ -26,6 +26,12 @@ func (s *Server) createAsset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A design is held to a photo's bounds (pixels, sides, shape) from its
+	// header, as an uploaded logo is: a 59999999×1 strip saved here would
+	// cost gigabytes at every call that uses it.
+	if _, _, err := s.checkHeader("file", data); err != nil {
+		return err
+	}
 	a, err := s.billing.CreateAsset(c.Request().Context(), accountID(c), name, data)
 	if err != nil {
 		return err

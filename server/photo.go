@@ -86,7 +86,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			if err := s.checkHeader("logo asset", data); err != nil {
+			if _, _, err := s.checkHeader("logo asset", data); err != nil {
 				return err
 			}
 			req.Logo = data
@@ -124,6 +124,13 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 				"processing did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
 		case errors.Is(err, context.Canceled):
 			return carphoto.Wrap(err, carphoto.EProcessingFailed, "the request was cancelled; you were not charged")
+		case errors.Is(err, jobs.ErrWorkersDied):
+			// What killed two workers is on record, to be looked into; the
+			// task is not run again.
+			logFor(c).Error().Err(err).Str("op", op).Interface("params", req.Params).Int("photo_bytes", len(req.Photo)).
+				Int("logo_bytes", len(req.Logo)).Str("logo_asset", assetID).Msg("task ended: the worker processes running it died")
+			return carphoto.Wrap(err, carphoto.EProcessingFailed,
+				"processing this photo stopped the workers that ran it, so it was ended; you were not charged. Retrying it will not help: check the photo and the parameters")
 		case err != nil:
 			return carphoto.Wrap(err, carphoto.EProcessingFailed, "processing failed on our side; you were not charged, please retry")
 		}
@@ -253,7 +260,8 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 		return req, "", carphoto.Errorf(carphoto.EMissingImage,
 			"image missing: send the photo as a multipart/form-data file field named \"image\"")
 	}
-	if err := s.checkHeader("image", up.image); err != nil {
+	width, height, err := s.checkHeader("image", up.image)
+	if err != nil {
 		return req, "", err
 	}
 	req.Photo = up.image
@@ -278,6 +286,9 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 		if err := parseCanvas(v, &req.Params); err != nil {
 			return req, "", err
 		}
+		if err := s.checkCanvas(req.Params, width, height); err != nil {
+			return req, "", err
+		}
 	}
 	switch op {
 	case jobs.OpLogo:
@@ -297,7 +308,7 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 		case hasID:
 			assetID = strings.TrimSpace(v["logoAssetId"])
 		default:
-			if err := s.checkHeader("logo", up.logo); err != nil {
+			if _, _, err := s.checkHeader("logo", up.logo); err != nil {
 				return req, "", err
 			}
 			req.Logo = up.logo
@@ -410,20 +421,46 @@ func parseFormat(v string) (string, error) {
 	return v, nil
 }
 
-// checkHeader refuses a file that is empty, not an image, or too large in
-// pixels, from its header alone; the worker decodes it fully.
-func (s *Server) checkHeader(field string, data []byte) error {
+// checkHeader refuses a file that is empty, not an image, too large in
+// pixels or on a side, or too long for its width, from its header alone;
+// the worker decodes it fully. It returns the displayed width and height.
+func (s *Server) checkHeader(field string, data []byte) (width, height int, err error) {
 	if len(data) == 0 {
-		return carphoto.Errorf(carphoto.EInvalidParams, "%s is empty", field)
+		return 0, 0, carphoto.Errorf(carphoto.EInvalidParams, "%s is empty", field)
 	}
-	if _, _, _, err := imageops.DecodeConfig(data, imageops.Limits{MaxPixels: s.cfg.MaxPixels}); err != nil {
+	lim := imageops.Limits{MaxPixels: s.cfg.MaxPixels, MaxSide: s.cfg.MaxSide, MaxAspect: s.cfg.MaxAspect}
+	_, width, height, err = imageops.DecodeConfig(data, lim)
+	if err != nil {
 		var e *carphoto.Error
 		if errors.As(err, &e) {
-			return &carphoto.Error{Code: e.Code, Message: field + ": " + e.Message, Err: e.Err}
+			return 0, 0, &carphoto.Error{Code: e.Code, Message: field + ": " + e.Message, Err: e.Err}
 		}
-		return carphoto.Wrap(err, carphoto.EInvalidParams, field+": not a readable image")
+		return 0, 0, carphoto.Wrap(err, carphoto.EInvalidParams, field+": not a readable image")
 	}
-	return nil
+	return width, height, nil
+}
+
+// checkCanvas refuses, before any work, the crop, padding and aspect whose
+// canvas could pass MaxPixels for a width × height photo: its worst case,
+// a car filling the photo as the worker takes it (scaled to
+// imageops.CanvasMaxPixels). The worker scales any canvas past
+// CanvasMaxPixels down to it; what is refused here would have it shrink
+// the car more than that, for a canvas nobody lists (padding=10000 asks
+// for 400 MP around any car).
+func (s *Server) checkCanvas(p jobs.Params, width, height int) error {
+	c := imageops.Canvas{Crop: p.Crop, Padding: p.Padding, PaddingShare: p.PaddingShare, Aspect: p.Aspect}
+	w, h := imageops.FitSize(width, height, imageops.CanvasMaxPixels)
+	cw, ch := c.Size(w, h)
+	limit := s.cfg.MaxPixels
+	if limit <= 0 {
+		limit = imageops.DefaultMaxPixels
+	}
+	if float64(cw)*float64(ch) <= float64(limit) {
+		return nil
+	}
+	return carphoto.Errorf(carphoto.EInvalidParams,
+		"crop, padding and aspect would make a canvas of up to %d×%d pixels (%.0f MP) around this %d×%d photo; the limit is %d MP (the answer itself is scaled to at most %d MP): use a smaller padding or an aspect nearer the photo's",
+		cw, ch, float64(cw)*float64(ch)/1e6, width, height, limit/1_000_000, imageops.CanvasMaxPixels/1_000_000)
 }
 
 // readMultipart streams the body. Files are capped at MaxUploadBytes while

@@ -40,6 +40,12 @@ func TestParseUploadParams(t *testing.T) {
 		{jobs.OpCarShadow, map[string]string{"reflection": "yes"}, jobs.Params{}, carphoto.EInvalidParams},
 		{jobs.OpCarShadow, map[string]string{"format": "tiff"}, jobs.Params{}, carphoto.EInvalidParams},
 		{jobs.OpBlurPlates, map[string]string{"format": "PNG"}, jobs.Params{}, carphoto.EInvalidParams},
+		// The canvas's worst case around this 4×4 photo against the 1 MP
+		// cap: 1004×1004 passes, 1204×1204 and a 100:1 canvas do not.
+		{jobs.OpCarCutout, map[string]string{"crop": "true", "padding": "500"}, jobs.Params{Crop: true, Padding: 500}, ""},
+		{jobs.OpCarCutout, map[string]string{"crop": "true", "padding": "600"}, jobs.Params{}, carphoto.EInvalidParams},
+		{jobs.OpCarShadow, map[string]string{"crop": "true", "padding": "10000", "aspect": "100:1"}, jobs.Params{}, carphoto.EInvalidParams},
+		{jobs.OpCarShadow, map[string]string{"crop": "true", "padding": "100%", "aspect": "100:1"}, jobs.Params{Crop: true, Padding: 1, PaddingShare: true, Aspect: [2]int{100, 1}}, ""},
 	} {
 		var b bytes.Buffer
 		mw := multipart.NewWriter(&b)

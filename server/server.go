@@ -29,9 +29,13 @@ type Config struct {
 	// IdempotencyTTL is how long the answer to a photo request sent with
 	// an Idempotency-Key is kept for its retries; zero ignores the header.
 	IdempotencyTTL time.Duration
-	MaxUploadBytes int64  // cap on one uploaded file
-	MaxPixels      int    // cap on width × height, checked from the header
-	AdminToken     string // enables /admin/v1 when set
+	MaxUploadBytes int64 // cap on one uploaded file
+	MaxPixels      int   // cap on width × height, checked from the header
+	// MaxSide and MaxAspect bound an image's shape from its header: each
+	// side, and the longer side ÷ the shorter. Zero takes imageops' default.
+	MaxSide    int
+	MaxAspect  float64
+	AdminToken string // enables /admin/v1 when set
 	// HoldTTL is billing's hold lifetime: how long a release that failed
 	// while Redis was out of reach is tried again in the background.
 	HoldTTL time.Duration

@@ -21,21 +21,30 @@ import (
 
 	"carphoto"
 	"carphoto/imageops"
+	"carphoto/jobs"
 	"carphoto/video"
 )
 
 // VideoConfig is the web side's share of video jobs' settings; a nil
 // Store leaves video-blur off.
 type VideoConfig struct {
-	Store         video.Store
-	Notifier      video.Notifier
-	MaxBytes      int64         // cap on an uploaded video
-	MaxSeconds    float64       // cap on its duration
-	CostPer10s    int64         // credits per started 10 seconds
-	UploadTimeout time.Duration // the whole upload must arrive within this
-	JobTimeout    time.Duration // one run of the job
-	Retries       int           // runs after the first, when a worker dies or fails
-	ResultTTL     time.Duration // how long the job and its result are kept
+	Store      video.Store
+	Notifier   video.Notifier
+	MaxBytes   int64   // cap on an uploaded video
+	MaxSeconds float64 // cap on its duration
+	// MaxFramePixels and MaxPixels cap a frame's width × height and the
+	// width × height × frames of the whole video, from the probe.
+	MaxFramePixels int
+	MaxPixels      int64
+	CostPer10s     int64         // credits per started 10 seconds
+	UploadTimeout  time.Duration // the whole upload must arrive within this
+	JobTimeout     time.Duration // one run of the job
+	Retries        int           // runs after the first, when a worker dies or fails
+	ResultTTL      time.Duration // how long the job and its result are kept
+}
+
+func (vc VideoConfig) limits() video.Limits {
+	return video.Limits{MaxSeconds: vc.MaxSeconds, MaxFramePixels: vc.MaxFramePixels, MaxPixels: vc.MaxPixels}
 }
 
 // OpVideoBlur is the video operation's name in the URL and the ledger.
@@ -97,8 +106,8 @@ func (s *Server) videoBlur(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if info.Duration > vc.MaxSeconds {
-		return carphoto.Errorf(carphoto.EInvalidParams, "video is %s long; the limit is %s", video.Seconds(info.Duration), video.Seconds(vc.MaxSeconds))
+	if err := vc.limits().Check(info); err != nil {
+		return err
 	}
 	credits := int64(math.Ceil(info.Duration/10)) * vc.CostPer10s
 	runs := time.Duration(vc.Retries + 1)
@@ -244,9 +253,9 @@ func (s *Server) videoJob(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if job.Status == video.Processing && time.Since(job.Updated) > video.Lost {
-		// Its worker died: run it again while tries are left, else end it
-		// failed and uncharged.
+	if job.Status == video.Processing && time.Since(job.Updated) > video.Lost && s.workerGone(ctx, job.Worker) {
+		// Its worker process died: run it again while tries are left, else
+		// end it failed and uncharged.
 		if ok, err := s.videoJobs().TakeOver(ctx, job.ID, job.Attempt); err == nil && ok {
 			s.rerunVideo(ctx, job)
 		}
@@ -263,12 +272,30 @@ func (s *Server) videoJob(c echo.Context) error {
 	return c.JSON(http.StatusOK, v)
 }
 
+// maxVideoRuns bounds the runs of a video job whose worker processes died
+// at it: it is run once more, and a job that took down two workers is
+// ended failed, uncharged, so that a video that kills every worker it
+// touches cannot take the fleet down.
+const maxVideoRuns = 2
+
+// workerGone reports whether the worker process with id is known to be
+// gone: its own key (jobs.WorkerKey) has lapsed. A process that still
+// beats, or stopped cleanly and handed its job back to the queue, is not;
+// nor is one Redis cannot be asked about now.
+func (s *Server) workerGone(ctx context.Context, id string) bool {
+	if id == "" {
+		return true // a job taken before workers named their process
+	}
+	n, err := s.rdb.Exists(ctx, jobs.WorkerKey(id)).Result()
+	return err == nil && n == 0
+}
+
 // rerunVideo queues run job.Attempt+1 of a job taken over, or ends it
 // failed and releases its credits when it has had its runs.
 func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
 	vc := s.cfg.Video
 	next := job.Attempt + 1
-	if next > vc.Retries+1 {
+	if next > maxVideoRuns {
 		if ok, _ := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"); ok {
 			s.billing.ReleaseID(context.WithoutCancel(ctx), job.Hold)
 		}

@@ -39,8 +39,14 @@ type Options struct {
 func Blur(ctx context.Context, in, out string, info Info, opt Options) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	dec := exec.CommandContext(ctx, "ffmpeg", "-v", "error", "-nostdin", "-i", in, "-map", "0:v:0",
-		"-f", "rawvideo", "-pix_fmt", "rgba", "-fps_mode", "cfr", "-r", info.Rate, "-")
+	// Both ffmpegs open the input as info.Format and stop at
+	// info.Duration, the length the job was held and charged for, whatever
+	// the streams hold past it.
+	limit := strconv.FormatFloat(info.Duration, 'f', 3, 64)
+	decArgs := append([]string{"-v", "error", "-nostdin", "-t", limit}, input(info.Format, in)...)
+	decArgs = append(decArgs, "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", "rgba", "-fps_mode", "cfr", "-r", info.Rate,
+		"-frames:v", strconv.Itoa(info.Frames), "-")
+	dec := exec.CommandContext(ctx, "ffmpeg", decArgs...)
 	frames, err := dec.StdoutPipe()
 	if err != nil {
 		return 0, err
@@ -48,11 +54,13 @@ func Blur(ctx context.Context, in, out string, info Info, opt Options) (int, err
 	var decErr strings.Builder
 	dec.Stderr = &decErr
 	args := []string{"-v", "error", "-nostdin", "-y",
-		"-f", "rawvideo", "-pix_fmt", "rgba", "-s", fmt.Sprintf("%dx%d", info.Width, info.Height), "-r", info.Rate, "-i", "-",
-		"-i", in, "-map", "0:v", "-map", "1:a?",
+		"-f", "rawvideo", "-pix_fmt", "rgba", "-s", fmt.Sprintf("%dx%d", info.Width, info.Height), "-r", info.Rate, "-i", "pipe:0",
+		"-t", limit}
+	args = append(args, input(info.Format, in)...)
+	args = append(args, "-map", "0:v", "-map", "1:a?", "-t", limit,
 		"-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2",
 		"-c:v", "libx264", "-preset", "veryfast", "-crf", "20", "-pix_fmt", "yuv420p",
-		"-c:a", "aac", "-b:a", "160k", "-movflags", "+faststart", out}
+		"-c:a", "aac", "-b:a", "160k", "-movflags", "+faststart", out)
 	enc := exec.CommandContext(ctx, "ffmpeg", args...)
 	sink, err := enc.StdinPipe()
 	if err != nil {

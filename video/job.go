@@ -38,6 +38,7 @@ type Job struct {
 	Hold        string  // the billing hold's id
 	Webhook     string
 	Attempt     int    // the run that owns the job; a task of another run quits
+	Worker      string // the worker process at the job (jobs.WorkerKey), once one took it
 	Code, Error string // when failed
 	Created     time.Time
 	Updated     time.Time
@@ -83,7 +84,7 @@ func (js Jobs) Get(ctx context.Context, id string) (*Job, error) {
 	ms := func(s string) time.Time { n, _ := strconv.ParseInt(s, 10, 64); return time.UnixMilli(n) }
 	j := &Job{ID: id, Account: m["account"], Status: m["status"], Style: m["style"],
 		FramesDone: atoi(m["frames_done"]), FramesTotal: atoi(m["frames_total"]), Hold: m["hold"],
-		Webhook: m["webhook"], Attempt: atoi(m["attempt"]), Code: m["code"], Error: m["error"], Created: ms(m["created"]), Updated: ms(m["updated"])}
+		Webhook: m["webhook"], Attempt: atoi(m["attempt"]), Worker: m["worker"], Code: m["code"], Error: m["error"], Created: ms(m["created"]), Updated: ms(m["updated"])}
 	j.Duration, _ = strconv.ParseFloat(m["duration"], 64)
 	j.Credits, _ = strconv.ParseInt(m["credits"], 10, 64)
 	return j, nil

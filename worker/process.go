@@ -223,9 +223,10 @@ const maxBlockEditShare = 0.15
 // ShadowMaxPixels is the largest car-shadow or car-cutout answer: a larger
 // photo is scaled down to it first (area filter), so that the cut-out, the
 // shadow and the PNG of a 60-megapixel photo fit in the worker's memory
-// budget and its deadline on one core (docs/BENCHMARKS.md). A listing
-// shows a photo at a few megapixels.
-const ShadowMaxPixels = 16_000_000
+// budget and its deadline on one core (docs/BENCHMARKS.md), and a canvas
+// that crop, padding and aspect grow past it is scaled down to it
+// (imageops.FrameFit). A listing shows a photo at a few megapixels.
+const ShadowMaxPixels = imageops.CanvasMaxPixels
 
 func shadowOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
 	car, err := carOf(ctx, in)
@@ -236,7 +237,7 @@ func shadowOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Res
 	if err != nil {
 		return nil, fmt.Errorf("shadow: %w", err)
 	}
-	return framed(out, in, p)
+	return framed(ctx, out, in, p)
 }
 
 func cutoutOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
@@ -244,7 +245,7 @@ func cutoutOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Res
 	if err != nil {
 		return nil, err
 	}
-	return framed(car, in, p)
+	return framed(ctx, car, in, p)
 }
 
 // carOf is the car of the photo on a transparent background, the photo
@@ -271,10 +272,16 @@ func carOf(ctx context.Context, in *imageops.Photo) (*image.NRGBA, error) {
 // on a transparent background, or flattened on p.Background and then a
 // JPEG, unless p.Format asks otherwise. car is the worker's own: framing
 // crops it in place where it can, and flattening is done in its pixels.
-func framed(car *image.NRGBA, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
-	framed := imageops.Frame(car, imageops.Canvas{
+// The canvas is never larger than ShadowMaxPixels: one that padding or
+// aspect would grow past it has the car scaled down to fit (the web
+// refuses the canvases far past it before any work).
+func framed(ctx context.Context, car *image.NRGBA, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
+	framed, err := imageops.FrameFit(ctx, car, imageops.Canvas{
 		Crop: p.Crop, Padding: p.Padding, PaddingShare: p.PaddingShare, Aspect: p.Aspect,
-	})
+	}, ShadowMaxPixels, imageops.CanvasMaxSide)
+	if err != nil {
+		return nil, fmt.Errorf("frame: %w", err)
+	}
 	img := image.Image(framed)
 	format := "png"
 	if p.Background != "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -26,6 +27,7 @@ type VideoConfig struct {
 	Billing     *billing.Service
 	Notifier    video.Notifier
 	ResultTTL   time.Duration
+	Limits      video.Limits // the web's bounds, checked again from the probe
 }
 
 // runVideos serves the video queue with an Asynq server of its own, so
@@ -98,14 +100,14 @@ func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 
 func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) error {
 	vc := w.cfg.Video
-	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0, "worker": w.name}); err != nil {
+	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0, "worker": w.id}); err != nil {
 		return err
 	}
 	w.log.Info().Str("job", job.ID).Int("attempt", job.Attempt).Msg("video job started")
 	// A sign of life while the job runs: without it for video.Lost, the
 	// web side takes the job to have died with its worker and runs it again.
 	stop := jobs.Beat(ctx, video.Beat, func(ctx context.Context) {
-		js.Update(ctx, job.ID, map[string]any{"worker": w.name})
+		js.Update(ctx, job.ID, map[string]any{"worker": w.id})
 	})
 	defer stop()
 	in, done, err := vc.Store.Path(ctx, video.InputKey(job.ID))
@@ -116,6 +118,15 @@ func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) e
 	info, err := video.Probe(ctx, in)
 	if err != nil {
 		return err
+	}
+	if err := vc.Limits.Check(info); err != nil {
+		return err
+	}
+	// No more than the duration held for is processed, whatever the
+	// file's own streams hold past what its header said.
+	if job.Duration > 0 && info.Duration > job.Duration {
+		info.Duration = job.Duration
+		info.Frames = int(math.Ceil(info.Duration * info.FPS))
 	}
 	out := filepath.Join(os.TempDir(), "carphoto-"+job.ID+".mp4")
 	defer os.Remove(out)

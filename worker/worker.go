@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -29,6 +30,8 @@ type Config struct {
 	TaskCheckInterval time.Duration // Asynq's poll interval when the queue is empty: pickup delay vs idle CPU
 	ShutdownTimeout   time.Duration // on SIGTERM, how long current tasks may run before they are handed back
 	MaxPixels         int           // cap on width × height of a decoded image
+	MaxSide           int           // cap on each side of a decoded image
+	MaxAspect         float64       // cap on a decoded image's longer side ÷ shorter side
 	Video             VideoConfig   // video jobs; Video.Store nil leaves them to other workers
 	Metrics           Observer      // records finished tasks; nil records nothing
 }
@@ -39,19 +42,28 @@ type Observer interface {
 	WorkerRunning(running func() float64)
 }
 
+// limits are the bounds every decoded image (photo or design) is held to,
+// checked from its header: the web's check again, for a task that did not
+// come through it.
+func (c Config) limits() imageops.Limits {
+	return imageops.Limits{MaxPixels: c.MaxPixels, MaxSide: c.MaxSide, MaxAspect: c.MaxAspect}
+}
+
 // Worker processes photo tasks.
 type Worker struct {
 	cfg     Config
 	log     zerolog.Logger
 	rdb     redis.UniversalClient
 	name    string
+	id      string       // this process among all workers, past and present (jobs.WorkerKey)
 	running atomic.Int32 // tasks being processed
 }
 
 // New returns a Worker on rdb.
 func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient) *Worker {
 	host, _ := os.Hostname()
-	return &Worker{cfg: cfg, log: log, rdb: rdb, name: fmt.Sprintf("%s:%d", host, os.Getpid())}
+	name := fmt.Sprintf("%s:%d", host, os.Getpid())
+	return &Worker{cfg: cfg, log: log, rdb: rdb, name: name, id: fmt.Sprintf("%s:%08x", name, rand.Uint32())}
 }
 
 // Run serves tasks until ctx is done, then shuts down gracefully: no new
@@ -77,6 +89,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	for _, op := range jobs.Ops {
 		mux.HandleFunc(jobs.TaskType(op), w.handle)
 	}
+	// The process's own sign of life, from before its first task to after
+	// its last: the web side takes a task's worker to have died only when
+	// this lapses (jobs.Client.Do).
+	stopAlive := jobs.WorkerAlive(context.WithoutCancel(ctx), w.rdb, w.id)
+	defer stopAlive()
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
@@ -86,7 +103,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	} else {
 		videos <- nil
 	}
-	w.log.Info().Str("worker", w.name).Int("concurrency", w.cfg.Concurrency).
+	w.log.Info().Str("worker", w.id).Int("concurrency", w.cfg.Concurrency).
 		Dur("task_check_interval", w.cfg.TaskCheckInterval).Msg("worker started")
 	<-ctx.Done()
 	w.log.Info().Msg("worker stopping: finishing current tasks")
@@ -117,7 +134,7 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	defer cancel()
 	// The heartbeat starts before anything else: a worker that dies from
 	// here on is noticed by the web side, which runs the task again.
-	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID)
+	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID, w.id)
 	defer stop()
 	var photo, logo []byte
 	err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
@@ -132,6 +149,12 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 
+	if p.Run > 1 {
+		// The worker process at an earlier run died during it: what this
+		// task is made of is on record before it can take this one too.
+		log.Warn().Int("run", p.Run).Interface("params", p.Params).Int("photo_bytes", len(photo)).
+			Int("logo_bytes", len(logo)).Msg("task run again: the worker at its last run died during it")
+	}
 	log.Info().Dur("queue_wait_ms", wait).Msg("task started")
 	w.running.Add(1)
 	defer func() {
@@ -206,7 +229,7 @@ func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, p jobs.Pay
 			res = failure(carphoto.Errorf(carphoto.EProcessingFailed, "processing failed on our side; you were not charged"))
 		}
 	}()
-	res, err := Process(ctx, p.Op, photo, logo, p.Params, imageops.Limits{MaxPixels: w.cfg.MaxPixels})
+	res, err := Process(ctx, p.Op, photo, logo, p.Params, w.cfg.limits())
 	if err != nil {
 		if carphoto.ErrorCode(err) == carphoto.EInternal || carphoto.ErrorCode(err) == carphoto.EProcessingFailed {
 			log.Error().Err(err).Msg("processing failed")

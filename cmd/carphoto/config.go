@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
+	"carphoto/imageops"
 	"carphoto/server"
 	"carphoto/video"
 	"carphoto/worker"
@@ -31,6 +32,8 @@ type config struct {
 	ShutdownTimeout   time.Duration
 	MaxUploadBytes    int64
 	MaxPixels         int
+	MaxImageSide      int
+	MaxImageAspect    int
 	TaskCheckInterval time.Duration
 	RedisPoolSize     int
 
@@ -49,6 +52,8 @@ type config struct {
 	VideoDir               string
 	MaxVideoBytes          int64
 	MaxVideoSeconds        int64
+	MaxVideoFramePixels    int64
+	MaxVideoPixels         int64
 	VideoCostPer10s        int64
 	VideoUploadTimeout     time.Duration
 	VideoJobTimeout        time.Duration
@@ -102,6 +107,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RequestTimeout:          dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
 		MaxUploadBytes:          num("MAX_UPLOAD_BYTES", 25<<20, 1024),
 		MaxPixels:               int(num("MAX_PIXELS", 60_000_000, 1)),
+		MaxImageSide:            int(num("MAX_IMAGE_SIDE", imageops.DefaultMaxSide, 16)),
+		MaxImageAspect:          int(num("MAX_IMAGE_ASPECT", imageops.DefaultMaxAspect, 1)),
 		TaskCheckInterval:       dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
 		RedisPoolSize:           int(num("REDIS_POOL_SIZE", 256, 20)),
 		WorkerConcurrency:       int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
@@ -121,6 +128,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))
 	c.MaxVideoBytes = num("MAX_VIDEO_BYTES", 500<<20, 1024)
 	c.MaxVideoSeconds = num("MAX_VIDEO_SECONDS", 180, 1)
+	c.MaxVideoFramePixels = num("MAX_VIDEO_FRAME_PIXELS", 4096*2160, 1024)
+	c.MaxVideoPixels = num("MAX_VIDEO_PIXELS", 48_000_000_000, 1<<20)
 	c.VideoCostPer10s = num("VIDEO_CREDIT_COST_PER_10S", c.CreditCost, 1)
 	c.VideoUploadTimeout = dur("VIDEO_UPLOAD_TIMEOUT", 10*time.Minute, time.Second)
 	c.VideoJobTimeout = dur("VIDEO_JOB_TIMEOUT", 30*time.Minute, time.Second)
@@ -188,6 +197,8 @@ func (c config) serverConfig() server.Config {
 		IdempotencyTTL: c.IdempotencyTTL,
 		MaxUploadBytes: c.MaxUploadBytes,
 		MaxPixels:      c.MaxPixels,
+		MaxSide:        c.MaxImageSide,
+		MaxAspect:      float64(c.MaxImageAspect),
 		AdminToken:     c.AdminToken,
 		HoldTTL:        c.holdTTL(),
 		MetricsToken:   c.MetricsToken,
@@ -201,8 +212,15 @@ func (c config) videoConfig(store video.Store) server.VideoConfig {
 	return server.VideoConfig{
 		Store: store, Notifier: c.notifier(),
 		MaxBytes: c.MaxVideoBytes, MaxSeconds: float64(c.MaxVideoSeconds), CostPer10s: c.VideoCostPer10s,
+		MaxFramePixels: int(c.MaxVideoFramePixels), MaxPixels: c.MaxVideoPixels,
 		UploadTimeout: c.VideoUploadTimeout, JobTimeout: c.VideoJobTimeout, Retries: 2, ResultTTL: c.VideoResultTTL,
 	}
+}
+
+// videoLimits are the bounds of a video, checked by the web before its
+// job is queued and by the worker again before any frame is decoded.
+func (c config) videoLimits() video.Limits {
+	return video.Limits{MaxSeconds: float64(c.MaxVideoSeconds), MaxFramePixels: int(c.MaxVideoFramePixels), MaxPixels: c.MaxVideoPixels}
 }
 
 func (c config) notifier() video.Notifier {
@@ -215,6 +233,8 @@ func (c config) workerConfig() worker.Config {
 		TaskCheckInterval: c.TaskCheckInterval,
 		ShutdownTimeout:   c.WorkerShutdownTimeout,
 		MaxPixels:         c.MaxPixels,
+		MaxSide:           c.MaxImageSide,
+		MaxAspect:         float64(c.MaxImageAspect),
 	}
 }
 

@@ -129,11 +129,13 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 	log.Info().Str("redis", opt.Addr).Bool("embedded_redis", embedded).
 		Dur("request_timeout", cfg.RequestTimeout).Dur("upload_timeout", cfg.UploadTimeout).Dur("idempotency_ttl", cfg.IdempotencyTTL).
 		Int64("max_upload_bytes", cfg.MaxUploadBytes).
-		Int("max_pixels", cfg.MaxPixels).Dur("task_check_interval", cfg.TaskCheckInterval).
+		Int("max_pixels", cfg.MaxPixels).Int("max_image_side", cfg.MaxImageSide).Int("max_image_aspect", cfg.MaxImageAspect).Dur("task_check_interval", cfg.TaskCheckInterval).
 		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
 		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("max_in_flight_per_key", cfg.MaxInFlightPerKey).
 		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
 		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).
+		Int64("max_video_seconds", cfg.MaxVideoSeconds).Int64("max_video_frame_pixels", cfg.MaxVideoFramePixels).
+		Int64("max_video_pixels", cfg.MaxVideoPixels).
 		Msg("configuration")
 
 	store, err := video.NewLocal(cfg.VideoDir)
@@ -164,7 +166,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		wc := cfg.workerConfig()
 		wc.Metrics = m
 		wc.Video = worker.VideoConfig{Concurrency: cfg.VideoWorkerConcurrency, Store: store, Billing: b,
-			Notifier: cfg.notifier(), ResultTTL: cfg.VideoResultTTL}
+			Notifier: cfg.notifier(), ResultTTL: cfg.VideoResultTTL, Limits: cfg.videoLimits()}
 		w := worker.New(wc, log, rdb)
 		g.Go(func() error { return w.Run(ctx) })
 	}
