@@ -47,27 +47,18 @@ import onnx
 from onnx import helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train import EXTRA_SETS, SETS, split_of  # noqa: E402
 
 MODEL = "/work/models/package/assets/ch_PP-OCRv4_det_infer.onnx"
-SETS = ["plates-web-cc0", "plates-dashcam-ro"]
-EXTRA_SETS = ["plates-openimages", "plates-openlpr"]
 LONG_SIDE = 960
 MIN_WIDE = 20  # px: the narrowest plate the benchmark counts
 MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 STD = np.array([0.229, 0.224, 0.225], np.float32)
 
 
-def fnv32a(s):
-    h = 0x811C9DC5
-    for b in s.encode():
-        h ^= b
-        h = (h * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
 def held_out(name):
     """plates.HeldOut: fnv32a of the base name mod 5 is 0."""
-    return fnv32a(os.path.basename(name)) % 5 == 0
+    return split_of(os.path.basename(name)) == "heldout"
 
 
 def load_model(path):
