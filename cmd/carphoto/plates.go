@@ -160,7 +160,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		}
 	}
 	if len(dirs) == 0 {
-		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|train|all] [--labels FILE] [-n N] [-v] [--scale F] [--mosaic N] DIR...")
+		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|train|all] [--labels FILE] [--chars FILE] [-n N] [-v] [--scale F] [--mosaic N] DIR...")
 	}
 	if !(o.scale > 0 && o.scale <= 1) {
 		return fmt.Errorf("bench plates: --scale %g: want a factor in (0, 1]", o.scale)
