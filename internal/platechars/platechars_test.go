@@ -9,15 +9,24 @@ import (
 	"carphoto/imageops/plates"
 )
 
+// poly returns the points x0, y0, x1, y1, ...
+func poly(xy ...float64) []plates.Point {
+	out := make([]plates.Point, len(xy)/2)
+	for i := range out {
+		out[i] = plates.Point{X: xy[2*i], Y: xy[2*i+1]}
+	}
+	return out
+}
+
 func rect(x0, y0, x1, y1 float64) plates.Quad {
-	return plates.Quad{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}}
+	return plates.Quad(poly(x0, y0, x1, y0, x1, y1, x0, y1))
 }
 
 func TestHidden(t *testing.T) {
 	// Characters 100×20 at (10,10); a pentagon (the rectangle with a corner
 	// cut off) beside them.
-	chars := []plates.Point{{10, 10}, {110, 10}, {110, 30}, {10, 30}}
-	pentagon := []plates.Point{{200, 10}, {240, 10}, {240, 20}, {230, 30}, {200, 30}}
+	chars := poly(10, 10, 110, 10, 110, 30, 10, 30)
+	pentagon := poly(200, 10, 240, 10, 240, 20, 230, 30, 200, 30)
 	for _, tc := range []struct {
 		name  string
 		chars [][]plates.Point
@@ -32,7 +41,7 @@ func TestHidden(t *testing.T) {
 		// The pentagon's area is 40×20 − 50 = 750, 400 of it left of x = 220.
 		{"pentagon", [][]plates.Point{pentagon}, []plates.Quad{rect(190, 0, 220, 40)}, 400.0 / 750},
 		// Overlapping polygons count once: the union's area.
-		{"overlap", [][]plates.Point{chars, {{60, 10}, {110, 10}, {110, 30}, {60, 30}}}, []plates.Quad{rect(0, 0, 60, 40)}, 0.5},
+		{"overlap", [][]plates.Point{chars, poly(60, 10, 110, 10, 110, 30, 60, 30)}, []plates.Quad{rect(0, 0, 60, 40)}, 0.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var found []plates.Plate
