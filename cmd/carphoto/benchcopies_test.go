@@ -89,3 +89,42 @@ func TestRunBenchPlatesCopies(t *testing.T) {
 		}
 	}
 }
+
+// On the held-out split the benchmark counts the plates whose characters
+// (from --chars) are hidden and names those left readable; a plate the
+// file lacks is an error, not a plate silently skipped.
+func TestRunBenchPlatesChars(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "someset")
+	if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := heldOutName(t, "g", true)
+	writeJPEG(t, filepath.Join(dir, "images", name), scene(0, 0), 90)
+	labels := fmt.Sprintf(`[{"file":"images/%s","width":320,"height":200,"plates":[{"x":10,"y":10,"w":40,"h":12},{"x":100,"y":10,"w":12,"h":4}]}]`, name)
+	if err := os.WriteFile(filepath.Join(dir, "labels.json"), []byte(labels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chars := writeText(t, "chars.json", fmt.Sprintf(`[{"set":"someset","file":"images/%s","plates":[{"box":[10,10,40,12],"chars":[[[12,12],[48,12],[48,20],[12,20]]],"stand_in":false}]}]`, name))
+	var out bytes.Buffer
+	if err := runBenchPlates(context.Background(), []string{"-n", "0", "--chars", chars, dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	// A smooth grey scene has no plate to find: the one plate >= 20 px
+	// stays readable.
+	for _, want := range []string{"characters hidden 0.000 (0 of 1 plates >= 20 px", "text not found on 0", "left readable (1; % of the characters hidden): " + name + " (40x12 at 10,10: 0%)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := runBenchPlates(context.Background(), []string{"-n", "0", "--split", "all", "--chars", chars, dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "characters hidden: not measured (held-out split only)"; !strings.Contains(out.String(), want) {
+		t.Errorf("--split all: output lacks %q:\n%s", want, out.String())
+	}
+	other := writeText(t, "other.json", `[{"set":"someset","file":"images/other.jpg","plates":[]}]`)
+	if err := runBenchPlates(context.Background(), []string{"-n", "0", "--chars", other, dir}, &out); err == nil || !strings.Contains(err.Error(), "no characters for the plate 40x12") {
+		t.Errorf("a plate the characters file lacks: got error %v", err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"carphoto/imageops"
 	"carphoto/imageops/plates"
 	"carphoto/internal/benchphoto"
+	"carphoto/internal/platechars"
 )
 
 // platesLine is one line of `carphoto plates --json`.
@@ -133,7 +134,10 @@ func platesOf(ctx context.Context, file string) (platesLine, error) {
 // --mosaic lays them out side by side, so that they stand in for plates
 // small in a large photo. Recall and false detections are given again for
 // the scored photos that have no copy among the other splits' photos
-// (plates.Fingerprint).
+// (plates.Fingerprint). On the held-out split it also gives the share of
+// plates whose characters are hidden (platechars: at least 95% of the text
+// regions a text detector found on the plate, read from --chars), and
+// names the plates left readable.
 func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench plates", flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -144,6 +148,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	fs.Float64Var(&o.scale, "scale", 1, "shrink every photo and its labels by this factor first (0 < scale <= 1): a stress test of small plates")
 	fs.StringVar(&o.labels, "labels", "", "labels to score against instead of DIR/labels.json, in its format, photo paths relative to DIR (one DIR only)")
 	fs.IntVar(&o.tiles, "mosaic", 1, "lay the photos out N×N to a photo at their own resolution first: a stress test of plates small in a large photo")
+	charsFile := fs.String("chars", defaultChars, "the held-out plates' characters (train/plates/chars.py), to count the plates whose characters are hidden")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -155,7 +160,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		}
 	}
 	if len(dirs) == 0 {
-		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|train|all] [--labels FILE] [-n N] [-v] [--scale F] [--mosaic N] DIR...")
+		return errors.New("bench plates: usage: carphoto bench plates [--split heldout|val|train|all] [--labels FILE] [--chars FILE] [-n N] [-v] [--scale F] [--mosaic N] DIR...")
 	}
 	if !(o.scale > 0 && o.scale <= 1) {
 		return fmt.Errorf("bench plates: --scale %g: want a factor in (0, 1]", o.scale)
@@ -165,6 +170,17 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	}
 	if o.labels != "" && len(dirs) > 1 {
 		return errors.New("bench plates: --labels goes with one DIR")
+	}
+	if o.split == "heldout" && o.tiles == 1 {
+		chars, err := platechars.Load(*charsFile)
+		switch {
+		case errors.Is(err, os.ErrNotExist) && *charsFile == defaultChars:
+			o.noChars = fmt.Sprintf("%s not found (run from the repository root, or name it with --chars)", defaultChars)
+		case err != nil:
+			return fmt.Errorf("bench plates: --chars: %w", err)
+		default:
+			o.chars, o.charsFile = chars, *charsFile
+		}
 	}
 	var scores []*plateScore
 	first := ""
@@ -179,10 +195,14 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		}
 	}
 	if len(dirs) > 1 {
-		fmt.Fprintf(stdout, "\n| set (%s split) | photos | recall, plates >= %d px | narrower | hidden / box median, p90 | IoU median | false / photo | time p50 / p95 |\n|---|---|---|---|---|---|---|---|\n", o.split, minWide)
+		fmt.Fprintf(stdout, "\n| set (%s split) | photos | characters hidden, plates >= %d px | recall, plates >= %d px | narrower | hidden / box median, p90 | IoU median | false / photo | time p50 / p95 |\n|---|---|---|---|---|---|---|---|---|\n", o.split, minWide, minWide)
 		for i, sc := range scores {
-			fmt.Fprintf(stdout, "| %s | %d | %.3f (%d/%d) | %d/%d | %.2f, %.2f | %.2f | %.3f (%d) | %.0f / %.0f ms |\n",
-				filepath.Base(filepath.Clean(dirs[i])), sc.images, frac(sc.wide.found, sc.wide.total), sc.wide.found, sc.wide.total,
+			chars := "–"
+			if sc.chars.measured {
+				chars = fmt.Sprintf("%.3f (%d/%d)", frac(sc.chars.hidden, sc.chars.total), sc.chars.hidden, sc.chars.total)
+			}
+			fmt.Fprintf(stdout, "| %s | %d | %s | %.3f (%d/%d) | %d/%d | %.2f, %.2f | %.2f | %.3f (%d) | %.0f / %.0f ms |\n",
+				filepath.Base(filepath.Clean(dirs[i])), sc.images, chars, frac(sc.wide.found, sc.wide.total), sc.wide.found, sc.wide.total,
 				sc.found-sc.wide.found, sc.total-sc.wide.total, pct(sc.area, 50), pct(sc.area, 90), pct(sc.iou, 50),
 				frac(sc.falses, sc.images), sc.falses, pct(sc.times, 50), pct(sc.times, 95))
 		}
@@ -222,7 +242,15 @@ type benchPlatesOpts struct {
 	verbose       bool
 	scale         float64
 	tiles         int
+	// chars holds the held-out plates' characters by set (nil: not
+	// measured, for the reason noChars gives).
+	chars              map[string]platechars.Set
+	charsFile, noChars string
 }
+
+// defaultChars is where train/plates/chars.py writes the held-out plates'
+// characters, from the repository root.
+const defaultChars = "train/plates/heldout-chars.json"
 
 // benchPlatesSet scores the detector on one labelled set in dir, prints
 // its figures, and returns them with the path of its first scored photo.
@@ -267,6 +295,17 @@ func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout i
 		}
 		others = append(others, plates.FingerprintOf(photo.Image))
 	}
+	setName := filepath.Base(filepath.Clean(dir))
+	chars, noChars := o.chars[setName], o.noChars
+	switch {
+	case o.split != "heldout":
+		noChars = "held-out split only"
+	case o.tiles > 1:
+		noChars = "not with --mosaic"
+	case o.chars != nil && (chars == nil || o.labels != ""):
+		noChars = fmt.Sprintf("%s holds no plates of %s", o.charsFile, setName)
+		chars = nil
+	}
 	var scored []benchPhoto
 	for _, l := range labels {
 		name := filepath.Base(l.File)
@@ -280,10 +319,18 @@ func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout i
 		}
 		p := benchPhoto{name: name, path: path, img: photo.Image, plates: l.Plates}
 		p.copied = plates.FingerprintOf(p.img).CopiedIn(others)
+		if chars != nil {
+			if p.chars, err = charsOf(chars, l.File, l.Plates); err != nil {
+				return nil, "", fmt.Errorf("bench plates: %s: %w", o.charsFile, err)
+			}
+		}
 		if o.scale != 1 {
 			p.img = shrink(p.img, o.scale)
 			for i, b := range p.plates {
 				p.plates[i] = plates.Box{X: b.X * o.scale, Y: b.Y * o.scale, W: b.W * o.scale, H: b.H * o.scale}
+			}
+			for i, c := range p.chars {
+				p.chars[i] = c.Scaled(o.scale)
 			}
 		}
 		scored = append(scored, p)
@@ -298,6 +345,7 @@ func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout i
 		}
 	}
 	sc := newPlateScore()
+	sc.chars.measured, sc.chars.not = chars != nil, noChars
 	for _, p := range scored {
 		start := time.Now()
 		got, err := plates.Detect(ctx, p.img)
@@ -330,6 +378,13 @@ type plateScore struct {
 		area  []float64
 	}
 	times []float64
+	chars struct {
+		measured      bool
+		not           string // why not measured
+		total, hidden int    // plates >= minWide px; those whose characters are hidden
+		standIn       int    // plates whose text the text detector missed
+		readable      []string
+	}
 }
 
 // minWide is the narrowest plate, in pixels, that the recall figure
@@ -355,7 +410,7 @@ func (sc *plateScore) add(p benchPhoto, got []plates.Plate, verbose bool, stdout
 		sc.unique.images++
 		sc.unique.total += len(p.plates)
 	}
-	for _, b := range p.plates {
+	for i, b := range p.plates {
 		sc.total++
 		class := &sc.bySize[widthClass(b.W)]
 		class.total++
@@ -382,6 +437,9 @@ func (sc *plateScore) add(p benchPhoto, got []plates.Plate, verbose bool, stdout
 		}
 		if !wide {
 			continue
+		}
+		if p.chars != nil {
+			sc.addChars(p, i, got)
 		}
 		// What each margin of the curve would have hidden.
 		for k, m := range curveMargins {
@@ -412,10 +470,50 @@ func (sc *plateScore) add(p benchPhoto, got []plates.Plate, verbose bool, stdout
 	}
 }
 
+// addChars scores whether the characters of p's plate i (at least
+// minWide px wide) are hidden by the detections got.
+func (sc *plateScore) addChars(p benchPhoto, i int, got []plates.Plate) {
+	c := p.chars[i]
+	sc.chars.total++
+	if c.StandIn {
+		sc.chars.standIn++
+	}
+	if share := c.Hidden(got); share >= platechars.HiddenShare {
+		sc.chars.hidden++
+	} else {
+		b := c.Box
+		sc.chars.readable = append(sc.chars.readable, fmt.Sprintf("%s (%.0fx%.0f at %.0f,%.0f: %.0f%%)", p.name, b.W, b.H, b.X, b.Y, 100*share))
+	}
+}
+
+// charsOf returns the characters of the labelled plates of file, by
+// plate (the zero Plate for a plate under minWide px wide).
+func charsOf(set platechars.Set, file string, boxes []plates.Box) ([]platechars.Plate, error) {
+	out := make([]platechars.Plate, len(boxes))
+	for i, b := range boxes {
+		if b.W < minWide {
+			continue
+		}
+		c, ok := set.Of(file, b)
+		if !ok {
+			return nil, fmt.Errorf("%s: no characters for the plate %.0fx%.0f at (%.0f,%.0f): labels changed since train/plates/chars.py ran", file, b.W, b.H, b.X, b.Y)
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
 // print writes the figures under the title; copies says whether the
 // scored photos were checked for copies among the other splits.
 func (sc *plateScore) print(stdout io.Writer, title string, copies bool) {
 	fmt.Fprintf(stdout, "%s: %d photos, %d plates\n", title, sc.images, sc.total)
+	if c := sc.chars; c.measured {
+		fmt.Fprintf(stdout, "characters hidden %.3f (%d of %d plates >= %d px: >= 95%% of their text regions inside the hidden regions; text not found on %d, the box's central 60%% stood in)\n",
+			frac(c.hidden, c.total), c.hidden, c.total, minWide, c.standIn)
+		fmt.Fprintf(stdout, "left readable (%d; %% of the characters hidden): %s\n", len(c.readable), strings.Join(c.readable, ", "))
+	} else {
+		fmt.Fprintf(stdout, "characters hidden: not measured (%s)\n", c.not)
+	}
 	fmt.Fprintf(stdout, "recall %.3f (%d of %d found, >= 95%% of the box inside the hidden regions)\n", frac(sc.found, sc.total), sc.found, sc.total)
 	fmt.Fprintf(stdout, "recall of plates >= %d px wide %.3f (%d of %d); narrower %d of %d\n", minWide, frac(sc.wide.found, sc.wide.total),
 		sc.wide.found, sc.wide.total, sc.found-sc.wide.found, sc.total-sc.wide.total)
@@ -448,7 +546,8 @@ type benchPhoto struct {
 	name, path string
 	img        image.Image
 	plates     []plates.Box
-	copied     bool // a copy of it (or of one of a mosaic's) is in another split
+	chars      []platechars.Plate // by plate, when measured; nil otherwise
+	copied     bool               // a copy of it (or of one of a mosaic's) is in another split
 }
 
 // mosaics lays photos out n×n to a photo, in cells as large as the group's

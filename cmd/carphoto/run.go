@@ -42,7 +42,7 @@ Tools:
   carphoto cutout -o DIR FILE...         cut the car out to DIR/<name>.png
   carphoto bench service [flags]         latency through HTTP → queue → worker
   carphoto bench idle [flags]            idle CPU of a worker
-  carphoto bench plates DIR              plate finder recall, false detections, time
+  carphoto bench plates DIR              plates whose characters are hidden, recall, false detections, time
   carphoto bench cutout DIR              cut-out IoU and time
   carphoto bench codec [flags] FILE      blur-plates CPU: block path, full path, djpeg|cjpeg
 `
