@@ -160,8 +160,8 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 
 // readUpload is parseUpload within UploadTimeout: the connection's read
 // deadline is set to the request's arrival plus UploadTimeout for the body,
-// then cleared, so a stalled or trickling upload ends as 408
-// request_timeout at that time.
+// so a stalled or trickling upload ends as 408 request_timeout at that
+// time, and the connection is closed (endUpload).
 func (s *Server) readUpload(c echo.Context, op string) (jobs.Request, string, error) {
 	if s.cfg.UploadTimeout <= 0 {
 		return s.parseUpload(c, op)
@@ -172,12 +172,29 @@ func (s *Server) readUpload(c echo.Context, op string) (jobs.Request, string, er
 		return s.parseUpload(c, op)
 	}
 	req, assetID, err := s.parseUpload(c, op)
-	// The server reads on in the background to notice a client that goes
-	// away; a deadline left in place would cancel the request at it.
-	if derr := rc.SetReadDeadline(time.Time{}); derr != nil && err == nil {
-		err = carphoto.Wrap(derr, carphoto.EInternal, "internal error")
+	return req, assetID, endUpload(c, rc, err)
+}
+
+// endUpload settles the read deadline once an upload's reading is over
+// with err. After a body read in full it is cleared: the server reads on
+// in the background to notice a client that goes away, and a deadline left
+// in place would cancel the request at it. After a failure it stays, so
+// whatever net/http reads of the rest of the body before answering ends
+// by then. After a timeout it is moved to now and the answer says
+// Connection: close: net/http would otherwise wait, without end, to drain
+// a stalled body before sending the 408, holding the connection open.
+func endUpload(c echo.Context, rc *http.ResponseController, err error) error {
+	switch {
+	case carphoto.ErrorCode(err) == carphoto.ERequestTimeout:
+		c.Response().Header().Set(echo.HeaderConnection, "close")
+		_ = rc.SetReadDeadline(time.Unix(1, 0))
+	case err != nil:
+	default:
+		if derr := rc.SetReadDeadline(time.Time{}); derr != nil {
+			return carphoto.Wrap(derr, carphoto.EInternal, "internal error")
+		}
 	}
-	return req, assetID, err
+	return err
 }
 
 // enter counts the request against its key's cap on requests in flight

@@ -74,8 +74,8 @@ func (s *Server) videoBlur(c echo.Context) error {
 	// timeouts allow a photo: this request gets its own, for reading and
 	// for writing the answer after it.
 	rc := http.NewResponseController(c.Response())
-	if err := rc.SetReadDeadline(time.Now().Add(vc.UploadTimeout)); err == nil {
-		defer rc.SetReadDeadline(time.Time{})
+	timed := rc.SetReadDeadline(time.Now().Add(vc.UploadTimeout)) == nil
+	if timed {
 		rc.SetWriteDeadline(time.Now().Add(vc.UploadTimeout + time.Minute))
 	}
 	keep := false // the upload is deleted again unless the job is queued
@@ -85,6 +85,9 @@ func (s *Server) videoBlur(c echo.Context) error {
 		}
 	}()
 	style, webhook, err := s.readVideo(c, id)
+	if timed {
+		err = endUpload(c, rc, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -219,7 +222,7 @@ func uploadErr(err error, limit int64) error {
 	case errors.As(err, &mbe):
 		return carphoto.Errorf(carphoto.EPayloadTooLarge, "the upload is larger than the limit of %s", humanBytes(limit))
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return carphoto.Wrap(err, carphoto.ERequestTimeout, "the upload did not arrive in time; send it again on a faster connection")
+		return carphoto.Wrap(err, carphoto.ERequestTimeout, "the upload did not arrive in time; you were not charged; send it again on a faster connection")
 	}
 	return carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data: "+err.Error())
 }

@@ -4,10 +4,13 @@ package main
 // flight: what a client notices when another client misbehaves.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -193,5 +196,71 @@ func TestPerKeyCap(t *testing.T) {
 	}
 	if got := s.credits(t, id); got != 4 {
 		t.Errorf("balance %d, want 4: only the one finished call charged", got)
+	}
+}
+
+// A raw client that sends the headers and part of the body, then nothing:
+// at UPLOAD_TIMEOUT (video: VIDEO_UPLOAD_TIMEOUT) it gets 408
+// request_timeout as JSON with Connection: close, and the server closes
+// the connection; before issue 46 no answer came and the socket stayed
+// open while net/http waited to drain the body.
+func TestStalledUploadRawTCP(t *testing.T) {
+	const uploadTimeout, videoTimeout = 1500 * time.Millisecond, 2 * time.Second
+	s := startService(t, map[string]string{
+		"UPLOAD_TIMEOUT":       uploadTimeout.String(),
+		"VIDEO_UPLOAD_TIMEOUT": videoTimeout.String(),
+		"VIDEO_DIR":            t.TempDir(),
+	})
+	_, key := s.account(t, 5)
+	host := strings.TrimPrefix(s.url, "http://")
+	part := "--b\r\nContent-Disposition: form-data; name=\"image\"; filename=\"car.jpg\"\r\n\r\n\xff\xd8\xff\xe0"
+	vpart := "--b\r\nContent-Disposition: form-data; name=\"video\"; filename=\"a.mp4\"\r\n\r\n\x00\x00\x00\x20ftyp"
+	for _, tc := range []struct {
+		name, path, framing, body string
+		timeout                   time.Duration
+	}{
+		{"photo with Content-Length", "/v1/blur-plates", "Content-Length: 100000", part, uploadTimeout},
+		{"photo chunked", "/v1/car-shadow", "Transfer-Encoding: chunked", fmt.Sprintf("%x\r\n%s\r\n", len(part), part), uploadTimeout},
+		{"photo, headers only", "/v1/blur-plates", "Content-Length: 5000", "", uploadTimeout},
+		{"video with Content-Length", "/v1/video-blur", "Content-Length: 200000", vpart, videoTimeout},
+		{"video chunked", "/v1/video-blur", "Transfer-Encoding: chunked", fmt.Sprintf("%x\r\n%s\r\n", len(vpart), vpart), videoTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			conn, err := net.Dial("tcp", host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			start := time.Now()
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
+				"Content-Type: multipart/form-data; boundary=b\r\n%s\r\n\r\n%s", tc.path, host, key, tc.framing, tc.body)
+			conn.SetReadDeadline(start.Add(tc.timeout + 3*time.Second))
+			br := bufio.NewReader(conn)
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer %v after the upload stalled: %v", time.Since(start), err)
+			}
+			after := time.Since(start)
+			body, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatalf("read the answer: %v", err)
+			}
+			var e struct{ Error, Code string }
+			if err := json.Unmarshal(body, &e); err != nil || res.StatusCode != http.StatusRequestTimeout || e.Code != "request_timeout" || e.Error == "" {
+				t.Errorf("answer %d %s, want 408 {error, code: request_timeout}", res.StatusCode, body)
+			}
+			if !res.Close {
+				t.Errorf("the 408 does not say Connection: close")
+			}
+			if after < tc.timeout-200*time.Millisecond || after > tc.timeout+time.Second {
+				t.Errorf("answered after %v, want at the upload timeout (%v)", after, tc.timeout)
+			}
+			// The server closes its side: a read ends with EOF, not a timeout.
+			conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if n, err := br.Read(make([]byte, 1)); err != io.EOF {
+				t.Errorf("after the 408: read %d bytes, %v; want the connection closed (EOF)", n, err)
+			}
+		})
 	}
 }
