@@ -20,6 +20,7 @@ type Service struct {
 	cfg     Config
 	limiter *redis_rate.Limiter
 	now     func() time.Time // replaced in tests
+	waiters waiters          // requests of this process waiting for a key's slot
 }
 
 // New returns a Service over rdb. Zero Config fields take their defaults.

@@ -44,13 +44,14 @@ type upload struct {
 	values      map[string]string
 }
 
-// photoHandler serves POST /v1/<op>: count the request against its key's
-// cap, read and validate the upload, hold the credits, then take one of the
-// process's photo slots, run the task through the queue, and capture on
-// success or release on anything else. Everything a client controls (a
-// slow upload, a bad field, an empty balance) is settled before a slot is
-// taken, so it never makes other keys' requests wait. The caller is
-// charged only for a returned image.
+// photoHandler serves POST /v1/<op>: take one of its key's slots (waiting
+// in arrival order for one), read and validate the upload, hold the
+// credits, then take one of the process's photo slots, run the task
+// through the queue, and capture on success or release on anything else.
+// Everything a client controls (a slow upload, a bad field, an empty
+// balance) is settled before a process slot is taken, so it never makes
+// other keys' requests wait. The caller is charged only for a returned
+// image.
 func (s *Server) photoHandler(op string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Set(ctxOp, op)
@@ -67,7 +68,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		// client gone, a failed release. Should it fail, the count expires.
 		defer leave()
 
-		req, assetID, err := s.readUpload(c, op)
+		req, assetID, err := s.readUpload(c, op, deadline)
 		if err != nil {
 			return err
 		}
@@ -159,15 +160,20 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 }
 
 // readUpload is parseUpload within UploadTimeout: the connection's read
-// deadline is set to the request's arrival plus UploadTimeout for the body,
-// so a stalled or trickling upload ends as 408 request_timeout at that
-// time, and the connection is closed (endUpload).
-func (s *Server) readUpload(c echo.Context, op string) (jobs.Request, string, error) {
+// deadline is set to UploadTimeout from now (the request's turn, after any
+// wait for its key's slot), within the request's deadline, so a stalled or
+// trickling upload ends as 408 request_timeout at that time, and the
+// connection is closed (endUpload).
+func (s *Server) readUpload(c echo.Context, op string, deadline time.Time) (jobs.Request, string, error) {
 	if s.cfg.UploadTimeout <= 0 {
 		return s.parseUpload(c, op)
 	}
 	rc := http.NewResponseController(c.Response())
-	if err := rc.SetReadDeadline(requestStart(c).Add(s.cfg.UploadTimeout)); err != nil {
+	upload := time.Now().Add(s.cfg.UploadTimeout)
+	if upload.After(deadline) {
+		upload = deadline
+	}
+	if err := rc.SetReadDeadline(upload); err != nil {
 		// Not a network connection (a test recorder): nothing can stall.
 		return s.parseUpload(c, op)
 	}
@@ -197,15 +203,26 @@ func endUpload(c echo.Context, rc *http.ResponseController, err error) error {
 	return err
 }
 
-// enter counts the request against its key's cap on requests in flight
-// (429 with Retry-After past it); leave ends it.
+// enter takes one of the key's MAX_IN_FLIGHT_PER_KEY slots, waiting in
+// arrival order behind the key's earlier requests until ctx's deadline (a
+// Redis blip is ridden through); leave frees it. A request still waiting
+// at its deadline ends as processing_failed, uncharged, like one whose
+// processing outlived it.
 func (s *Server) enter(ctx context.Context, c echo.Context) (leave func(), err error) {
 	key, _ := c.Get(ctxAccount).(billing.Account)
-	inflight, err := s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
-	if err != nil {
-		if errors.Is(err, billing.ErrInFlightLimit) {
-			c.Response().Header().Set("Retry-After", "1")
-		}
+	var inflight billing.InFlight
+	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
+		inflight, err = s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
+		return err
+	})
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
+			"this API key's earlier calls kept its %d processing slots busy: the call did not start within %v; you were not charged, please retry",
+			s.billing.Config().MaxInFlightPerKey, s.cfg.RequestTimeout))
+	case errors.Is(err, context.Canceled):
+		return nil, carphoto.Wrap(err, carphoto.EProcessingFailed, "the request was cancelled; you were not charged")
+	case err != nil:
 		return nil, err
 	}
 	return func() {

@@ -60,7 +60,11 @@ func (s *Server) videoBlur(c echo.Context) error {
 		return carphoto.Errorf(carphoto.EUnavailable, "video-blur is not enabled on this server")
 	}
 	ctx := c.Request().Context()
-	leave, err := s.enter(ctx, c)
+	// Its turn among the key's calls comes within REQUEST_TIMEOUT, like a
+	// photo's; the upload's own timeout starts then.
+	wctx, wcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	leave, err := s.enter(wctx, c)
+	wcancel()
 	if err != nil {
 		return err
 	}
