@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
+	"carphoto/jobs"
 )
 
 // Context keys of the authenticated caller.
@@ -29,7 +31,13 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		a, err := s.billing.Authenticate(c.Request().Context(), key)
+		ctx, cancel := s.redisDeadline(c)
+		defer cancel()
+		var a billing.Account
+		err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
+			a, err = s.billing.Authenticate(ctx, key)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -62,7 +70,13 @@ func bearer(r *http.Request) (string, error) {
 func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		a, _ := c.Get(ctxAccount).(billing.Account)
-		rl, err := s.billing.Allow(c.Request().Context(), a.KeyID)
+		ctx, cancel := s.redisDeadline(c)
+		defer cancel()
+		var rl billing.RateLimit
+		err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
+			rl, err = s.billing.Allow(ctx, a.KeyID)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -79,6 +93,14 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// redisDeadline bounds the Redis steps in front of a request (the key, the
+// rate) by its deadline, REQUEST_TIMEOUT from its arrival: they are tried
+// again while Redis is out of reach (jobs.Retry), so a restart of a few
+// seconds costs the call time, not its answer.
+func (s *Server) redisDeadline(c echo.Context) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(c.Request().Context(), requestStart(c).Add(s.cfg.RequestTimeout))
 }
 
 // ceilSeconds rounds d up to whole seconds, as the rate-limit headers need.

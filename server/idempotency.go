@@ -47,7 +47,17 @@ func (s *Server) beginOnce(c echo.Context, req jobs.Request, assetID string) (o 
 		return o, false, carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
 	fp := idempotency.Fingerprint([]byte(req.Op), params, []byte(assetID), req.Photo, req.Logo)
-	state, claim, res, err := s.idem.Begin(c.Request().Context(), req.AccountID, key, fp)
+	var (
+		state idempotency.State
+		claim idempotency.Claim
+		res   *idempotency.Response
+	)
+	ctx, cancel := s.redisDeadline(c)
+	defer cancel()
+	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
+		state, claim, res, err = s.idem.Begin(ctx, req.AccountID, key, fp)
+		return err
+	})
 	if err != nil {
 		return o, false, carphoto.Wrap(err, carphoto.EUnavailable, "the service's store is unavailable; retry shortly")
 	}

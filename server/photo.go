@@ -83,7 +83,11 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		defer idem.end(context.WithoutCancel(ctx), c)
 		if assetID != "" {
 			// The design comes from the caller's own Assets library.
-			data, err := s.billing.AssetData(ctx, account, assetID)
+			var data []byte
+			err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
+				data, err = s.billing.AssetData(ctx, account, assetID)
+				return err
+			})
 			if err != nil {
 				return err
 			}

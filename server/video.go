@@ -21,6 +21,7 @@ import (
 
 	"carphoto"
 	"carphoto/imageops"
+	"carphoto/jobs"
 	"carphoto/video"
 )
 
@@ -123,7 +124,9 @@ func (s *Server) videoBlur(c echo.Context) error {
 		s.billing.Release(context.WithoutCancel(ctx), hold)
 		return carphoto.Wrap(err, carphoto.EUnavailable, "could not record the job; you were not charged, please retry")
 	}
-	if _, err := s.videoQueue.EnqueueContext(ctx, task); err != nil {
+	qctx, qcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer qcancel()
+	if err := jobs.Retry(qctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, s.rdb, s.videoQueue, task) }); err != nil {
 		s.billing.Release(context.WithoutCancel(ctx), hold)
 		js.Fail(context.WithoutCancel(ctx), id, carphoto.EUnavailable, "could not queue the job")
 		return carphoto.Wrap(err, carphoto.EUnavailable, "could not queue the job; you were not charged, please retry")
@@ -284,7 +287,7 @@ func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
 	payload, _ := json.Marshal(video.Payload{JobID: job.ID, Attempt: next})
 	task := asynq.NewTask(video.TaskType, payload, asynq.Queue(video.Queue), asynq.TaskID(fmt.Sprintf("%s.%d", job.ID, next)),
 		asynq.MaxRetry(0), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
-	if _, err := s.videoQueue.EnqueueContext(ctx, task); err != nil {
+	if err := jobs.Enqueue(ctx, s.rdb, s.videoQueue, task); err != nil {
 		s.log.Error().Err(err).Str("job", job.ID).Msg("queue the video job again")
 	}
 }
