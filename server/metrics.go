@@ -68,7 +68,7 @@ func (s *Server) serveMetrics() echo.HandlerFunc {
 	h := s.cfg.Metrics.Handler()
 	return func(c echo.Context) error {
 		if !metrics.Authorized(c.Request(), s.cfg.MetricsToken) {
-			return carphoto.Errorf(carphoto.EInvalidAPIKey, "the metrics need Authorization: Bearer <METRICS_TOKEN>")
+			return carphoto.Errorf(carphoto.EInvalidAPIKey, "%s", metrics.Denied(s.cfg.MetricsToken))
 		}
 		h.ServeHTTP(c.Response(), c.Request())
 		return nil

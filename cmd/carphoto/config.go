@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -59,6 +60,7 @@ type config struct {
 
 	MetricsToken string // bearer token /metrics needs; empty = open
 	MetricsPort  string // worker's own /metrics port; empty = none
+	MetricsHost  string // the address the worker's /metrics listens on
 }
 
 // loadConfig reads the environment through getenv. Every malformed variable
@@ -116,6 +118,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogLevel:                str("LOG_LEVEL", "info"),
 		MetricsToken:            getenv("METRICS_TOKEN"),
 		MetricsPort:             str("METRICS_PORT", ""),
+		MetricsHost:             str("METRICS_HOST", "127.0.0.1"),
 	}
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
 	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))
@@ -156,6 +159,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if _, err := strconv.Atoi(c.MetricsPort); err != nil {
 			errs = append(errs, fmt.Errorf("METRICS_PORT=%q: want a port number", c.MetricsPort))
 		}
+	}
+	if _, err := netip.ParseAddr(c.MetricsHost); err != nil {
+		errs = append(errs, fmt.Errorf("METRICS_HOST=%q: want an IP address to listen on (127.0.0.1, or 0.0.0.0 for every interface)", c.MetricsHost))
 	}
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
 		errs = append(errs, errors.New("METRICS_TOKEN: use at least 16 characters"))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -133,7 +134,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
 		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("max_in_flight_per_key", cfg.MaxInFlightPerKey).
 		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
-		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).
+		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).Str("metrics_host", cfg.MetricsHost).
 		Msg("configuration")
 
 	store, err := video.NewLocal(cfg.VideoDir)
@@ -169,11 +170,11 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		g.Go(func() error { return w.Run(ctx) })
 	}
 	if mode == "worker" && cfg.MetricsPort != "" {
-		ln, err := net.Listen("tcp", ":"+cfg.MetricsPort)
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.MetricsHost, cfg.MetricsPort))
 		if err != nil {
-			return fmt.Errorf("listen on METRICS_PORT %s: %w", cfg.MetricsPort, err)
+			return fmt.Errorf("listen on METRICS_HOST %s, METRICS_PORT %s: %w", cfg.MetricsHost, cfg.MetricsPort, err)
 		}
-		fmt.Fprintf(stdout, "carphoto worker metrics on http://localhost:%d/metrics\n", ln.Addr().(*net.TCPAddr).Port)
+		fmt.Fprintf(stdout, "carphoto worker metrics on http://%s/metrics\n", ln.Addr())
 		g.Go(func() error { return serveWorkerMetrics(ctx, cfg.MetricsToken, m, ln) })
 	}
 	err = g.Wait()
@@ -247,7 +248,7 @@ func serveWorkerMetrics(ctx context.Context, token string, m *metrics.Metrics, l
 		if !metrics.Authorized(r, token) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintf(w, `{"error":"the metrics need Authorization: Bearer <METRICS_TOKEN>","code":%q}`+"\n", carphoto.EInvalidAPIKey)
+			json.NewEncoder(w).Encode(map[string]string{"error": metrics.Denied(token), "code": carphoto.EInvalidAPIKey})
 			return
 		}
 		h.ServeHTTP(w, r)
