@@ -23,23 +23,15 @@ const (
 )
 
 // authenticate resolves the bearer key to an account, or refuses the
-// request with 401 invalid_api_key before anything else on /v1 runs. The
-// key itself is never logged: the request's log lines carry its key_id.
+// request with 401 invalid_api_key before anything else on /v1 runs (429
+// rate_limited once its address has failed AUTH_FAILURES_PER_MINUTE
+// times). The key itself is never logged: the request's log lines carry
+// its key_id.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		key, err := bearer(c.Request())
+		a, err := s.account(c)
 		if err != nil {
-			return err
-		}
-		ctx, cancel := s.redisDeadline(c)
-		defer cancel()
-		var a billing.Account
-		err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
-			a, err = s.billing.Authenticate(ctx, key)
-			return err
-		})
-		if err != nil {
-			return err
+			return s.authFailed(c, err)
 		}
 		c.Set(ctxAccountID, a.ID)
 		c.Set(ctxAccount, a)
@@ -47,6 +39,21 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxLogger, &l)
 		return next(c)
 	}
+}
+
+// account is the account of the request's bearer key.
+func (s *Server) account(c echo.Context) (a billing.Account, err error) {
+	key, err := bearer(c.Request())
+	if err != nil {
+		return a, err
+	}
+	ctx, cancel := s.redisDeadline(c)
+	defer cancel()
+	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
+		a, err = s.billing.Authenticate(ctx, key)
+		return err
+	})
+	return a, err
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header;

@@ -41,6 +41,7 @@ type config struct {
 	RateLimitPerMinute      int
 	MaxInFlightPerKey       int
 	AdminRateLimitPerMinute int
+	AuthFailuresPerMinute   int
 	CreditCost              int64
 	MaxAssetBytes           int64
 	MaxAssets               int
@@ -111,6 +112,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RateLimitPerMinute:      int(num("RATE_LIMIT_PER_MINUTE", 60, 1)),
 		MaxInFlightPerKey:       int(num("MAX_IN_FLIGHT_PER_KEY", 4, 1)),
 		AdminRateLimitPerMinute: int(num("ADMIN_RATE_LIMIT_PER_MINUTE", 300, 1)),
+		AuthFailuresPerMinute:   int(num("AUTH_FAILURES_PER_MINUTE", 30, 1)),
 		CreditCost:              num("CREDIT_COST", 1, 1),
 		MaxAssetBytes:           num("MAX_ASSET_BYTES", 5<<20, 1024),
 		MaxAssets:               int(num("MAX_ASSETS", 100, 1)),
@@ -238,6 +240,7 @@ func (c config) billingConfig(log zerolog.Logger) billing.Config {
 		MaxInFlightPerKey:       c.MaxInFlightPerKey,
 		InFlightTTL:             c.RequestTimeout + 10*time.Second,
 		AdminRateLimitPerMinute: c.AdminRateLimitPerMinute,
+		AuthFailuresPerMinute:   c.AuthFailuresPerMinute,
 		MaxAssetBytes:           c.MaxAssetBytes,
 		MaxAssets:               c.MaxAssets,
 	}

@@ -133,7 +133,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Int("max_pixels", cfg.MaxPixels).Dur("task_check_interval", cfg.TaskCheckInterval).
 		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
 		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("max_in_flight_per_key", cfg.MaxInFlightPerKey).
-		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
+		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Int("auth_failures_per_minute", cfg.AuthFailuresPerMinute).Bool("admin_api", cfg.AdminToken != "").
 		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).Str("metrics_host", cfg.MetricsHost).
 		Msg("configuration")
 
