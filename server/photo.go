@@ -76,7 +76,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
 		// A retry with the Idempotency-Key of a finished request gets its
 		// answer again here, uncharged; duplicates never reach the hold.
-		idem, replayed, err := s.beginOnce(c, req, assetID)
+		idem, replayed, err := s.beginPhotoOnce(c, req, assetID)
 		if replayed || err != nil {
 			return err
 		}

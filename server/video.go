@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,13 +90,20 @@ func (s *Server) videoBlur(c echo.Context) error {
 			vc.Store.Delete(context.WithoutCancel(ctx), video.InputKey(id))
 		}
 	}()
-	style, webhook, err := s.readVideo(c, id)
+	style, webhook, digest, err := s.readVideo(c, id)
 	if timed {
 		err = endUpload(c, rc, err)
 	}
 	if err != nil {
 		return err
 	}
+	// A retry with the Idempotency-Key of a queued job gets that job again,
+	// uncharged; its own upload is deleted.
+	idem, replayed, err := s.beginOnce(c, accountID(c), []byte(OpVideoBlur), []byte(style), []byte(webhook), digest)
+	if replayed || err != nil {
+		return err
+	}
+	defer idem.end(context.WithoutCancel(ctx), c)
 	path, done, err := vc.Store.Path(ctx, video.InputKey(id))
 	if err != nil {
 		return carphoto.Wrap(err, carphoto.EProcessingFailed, "could not read the stored video; you were not charged, please retry")
@@ -133,23 +141,30 @@ func (s *Server) videoBlur(c echo.Context) error {
 	}
 	keep = true
 	c.Response().Header().Set("Location", "/v1/jobs/"+id)
-	return c.JSON(http.StatusAccepted, map[string]any{
+	body, err := json.Marshal(map[string]any{
 		"id": id, "status": video.Queued, "credits": credits, "durationSeconds": info.Duration,
 		"frames": info.Frames, "statusUrl": "/v1/jobs/" + id,
 	})
+	if err != nil {
+		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	}
+	body = append(body, '\n')
+	idem.finish(context.WithoutCancel(ctx), c, http.StatusAccepted, echo.MIMEApplicationJSON, body)
+	return c.JSONBlob(http.StatusAccepted, body)
 }
 
 // videoFields are video-blur's multipart fields.
 var videoFields = []string{"video", "style", "webhookUrl"}
 
 // readVideo streams the upload's video part into the store (never into
-// memory) and reads the other fields.
-func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, err error) {
+// memory), taking its SHA-256 digest on the way, and reads the other
+// fields.
+func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, digest []byte, err error) {
 	vc := s.cfg.Video
 	r := c.Request()
 	mt, params, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
 	if err != nil || mt != echo.MIMEMultipartForm || params["boundary"] == "" {
-		return "", "", carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
+		return "", "", nil, carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
 	}
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, vc.MaxBytes+1<<20)
 	mr := multipart.NewReader(r.Body, params["boundary"])
@@ -162,7 +177,7 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, er
 			break
 		}
 		if err != nil {
-			return "", "", uploadErr(err, vc.MaxBytes)
+			return "", "", nil, uploadErr(err, vc.MaxBytes)
 		}
 		name := part.FormName()
 		switch {
@@ -175,15 +190,17 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, er
 			continue
 		case name == "video":
 			if hasVideo {
-				return "", "", carphoto.Errorf(carphoto.EInvalidParams, "field \"video\" was sent more than once")
+				return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "field \"video\" was sent more than once")
 			}
 			hasVideo = true
-			n, err := vc.Store.Put(r.Context(), video.InputKey(id), io.LimitReader(part, vc.MaxBytes+1))
+			h := sha256.New()
+			n, err := vc.Store.Put(r.Context(), video.InputKey(id), io.TeeReader(io.LimitReader(part, vc.MaxBytes+1), h))
+			digest = h.Sum(nil)
 			if err != nil {
-				return "", "", uploadErr(err, vc.MaxBytes)
+				return "", "", nil, uploadErr(err, vc.MaxBytes)
 			}
 			if n > vc.MaxBytes {
-				return "", "", carphoto.Errorf(carphoto.EPayloadTooLarge, "video is larger than the limit of %s", humanBytes(vc.MaxBytes))
+				return "", "", nil, carphoto.Errorf(carphoto.EPayloadTooLarge, "video is larger than the limit of %s", humanBytes(vc.MaxBytes))
 			}
 			if n == 0 {
 				invalid = carphoto.Errorf(carphoto.EInvalidParams, "video is empty")
@@ -191,7 +208,7 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, er
 		default:
 			data, err := io.ReadAll(io.LimitReader(part, maxFieldBytes+1))
 			if err != nil {
-				return "", "", uploadErr(err, vc.MaxBytes)
+				return "", "", nil, uploadErr(err, vc.MaxBytes)
 			}
 			if len(data) > maxFieldBytes {
 				invalid = carphoto.Errorf(carphoto.EInvalidParams, "field %q is longer than %d bytes", name, maxFieldBytes)
@@ -201,25 +218,25 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, er
 		}
 	}
 	if !hasVideo {
-		return "", "", carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
+		return "", "", nil, carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
 	}
 	if invalid != nil {
-		return "", "", invalid
+		return "", "", nil, invalid
 	}
 	st, err := imageops.ParseStyle(values["style"])
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	if w := values["webhookUrl"]; w != "" {
 		if len(vc.Notifier.Secret) == 0 {
-			return "", "", carphoto.Errorf(carphoto.EInvalidParams, "webhookUrl: webhooks are not configured on this server (WEBHOOK_SECRET); poll the job's status instead")
+			return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "webhookUrl: webhooks are not configured on this server (WEBHOOK_SECRET); poll the job's status instead")
 		}
 		if err := vc.Notifier.Check(r.Context(), w); err != nil {
-			return "", "", carphoto.Wrap(err, carphoto.EInvalidParams, err.Error())
+			return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, err.Error())
 		}
 		webhook = w
 	}
-	return string(st), webhook, nil
+	return string(st), webhook, digest, nil
 }
 
 // uploadErr names what went wrong reading an upload.
