@@ -230,9 +230,25 @@ func (s *Server) enter(ctx context.Context, c echo.Context) (leave func(), err e
 		return nil, err
 	}
 	return func() {
-		if err := s.billing.Leave(context.WithoutCancel(ctx), inflight); err != nil {
-			logFor(c).Error().Err(err).Msg("end request in flight")
+		err := s.billing.Leave(context.WithoutCancel(ctx), inflight)
+		if err == nil {
+			return
 		}
+		if !jobs.Transient(err) {
+			logFor(c).Error().Err(err).Msg("end request in flight")
+			return
+		}
+		// Redis is out of reach: the slot would stay taken until it lapses
+		// (REQUEST_TIMEOUT+10s), making the key's next calls wait; free it
+		// as soon as Redis answers, without holding up this answer.
+		log := logFor(c)
+		go func() {
+			bctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout+10*time.Second)
+			defer cancel()
+			if err := jobs.Retry(bctx, func(ctx context.Context) error { return s.billing.Leave(ctx, inflight) }); err != nil {
+				log.Warn().Err(err).Msg("end request in flight: gave up; the slot lapses on its own")
+			}
+		}()
 	}, nil
 }
 
