@@ -515,6 +515,9 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 			if invalid == nil {
 				invalid = carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data: "+err.Error())
 			}
+			// What follows cannot be parsed: close the connection after the
+			// answer rather than have net/http drain the rest first.
+			w.Header().Set(echo.HeaderConnection, "close")
 			break
 		}
 		name := part.FormName()
