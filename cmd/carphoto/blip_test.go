@@ -165,7 +165,9 @@ func TestRedisBlip(t *testing.T) {
 		t.Errorf("%d holds still open after every request ended", held)
 	}
 
-	// /readyz warns, without failing, when Redis stops persisting.
+	// /readyz warns, without failing, when Redis stops persisting (once
+	// the worker's heartbeat, lapsed in the 6 s stop, is seen again).
+	waitReady(t, base)
 	if status, _, body := do(t, http.MethodGet, base+"/readyz", "", "", nil); status != 200 || strings.Contains(string(body), "warnings") {
 		t.Errorf("/readyz on a Redis with AOF: %d %s, want 200 without warnings", status, body)
 	}
