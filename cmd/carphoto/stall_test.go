@@ -231,9 +231,8 @@ func TestPerKeyQueue(t *testing.T) {
 		t.Errorf("%d tickets left queued, want 0", q)
 	}
 
-	// Two stalled uploads take the slots of a key with a cap of 4, two
-	// real ones the others; a fifth call waits, and enters as soon as a
-	// stalled client goes away.
+	// Four stalled uploads take the key's 4 slots; a fifth call waits, and
+	// enters as soon as a stalled client goes away.
 	_, drop1 := stall(t, s.url+"/v1/blur-plates", key)
 	_, drop2 := stall(t, s.url+"/v1/blur-plates", key)
 	_, drop3 := stall(t, s.url+"/v1/blur-plates", key)
