@@ -777,3 +777,37 @@ func TestAdminRateLimit(t *testing.T) {
 		t.Fatalf("a client key after the admin budget ran out: %+v, %v; want allowed", rl, err)
 	}
 }
+
+// A slot freed in one web process is taken by a request waiting in
+// another at once (Redis pub/sub), not at its next poll.
+func TestInFlightWakeAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	one, r := newService(t, billing.Config{MaxInFlightPerKey: 1})
+	two := billing.New(r.Client, billing.Config{MaxInFlightPerKey: 1})
+	a, _ := createAccount(t, one, 0)
+	held, err := one.Enter(ctx, a.KeyID, "req-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan time.Time, 1)
+	go func() {
+		if _, err := two.Enter(ctx, a.KeyID, "req-2"); err != nil {
+			t.Error(err)
+		}
+		entered <- time.Now()
+	}()
+	// Let the waiter settle into its slowest poll.
+	time.Sleep(time.Second)
+	left := time.Now()
+	if err := one.Leave(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case at := <-entered:
+		if d := at.Sub(left); d > 100*time.Millisecond {
+			t.Errorf("the waiter in the other process entered %v after the slot freed, want at once", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter in the other process never entered")
+	}
+}

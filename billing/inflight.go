@@ -20,13 +20,16 @@ type InFlight struct {
 	keyID, member string
 }
 
-// A waiting request renews its ticket's lease every time it looks at the
-// queue (at most every waitPollMost); a ticket whose lease lapses (its web
-// process died) leaves the queue, so it cannot hold up those behind it.
+// A waiting request looks at the queue again when a slot of its key frees
+// (woken through Redis pub/sub on wakeChannel, from any web process), else
+// at least every waitPollMost; each look renews its ticket's lease. A
+// ticket whose lease lapses (its web process died) leaves the queue, so it
+// cannot hold up those behind it.
 const (
 	waitPollFirst = 5 * time.Millisecond
-	waitPollMost  = 50 * time.Millisecond
+	waitPollMost  = 250 * time.Millisecond
 	ticketLease   = 5 * time.Second
+	wakeChannel   = prefix + "inwake"
 )
 
 // enterScript admits a request to one of its key's MaxInFlightPerKey slots
@@ -82,6 +85,7 @@ func (s *Service) Enter(ctx context.Context, keyID, requestID string) (InFlight,
 	f := InFlight{keyID: keyID, member: requestID}
 	keys := []string{inflightKey(keyID), queueKey(keyID), leaseKey(keyID), prefix + "inseq:" + keyID}
 	poll := waitPollFirst
+	s.listenWakes()
 	for {
 		wake := s.waiters.wait(keyID)
 		now := s.now()
@@ -119,6 +123,7 @@ func (s *Service) leaveQueue(ctx context.Context, f InFlight) {
 	pipe.ZRem(ctx, queueKey(f.keyID), f.member)
 	pipe.ZRem(ctx, leaseKey(f.keyID), f.member)
 	pipe.ZRem(ctx, inflightKey(f.keyID), f.member)
+	pipe.Publish(ctx, wakeChannel, f.keyID)
 	if _, err := pipe.Exec(ctx); err != nil {
 		// The ticket's lease lapses on its own, and the slot with it.
 		s.cfg.Log.Warn().Err(err).Str("request", f.member).Msg("leave the queue of the key")
@@ -133,10 +138,37 @@ func (s *Service) Leave(ctx context.Context, f InFlight) error {
 		return nil
 	}
 	defer s.waiters.wake(f.keyID)
-	if err := s.rdb.ZRem(ctx, inflightKey(f.keyID), f.member).Err(); err != nil {
+	pipe := s.rdb.Pipeline()
+	pipe.ZRem(ctx, inflightKey(f.keyID), f.member)
+	pipe.Publish(ctx, wakeChannel, f.keyID) // the key's waiters in other processes
+	if _, err := pipe.Exec(ctx); err != nil {
 		return storeErr("end request in flight", err)
 	}
 	return nil
+}
+
+// listenWakes starts, once per Service, the subscription that wakes this
+// process's waiting requests when a slot of their key frees in any
+// process. It ends when the Redis client is closed; while Redis is out of
+// reach the waiters poll.
+func (s *Service) listenWakes() {
+	s.wakeOnce.Do(func() {
+		ps := s.rdb.Subscribe(context.Background(), wakeChannel)
+		go func() {
+			defer ps.Close()
+			for {
+				msg, err := ps.ReceiveMessage(context.Background())
+				switch {
+				case errors.Is(err, redis.ErrClosed):
+					return
+				case err != nil:
+					time.Sleep(waitPollMost) // go-redis reconnects on the next receive
+				default:
+					s.waiters.wake(msg.Payload)
+				}
+			}
+		}()
+	})
 }
 
 func inflightKey(keyID string) string { return prefix + "inflight:" + keyID }
