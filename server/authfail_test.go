@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"carphoto/billing"
+	"carphoto/metrics"
 	"carphoto/server"
 )
 
@@ -69,4 +70,26 @@ func TestAuthFailuresPerAddress(t *testing.T) {
 	want(send(b, "/admin/v1/accounts/acct_x", "wrong-admin-token-000000"), 429, "rate_limited", "a 4th wrong admin token")
 	want(send(b, "/admin/v1/accounts/acct_x", admin), 429, "rate_limited", "the admin token from an address past its budget")
 	want(send("192.0.2.56:4000", "/admin/v1/accounts/acct_x", admin), 404, "not_found", "the admin token from another address")
+}
+
+// Wrong METRICS_TOKENs count against the address like wrong API keys.
+func TestMetricsTokenFailures(t *testing.T) {
+	const token = "metrics-token-for-tests-01"
+	e := newAcctEnv(t, server.Config{Metrics: metrics.New(), MetricsToken: token}, billing.Config{AuthFailuresPerMinute: 2})
+	get := func(bearer string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.RemoteAddr = "203.0.113.70:4000"
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, req)
+		return rec
+	}
+	for i, want := range []int{401, 401, 429} {
+		if rec := get("wrong-metrics-token-00000"); rec.Code != want {
+			t.Errorf("wrong token %d: %d %s, want %d", i+1, rec.Code, rec.Body, want)
+		}
+	}
+	if rec := get(token); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("the right token from an address past its budget: %d, want 429 with Retry-After", rec.Code)
+	}
 }
