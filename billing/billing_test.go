@@ -9,8 +9,11 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"carphoto"
 	"carphoto/billing"
@@ -652,45 +655,108 @@ func TestAddCreditsOverflow(t *testing.T) {
 	wantCode(t, err, carphoto.EInvalidParams)
 }
 
-// The cap on photo requests in flight holds per key, frees on Leave, and a
-// count whose process never called Leave lapses after InFlightTTL.
+// The cap on photo requests in flight holds per key and frees on Leave;
+// requests over it wait for a slot in arrival order, and one whose
+// deadline passes while waiting leaves the queue; a slot or a ticket whose
+// process died lapses (InFlightTTL, the ticket's lease).
 func TestInFlightCap(t *testing.T) {
 	ctx := context.Background()
-	s, _ := newService(t, billing.Config{MaxInFlightPerKey: 2, InFlightTTL: time.Minute})
-	now := time.Now()
-	s.SetNow(func() time.Time { return now })
+	s, r := newService(t, billing.Config{MaxInFlightPerKey: 2, InFlightTTL: time.Minute})
+	var skew atomic.Int64 // the service's clock runs this far ahead
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	s.SetNow(now)
 	a, _ := createAccount(t, s, 0)
 	b, _ := createAccount(t, s, 0)
+	queued := func() int64 {
+		t.Helper()
+		n, err := r.Client.ZCard(ctx, "cp:inqueue:"+a.KeyID).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 	first, err := s.Enter(ctx, a.KeyID, "req-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Enter(ctx, a.KeyID, "req-2"); err != nil {
+	second, err := s.Enter(ctx, a.KeyID, "req-2")
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Enter(ctx, a.KeyID, "req-3")
-	wantCode(t, err, carphoto.ERateLimited)
-	if !errors.Is(err, billing.ErrInFlightLimit) || !strings.Contains(carphoto.ErrorMessage(err), "2 photo requests") {
-		t.Fatalf("third request: %v; want ErrInFlightLimit saying the limit is 2", err)
+	wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	start := time.Now()
+	_, err = s.Enter(wctx, a.KeyID, "req-3")
+	cancel()
+	if !errors.Is(err, billing.ErrInFlightWait) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("third request: %v; want ErrInFlightWait at its deadline", err)
+	}
+	if waited := time.Since(start); waited < 150*time.Millisecond {
+		t.Errorf("third request gave up after %v, want it to wait until its deadline (200ms)", waited)
+	}
+	if n := queued(); n != 0 {
+		t.Errorf("%d tickets queued after the waiter gave up, want 0", n)
 	}
 	if _, err := s.Enter(ctx, b.KeyID, "req-b"); err != nil {
 		t.Fatalf("another key: %v", err)
+	}
+
+	// Three waiters, in this order, enter in this order as slots free.
+	order := make(chan string, 3)
+	for i, id := range []string{"w-1", "w-2", "w-3"} {
+		go func() {
+			if _, err := s.Enter(ctx, a.KeyID, id); err != nil {
+				t.Error(err)
+			}
+			order <- id
+		}()
+		for deadline := time.Now().Add(5 * time.Second); queued() != int64(i+1); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiter %s did not queue", id)
+			}
+		}
 	}
 	for range 2 { // Leave twice: the second does nothing
 		if err := s.Leave(ctx, first); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Enter(ctx, a.KeyID, "req-4"); err != nil {
-		t.Fatalf("after Leave: %v", err)
+	if id := <-order; id != "w-1" {
+		t.Fatalf("first slot freed went to %s, want w-1", id)
 	}
-	_, err = s.Enter(ctx, a.KeyID, "req-5")
-	wantCode(t, err, carphoto.ERateLimited)
-	// req-2 and req-4 were never left (their process died): a minute on,
-	// they no longer count.
-	now = now.Add(time.Minute + time.Second)
-	if _, err := s.Enter(ctx, a.KeyID, "req-6"); err != nil {
-		t.Fatalf("after InFlightTTL: %v", err)
+	if err := s.Leave(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	if id := <-order; id != "w-2" {
+		t.Fatalf("second slot freed went to %s, want w-2", id)
+	}
+	select {
+	case id := <-order:
+		t.Fatalf("%s entered with both slots taken", id)
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	// w-1 and w-2 are never left (their process died): a minute on, they
+	// no longer count, and w-3 enters.
+	skew.Store(int64(time.Minute + time.Second))
+	if id := <-order; id != "w-3" {
+		t.Fatalf("after InFlightTTL: %s entered, want w-3", id)
+	}
+
+	// A ticket whose process died before its turn (its lease lapsed) does
+	// not hold up those behind it.
+	fourth, err := s.Enter(ctx, a.KeyID, "req-4") // with w-3, both slots
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Client.ZAdd(ctx, "cp:inqueue:"+a.KeyID, redis.Z{Score: 0, Member: "dead"})
+	r.Client.ZAdd(ctx, "cp:inlease:"+a.KeyID, redis.Z{Score: float64(now().Add(-time.Second).UnixMilli()), Member: "dead"})
+	if err := s.Leave(ctx, fourth); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel = context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if _, err := s.Enter(wctx, a.KeyID, "req-5"); err != nil {
+		t.Fatalf("behind a lapsed ticket: %v", err)
 	}
 	if err := s.Leave(ctx, billing.InFlight{}); err != nil {
 		t.Fatalf("Leave of the zero InFlight: %v", err)
@@ -709,5 +775,39 @@ func TestAdminRateLimit(t *testing.T) {
 	}
 	if rl, err := s.Allow(ctx, a.KeyID); err != nil || !rl.Allowed {
 		t.Fatalf("a client key after the admin budget ran out: %+v, %v; want allowed", rl, err)
+	}
+}
+
+// A slot freed in one web process is taken by a request waiting in
+// another at once (Redis pub/sub), not at its next poll.
+func TestInFlightWakeAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	one, r := newService(t, billing.Config{MaxInFlightPerKey: 1})
+	two := billing.New(r.Client, billing.Config{MaxInFlightPerKey: 1})
+	a, _ := createAccount(t, one, 0)
+	held, err := one.Enter(ctx, a.KeyID, "req-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan time.Time, 1)
+	go func() {
+		if _, err := two.Enter(ctx, a.KeyID, "req-2"); err != nil {
+			t.Error(err)
+		}
+		entered <- time.Now()
+	}()
+	// Let the waiter settle into its slowest poll.
+	time.Sleep(time.Second)
+	left := time.Now()
+	if err := one.Leave(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case at := <-entered:
+		if d := at.Sub(left); d > 100*time.Millisecond {
+			t.Errorf("the waiter in the other process entered %v after the slot freed, want at once", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter in the other process never entered")
 	}
 }

@@ -24,6 +24,11 @@ type Config struct {
 	// (REQUEST_TIMEOUT plus a margin). Default 1 minute.
 	InFlightTTL time.Duration
 
+	// AuthFailuresPerMinute is how many failed authentications (a missing
+	// or wrong API key or admin token) one client address may make a
+	// minute (GCRA: a burst of it, then one every minute/it). Default 30.
+	AuthFailuresPerMinute int
+
 	// AdminRateLimitPerMinute is the admin API's budget, shared by every
 	// caller with the admin token. Default 300.
 	AdminRateLimitPerMinute int
@@ -55,6 +60,7 @@ const (
 	DefaultMaxInFlight    = 4
 	DefaultInFlightTTL    = time.Minute
 	DefaultAdminRate      = 300
+	DefaultAuthFailures   = 30
 	DefaultHoldTTL        = 5 * time.Minute
 	DefaultReapInterval   = 30 * time.Second
 	DefaultMaxAssetBytes  = 5 << 20
@@ -75,6 +81,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.InFlightTTL <= 0 {
 		c.InFlightTTL = DefaultInFlightTTL
+	}
+	if c.AuthFailuresPerMinute <= 0 {
+		c.AuthFailuresPerMinute = DefaultAuthFailures
 	}
 	if c.AdminRateLimitPerMinute <= 0 {
 		c.AdminRateLimitPerMinute = DefaultAdminRate

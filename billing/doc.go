@@ -18,6 +18,10 @@
 //	rate:cp:{key_id}          string the GCRA state of redis_rate for one API key
 //	rate:cp:admin             string the same for the admin API (AllowAdmin)
 //	cp:inflight:{key_id}      zset   request_id scored by expires_at (Unix ms): photo requests running
+//	cp:inqueue:{key_id}       zset   request_id scored by arrival (cp:inseq:{key_id}): waiting for a slot
+//	cp:inlease:{key_id}       zset   request_id scored by its ticket's lease end (Unix ms)
+//	cp:inseq:{key_id}         string the arrival counter of the key's queue
+//	cp:inwake                 pubsub key_id, published when one of its slots frees
 //
 // credits is the balance the client can spend right now: a hold moves its
 // amount out of credits at once, a capture keeps it out, a release or expiry

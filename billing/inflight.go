@@ -4,70 +4,205 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"carphoto"
 )
 
-// ErrInFlightLimit is the cause inside the ERateLimited error Enter returns
-// when the key already has MaxInFlightPerKey photo requests running.
-var ErrInFlightLimit = errors.New("billing: too many photo requests in flight for this key")
+// ErrInFlightWait is the cause of the error Enter returns when its context
+// ends while the request still waits for one of its key's slots.
+var ErrInFlightWait = errors.New("billing: still waiting for a slot of this key")
 
 // InFlight is one photo request counted against its key's concurrency cap.
 // Pass it to Leave when the request ends; the zero InFlight counts nothing.
 type InFlight struct {
-	key, member string
+	keyID, member string
 }
 
-// enterScript admits one more request for a key while fewer than the cap
-// are in flight. Each request is a member of a sorted set scored by its own
-// expiry, so one left by a web process that died stops counting at that
-// time, without any sweeper. KEYS[1] cp:inflight:{key_id}; ARGV: request
-// id, now (ms), expires at (ms), cap, set TTL (ms). It returns {1, count}
-// when admitted, {0, count} when the key is at its cap.
+// A waiting request looks at the queue again when a slot of its key frees
+// (woken through Redis pub/sub on wakeChannel, from any web process), else
+// at least every waitPollMost; each look renews its ticket's lease. A
+// ticket whose lease lapses (its web process died) leaves the queue, so it
+// cannot hold up those behind it.
+const (
+	waitPollFirst = 5 * time.Millisecond
+	waitPollMost  = 250 * time.Millisecond
+	ticketLease   = 5 * time.Second
+	wakeChannel   = prefix + "inwake"
+)
+
+// enterScript admits a request to one of its key's MaxInFlightPerKey slots
+// in arrival order, across web processes. The slots are a sorted set of
+// requests scored by their own expiry, so a slot left by a web process
+// that died frees at that time without any sweeper. Waiting requests hold
+// a ticket: a sorted set scored by arrival (a counter), with a second one
+// holding each ticket's lease. A request enters when fewer of the tickets
+// ahead of it than the free slots: so a later request never passes an
+// earlier one.
+//
+// KEYS: slots, queue, leases, counter. ARGV: request id, now (ms), slot
+// expiry (ms), cap, keys' TTL (ms), lease expiry (ms). It returns {1, 0}
+// when admitted (also when it already was), {0, position} when waiting,
+// position 1 being next.
 var enterScript = redis.NewScript(`
+local function keep()
+  for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[5]) end
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
-local n = redis.call('ZCARD', KEYS[1])
-if n >= tonumber(ARGV[4]) then return {0, n} end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return {1, n + 1}
+local lapsed = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[2])
+for _, m in ipairs(lapsed) do
+  redis.call('ZREM', KEYS[2], m)
+  redis.call('ZREM', KEYS[3], m)
+end
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {1, 0} end
+if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1])
+end
+redis.call('ZADD', KEYS[3], ARGV[6], ARGV[1])
+local free = tonumber(ARGV[4]) - redis.call('ZCARD', KEYS[1])
+local rank = redis.call('ZRANK', KEYS[2], ARGV[1])
+if rank < free then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  keep()
+  return {1, 0}
+end
+keep()
+return {0, rank - math.max(free, 0) + 1}
 `)
 
-// Enter counts the photo request requestID against the cap of concurrent
-// photo requests of the key named keyID (Account.KeyID), across every web
-// process sharing the Redis. Over the cap it returns an ERateLimited error
-// wrapping ErrInFlightLimit. The count lasts until Leave, or InFlightTTL at
-// most.
+// Enter takes one of the MaxInFlightPerKey slots of the key named keyID
+// (Account.KeyID) for the request requestID, across every web process
+// sharing the Redis. When they are all taken it waits, in arrival order
+// behind the key's earlier requests, until one frees or ctx ends; then it
+// returns an error wrapping ErrInFlightWait and ctx's error, and the
+// request leaves the queue. The slot lasts until Leave, or InFlightTTL at
+// most. A Redis error is returned as it is (the caller may try again: the
+// request keeps its place while its ticket's lease runs).
 func (s *Service) Enter(ctx context.Context, keyID, requestID string) (InFlight, error) {
-	f := InFlight{key: inflightKey(keyID), member: requestID}
-	now := s.now()
-	ttl := s.cfg.InFlightTTL
-	v, err := enterScript.Run(ctx, s.rdb, []string{f.key},
-		requestID, unixMS(now), unixMS(now.Add(ttl)), s.cfg.MaxInFlightPerKey, ttl.Milliseconds(),
-	).Int64Slice()
-	if err != nil {
-		return InFlight{}, storeErr("count requests in flight", err)
+	f := InFlight{keyID: keyID, member: requestID}
+	keys := []string{inflightKey(keyID), queueKey(keyID), leaseKey(keyID), prefix + "inseq:" + keyID}
+	poll := waitPollFirst
+	s.listenWakes()
+	for {
+		wake := s.waiters.wait(keyID)
+		now := s.now()
+		ttl := s.cfg.InFlightTTL
+		v, err := enterScript.Run(ctx, s.rdb, keys, requestID, unixMS(now), unixMS(now.Add(ttl)),
+			s.cfg.MaxInFlightPerKey, ttl.Milliseconds(), unixMS(now.Add(ticketLease))).Int64Slice()
+		switch {
+		case ctx.Err() != nil:
+			s.leaveQueue(ctx, f)
+			return InFlight{}, fmt.Errorf("%w: %w", ErrInFlightWait, ctx.Err())
+		case err != nil:
+			return InFlight{}, storeErr("take a slot of the key", err)
+		case v[0] == 1:
+			return f, nil
+		}
+		// A slot freed in this process wakes its waiters at once; one freed
+		// in another is seen at the next look.
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+		case <-wake:
+		case <-t.C:
+		}
+		t.Stop()
+		poll = min(2*poll, waitPollMost)
 	}
-	if v[0] == 0 {
-		n := int64(s.cfg.MaxInFlightPerKey)
-		return InFlight{}, carphoto.Wrap(ErrInFlightLimit, carphoto.ERateLimited, fmt.Sprintf(
-			"this API key already has %d %s in flight, its limit; retry when one has finished", n, plural(n, "photo request")))
-	}
-	return f, nil
 }
 
-// Leave ends the request's count. It is safe to call more than once and on
+// leaveQueue takes a request that gave up waiting out of the queue, and
+// out of the slots should the script have let it in as ctx ended.
+func (s *Service) leaveQueue(ctx context.Context, f InFlight) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	pipe := s.rdb.TxPipeline()
+	pipe.ZRem(ctx, queueKey(f.keyID), f.member)
+	pipe.ZRem(ctx, leaseKey(f.keyID), f.member)
+	pipe.ZRem(ctx, inflightKey(f.keyID), f.member)
+	pipe.Publish(ctx, wakeChannel, f.keyID)
+	if _, err := pipe.Exec(ctx); err != nil {
+		// The ticket's lease lapses on its own, and the slot with it.
+		s.cfg.Log.Warn().Err(err).Str("request", f.member).Msg("leave the queue of the key")
+	}
+	s.waiters.wake(f.keyID)
+}
+
+// Leave ends the request's slot. It is safe to call more than once and on
 // the zero InFlight, so it can be deferred right after Enter.
 func (s *Service) Leave(ctx context.Context, f InFlight) error {
-	if f.key == "" {
+	if f.keyID == "" {
 		return nil
 	}
-	if err := s.rdb.ZRem(ctx, f.key, f.member).Err(); err != nil {
+	defer s.waiters.wake(f.keyID)
+	pipe := s.rdb.Pipeline()
+	pipe.ZRem(ctx, inflightKey(f.keyID), f.member)
+	pipe.Publish(ctx, wakeChannel, f.keyID) // the key's waiters in other processes
+	if _, err := pipe.Exec(ctx); err != nil {
 		return storeErr("end request in flight", err)
 	}
 	return nil
 }
 
+// listenWakes starts, once per Service, the subscription that wakes this
+// process's waiting requests when a slot of their key frees in any
+// process. It ends when the Redis client is closed; while Redis is out of
+// reach the waiters poll.
+func (s *Service) listenWakes() {
+	s.wakeOnce.Do(func() {
+		ps := s.rdb.Subscribe(context.Background(), wakeChannel)
+		go func() {
+			defer ps.Close()
+			for {
+				msg, err := ps.ReceiveMessage(context.Background())
+				switch {
+				case errors.Is(err, redis.ErrClosed):
+					return
+				case err != nil:
+					time.Sleep(waitPollMost) // go-redis reconnects on the next receive
+				default:
+					s.waiters.wake(msg.Payload)
+				}
+			}
+		}()
+	})
+}
+
 func inflightKey(keyID string) string { return prefix + "inflight:" + keyID }
+func queueKey(keyID string) string    { return prefix + "inqueue:" + keyID }
+func leaseKey(keyID string) string    { return prefix + "inlease:" + keyID }
+
+// waiters wakes this process's requests waiting on a key when one of its
+// requests leaves, so a slot freed here is taken without waiting out a
+// poll.
+type waiters struct {
+	mu sync.Mutex
+	ch map[string]chan struct{}
+}
+
+// wait returns a channel closed at the next wake of keyID.
+func (w *waiters) wait(keyID string) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch == nil {
+		w.ch = map[string]chan struct{}{}
+	}
+	c, ok := w.ch[keyID]
+	if !ok {
+		c = make(chan struct{})
+		w.ch[keyID] = c
+	}
+	return c
+}
+
+func (w *waiters) wake(keyID string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.ch[keyID]; ok {
+		close(c)
+		delete(w.ch, keyID)
+	}
+}

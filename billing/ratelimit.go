@@ -35,6 +35,34 @@ func (s *Service) AllowAdmin(ctx context.Context) (RateLimit, error) {
 	return s.allow(ctx, adminBucket, s.cfg.AdminRateLimitPerMinute)
 }
 
+// AuthFailed counts one failed authentication (a missing or wrong API key
+// or admin token) of client, an address (see the server's clientOf),
+// against AuthFailuresPerMinute (GCRA, like Allow). Not Allowed, the
+// client has failed too often and should be told to wait RetryAfter.
+func (s *Service) AuthFailed(ctx context.Context, client string) (RateLimit, error) {
+	return s.allow(ctx, authFailBucket(client), s.cfg.AuthFailuresPerMinute)
+}
+
+// AuthBlocked reports, without counting anything, whether client has
+// used up its failed authentications: then it should not be let to try a
+// secret at all (the admin token) until RetryAfter.
+func (s *Service) AuthBlocked(ctx context.Context, client string) (RateLimit, error) {
+	limit := redis_rate.PerMinute(s.cfg.AuthFailuresPerMinute)
+	r, err := s.limiter.AllowN(ctx, authFailBucket(client), limit, 0)
+	if err != nil {
+		return RateLimit{}, storeErr("rate limit", err)
+	}
+	// A cost of 0 counts nothing; one more failure fits while a whole
+	// request remains.
+	rl := RateLimit{Allowed: r.Remaining >= 1, Limit: limit.Rate, Remaining: r.Remaining, ResetAfter: max(r.ResetAfter, 0)}
+	if !rl.Allowed {
+		rl.RetryAfter = max(r.RetryAfter, limit.Period/time.Duration(limit.Rate))
+	}
+	return rl, nil
+}
+
+func authFailBucket(client string) string { return prefix + "authfail:" + client }
+
 func (s *Service) allow(ctx context.Context, bucket string, perMinute int) (RateLimit, error) {
 	limit := redis_rate.PerMinute(perMinute)
 	r, err := s.limiter.Allow(ctx, bucket, limit)

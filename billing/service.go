@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -16,10 +17,12 @@ const prefix = "cp:"
 // Service is the billing domain backed by one Redis. It is safe for
 // concurrent use, and any number of processes may share the Redis.
 type Service struct {
-	rdb     redis.UniversalClient
-	cfg     Config
-	limiter *redis_rate.Limiter
-	now     func() time.Time // replaced in tests
+	rdb      redis.UniversalClient
+	cfg      Config
+	limiter  *redis_rate.Limiter
+	now      func() time.Time // replaced in tests
+	waiters  waiters          // requests of this process waiting for a key's slot
+	wakeOnce sync.Once        // starts listenWakes
 }
 
 // New returns a Service over rdb. Zero Config fields take their defaults.

@@ -116,11 +116,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		task := asynq.NewTask(TaskType(req.Op), body,
 			asynq.Queue(Queue), asynq.Deadline(req.Deadline), asynq.MaxRetry(0), asynq.TaskID(id))
 		return Retry(ctx, func(ctx context.Context) error {
-			_, err := c.aq.EnqueueContext(ctx, task)
-			if errors.Is(err, asynq.ErrTaskIDConflict) {
-				return nil // an earlier try went through before its answer was lost
-			}
-			return err
+			return Enqueue(ctx, c.rdb, c.aq, task)
 		})
 	}
 	if err := enqueue(); err != nil {
@@ -257,6 +253,32 @@ func (w *watch) death() verdict {
 	w.dead = w.holder
 	w.holder, w.missingSince = "", time.Time{}
 	return died
+}
+
+// Enqueue enqueues task once, reporting an error that Retry sees as
+// transient when Redis was out of reach. Asynq turns the error of its
+// enqueue script into text ("redis eval error: dial tcp ...: connection
+// refused"), losing the cause, so a failed enqueue asks Redis itself: a
+// PING that fails too is the error returned (transient when Redis is
+// down); one that answers means Redis is back, and the enqueue is tried
+// once more at once. A task id already taken counts as done: an earlier
+// try went through before its answer was lost.
+func Enqueue(ctx context.Context, rdb redis.UniversalClient, aq *asynq.Client, task *asynq.Task) error {
+	enqueue := func() error {
+		_, err := aq.EnqueueContext(ctx, task)
+		if errors.Is(err, asynq.ErrTaskIDConflict) {
+			return nil
+		}
+		return err
+	}
+	err := enqueue()
+	if err == nil || Transient(err) || ctx.Err() != nil {
+		return err
+	}
+	if perr := rdb.Ping(ctx).Err(); perr != nil {
+		return fmt.Errorf("%w (Redis: %w)", err, perr)
+	}
+	return enqueue()
 }
 
 // failed is Do's error once the request cannot go on: ErrTimeout when its

@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
 	"carphoto/internal/redistest"
 	"carphoto/jobs"
 )
@@ -66,5 +70,45 @@ func TestDecodeResultRejectsBadFrames(t *testing.T) {
 		if _, err := jobs.DecodeResult(b); err == nil {
 			t.Errorf("DecodeResult(%q) accepted a corrupt frame", b)
 		}
+	}
+}
+
+// An enqueue while Redis is down fails with an error Retry takes for
+// transient (Asynq's own error has lost its cause), so a request rides
+// through a short Redis stop instead of failing at enqueue (issue 46,
+// TestRedisBlip's "enqueue: connection refused").
+func TestEnqueueRidesThroughRedisStop(t *testing.T) {
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
+	defer rdb.Close()
+	aq := asynq.NewClientFromRedisClient(rdb)
+	ctx := context.Background()
+	task := func(id string) *asynq.Task {
+		return asynq.NewTask("photo:blur-plates", []byte("{}"), asynq.Queue(jobs.Queue), asynq.TaskID(id))
+	}
+	if err := jobs.Enqueue(ctx, rdb, aq, task("t0")); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	err := jobs.Enqueue(ctx, rdb, aq, task("t1"))
+	if err == nil || !jobs.Transient(err) {
+		t.Fatalf("enqueue with Redis stopped: %v, want a transient error", err)
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		m.Restart()
+	}()
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := jobs.Retry(rctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, rdb, aq, task("t1")) }); err != nil {
+		t.Fatalf("enqueue through a 300 ms Redis stop: %v", err)
+	}
+	// The same task id again is done, not an error.
+	if err := jobs.Enqueue(ctx, rdb, aq, task("t1")); err != nil {
+		t.Fatalf("enqueue of a task id already queued: %v", err)
 	}
 }

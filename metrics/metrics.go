@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -119,16 +120,32 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// Authorized reports whether r may read the metrics: always when token is
-// empty, else only with "Authorization: Bearer <token>". Compared as
-// SHA-256 digests in constant time, so timing tells nothing of the token.
+// Authorized reports whether r may read the metrics: with token empty,
+// only from a loopback address (a scraper on the same host; the numbers
+// tell outsiders how busy the service is and who pays for it); else only
+// with "Authorization: Bearer <token>", from anywhere. Compared as SHA-256
+// digests in constant time, so timing tells nothing of the token.
 func Authorized(r *http.Request, token string) bool {
 	if token == "" {
-		return true
+		return Loopback(r)
 	}
 	scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	want, sum := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(strings.TrimSpace(got)))
 	return strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare(sum[:], want[:]) == 1
+}
+
+// Loopback reports whether r came from a loopback address of this host.
+func Loopback(r *http.Request) bool {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
+}
+
+// Denied is the reason, for the client, that Authorized refused r.
+func Denied(token string) string {
+	if token == "" {
+		return "without METRICS_TOKEN set on the server, /metrics answers only clients on the same host (loopback)"
+	}
+	return "the metrics need Authorization: Bearer <METRICS_TOKEN>"
 }
 
 // Request is what the web side learnt about one answered request.

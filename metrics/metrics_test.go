@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -42,4 +44,33 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 	m.RequestDone(Request{Op: "blur-plates", Status: 200})
 	m.PhotoStarted()()
 	m.TaskDone("blur-plates", "ok", time.Second)
+}
+
+// Without a token only loopback clients may read the metrics; with one,
+// only a request bearing it, from anywhere.
+func TestAuthorized(t *testing.T) {
+	for _, tc := range []struct {
+		remote, token, header string
+		want                  bool
+	}{
+		{"127.0.0.1:5000", "", "", true},
+		{"[::1]:5000", "", "", true},
+		{"[::ffff:127.0.0.1]:5000", "", "", true},
+		{"10.0.0.7:5000", "", "", false},
+		{"203.0.113.9:5000", "", "Bearer anything", false},
+		{"[2001:db8::1]:5000", "", "", false},
+		{"garbage", "", "", false},
+		{"203.0.113.9:5000", "metrics-token-0123", "Bearer metrics-token-0123", true},
+		{"127.0.0.1:5000", "metrics-token-0123", "", false},
+		{"127.0.0.1:5000", "metrics-token-0123", "Bearer wrong-token-000000", false},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		r.RemoteAddr = tc.remote
+		if tc.header != "" {
+			r.Header.Set("Authorization", tc.header)
+		}
+		if got := Authorized(r, tc.token); got != tc.want {
+			t.Errorf("from %s, token %q, header %q: %v, want %v", tc.remote, tc.token, tc.header, got, tc.want)
+		}
+	}
 }

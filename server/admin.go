@@ -29,16 +29,22 @@ func (s *Server) adminRoutes(g *echo.Group) {
 }
 
 // adminAuth lets through only requests bearing ADMIN_TOKEN, within the
-// admin API's rate limit (429 rate_limited with Retry-After past it). The token and
+// admin API's rate limit (429 rate_limited with Retry-After past it); an
+// address past its budget of failed authentications gets 429 before its
+// token is looked at. The token and
 // the header are compared as SHA-256 digests in constant time, so neither
 // their content nor their length leaks through timing.
 func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	want := sha256.Sum256([]byte(s.cfg.AdminToken))
 	return func(c echo.Context) error {
+		// An address that has failed too often may not try a token at all.
+		if err := s.authBlocked(c); err != nil {
+			return err
+		}
 		token, err := bearer(c.Request())
 		got := sha256.Sum256([]byte(token))
 		if err != nil || token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			return carphoto.Errorf(carphoto.EInvalidAPIKey, "the admin API needs Authorization: Bearer <ADMIN_TOKEN>")
+			return s.authFailed(c, carphoto.Errorf(carphoto.EInvalidAPIKey, "the admin API needs Authorization: Bearer <ADMIN_TOKEN>"))
 		}
 		// Responses carry API keys and balances: never cache them.
 		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")

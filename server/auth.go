@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
+	"carphoto/jobs"
 )
 
 // Context keys of the authenticated caller.
@@ -21,17 +23,15 @@ const (
 )
 
 // authenticate resolves the bearer key to an account, or refuses the
-// request with 401 invalid_api_key before anything else on /v1 runs. The
-// key itself is never logged: the request's log lines carry its key_id.
+// request with 401 invalid_api_key before anything else on /v1 runs (429
+// rate_limited once its address has failed AUTH_FAILURES_PER_MINUTE
+// times). The key itself is never logged: the request's log lines carry
+// its key_id.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		key, err := bearer(c.Request())
+		a, err := s.account(c)
 		if err != nil {
-			return err
-		}
-		a, err := s.billing.Authenticate(c.Request().Context(), key)
-		if err != nil {
-			return err
+			return s.authFailed(c, err)
 		}
 		c.Set(ctxAccountID, a.ID)
 		c.Set(ctxAccount, a)
@@ -39,6 +39,21 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxLogger, &l)
 		return next(c)
 	}
+}
+
+// account is the account of the request's bearer key.
+func (s *Server) account(c echo.Context) (a billing.Account, err error) {
+	key, err := bearer(c.Request())
+	if err != nil {
+		return a, err
+	}
+	ctx, cancel := s.redisDeadline(c)
+	defer cancel()
+	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
+		a, err = s.billing.Authenticate(ctx, key)
+		return err
+	})
+	return a, err
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header;
@@ -62,7 +77,13 @@ func bearer(r *http.Request) (string, error) {
 func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		a, _ := c.Get(ctxAccount).(billing.Account)
-		rl, err := s.billing.Allow(c.Request().Context(), a.KeyID)
+		ctx, cancel := s.redisDeadline(c)
+		defer cancel()
+		var rl billing.RateLimit
+		err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
+			rl, err = s.billing.Allow(ctx, a.KeyID)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -79,6 +100,14 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// redisDeadline bounds the Redis steps in front of a request (the key, the
+// rate) by its deadline, REQUEST_TIMEOUT from its arrival: they are tried
+// again while Redis is out of reach (jobs.Retry), so a restart of a few
+// seconds costs the call time, not its answer.
+func (s *Server) redisDeadline(c echo.Context) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(c.Request().Context(), requestStart(c).Add(s.cfg.RequestTimeout))
 }
 
 // ceilSeconds rounds d up to whole seconds, as the rate-limit headers need.

@@ -17,7 +17,7 @@ const headerIdempotencyKey = "Idempotency-Key"
 
 // replayedHeaders are the headers of a success kept with its body and sent
 // again on a replay (beside Idempotent-Replayed: true).
-var replayedHeaders = []string{echo.HeaderContentType, "X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found"}
+var replayedHeaders = []string{echo.HeaderContentType, "X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", echo.HeaderLocation}
 
 // once is a photo request's idempotency claim: the zero once (no header, or
 // the feature off) does nothing.
@@ -27,12 +27,23 @@ type once struct {
 	done  bool
 }
 
-// beginOnce looks up the request's Idempotency-Key, if it has one. It
-// returns replayed true when it has answered the request itself (the first
-// call's answer again); an error for a key in use by a running or a
-// different request. Otherwise the caller runs the request and calls
+// beginPhotoOnce is beginOnce for a photo request: its content is the
+// operation, its parameters, the asset named and the files.
+func (s *Server) beginPhotoOnce(c echo.Context, req jobs.Request, assetID string) (o *once, replayed bool, err error) {
+	params, err := json.Marshal(req.Params)
+	if err != nil {
+		return &once{s: s}, false, carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	}
+	return s.beginOnce(c, req.AccountID, []byte(req.Op), params, []byte(assetID), req.Photo, req.Logo)
+}
+
+// beginOnce looks up the request's Idempotency-Key, if it has one, for
+// the account's request with this content (what makes two requests the
+// same). It returns replayed true when it has answered the request itself
+// (the first call's answer again); an error for a key in use by a running
+// or a different request. Otherwise the caller runs the request and calls
 // finish on success; end releases the claim on any other outcome.
-func (s *Server) beginOnce(c echo.Context, req jobs.Request, assetID string) (o *once, replayed bool, err error) {
+func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o *once, replayed bool, err error) {
 	o = &once{s: s}
 	key := c.Request().Header.Get(headerIdempotencyKey)
 	if key == "" || s.cfg.IdempotencyTTL <= 0 {
@@ -42,12 +53,18 @@ func (s *Server) beginOnce(c echo.Context, req jobs.Request, assetID string) (o 
 		return o, false, carphoto.Errorf(carphoto.EInvalidParams,
 			"Idempotency-Key must be 1 to 255 printable ASCII characters without spaces")
 	}
-	params, err := json.Marshal(req.Params)
-	if err != nil {
-		return o, false, carphoto.Wrap(err, carphoto.EInternal, "internal error")
-	}
-	fp := idempotency.Fingerprint([]byte(req.Op), params, []byte(assetID), req.Photo, req.Logo)
-	state, claim, res, err := s.idem.Begin(c.Request().Context(), req.AccountID, key, fp)
+	fp := idempotency.Fingerprint(content...)
+	var (
+		state idempotency.State
+		claim idempotency.Claim
+		res   *idempotency.Response
+	)
+	ctx, cancel := s.redisDeadline(c)
+	defer cancel()
+	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
+		state, claim, res, err = s.idem.Begin(ctx, account, key, fp)
+		return err
+	})
 	if err != nil {
 		return o, false, carphoto.Wrap(err, carphoto.EUnavailable, "the service's store is unavailable; retry shortly")
 	}

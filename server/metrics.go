@@ -63,12 +63,20 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// serveMetrics serves GET /metrics, behind METRICS_TOKEN when it is set.
+// serveMetrics serves GET /metrics, behind METRICS_TOKEN when it is set,
+// to loopback clients only when it is not; a wrong token counts against
+// the client's failed authentications.
 func (s *Server) serveMetrics() echo.HandlerFunc {
 	h := s.cfg.Metrics.Handler()
 	return func(c echo.Context) error {
+		if s.cfg.MetricsToken != "" {
+			// Wrong tokens count like wrong API keys.
+			if err := s.authBlocked(c); err != nil {
+				return err
+			}
+		}
 		if !metrics.Authorized(c.Request(), s.cfg.MetricsToken) {
-			return carphoto.Errorf(carphoto.EInvalidAPIKey, "the metrics need Authorization: Bearer <METRICS_TOKEN>")
+			return s.authFailed(c, carphoto.Errorf(carphoto.EInvalidAPIKey, "%s", metrics.Denied(s.cfg.MetricsToken)))
 		}
 		h.ServeHTTP(c.Response(), c.Request())
 		return nil

@@ -44,13 +44,14 @@ type upload struct {
 	values      map[string]string
 }
 
-// photoHandler serves POST /v1/<op>: count the request against its key's
-// cap, read and validate the upload, hold the credits, then take one of the
-// process's photo slots, run the task through the queue, and capture on
-// success or release on anything else. Everything a client controls (a
-// slow upload, a bad field, an empty balance) is settled before a slot is
-// taken, so it never makes other keys' requests wait. The caller is
-// charged only for a returned image.
+// photoHandler serves POST /v1/<op>: take one of its key's slots (waiting
+// in arrival order for one), read and validate the upload, hold the
+// credits, then take one of the process's photo slots, run the task
+// through the queue, and capture on success or release on anything else.
+// Everything a client controls (a slow upload, a bad field, an empty
+// balance) is settled before a process slot is taken, so it never makes
+// other keys' requests wait. The caller is charged only for a returned
+// image.
 func (s *Server) photoHandler(op string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Set(ctxOp, op)
@@ -67,7 +68,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		// client gone, a failed release. Should it fail, the count expires.
 		defer leave()
 
-		req, assetID, err := s.readUpload(c, op)
+		req, assetID, err := s.readUpload(c, op, deadline)
 		if err != nil {
 			return err
 		}
@@ -75,14 +76,18 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
 		// A retry with the Idempotency-Key of a finished request gets its
 		// answer again here, uncharged; duplicates never reach the hold.
-		idem, replayed, err := s.beginOnce(c, req, assetID)
+		idem, replayed, err := s.beginPhotoOnce(c, req, assetID)
 		if replayed || err != nil {
 			return err
 		}
 		defer idem.end(context.WithoutCancel(ctx), c)
 		if assetID != "" {
 			// The design comes from the caller's own Assets library.
-			data, err := s.billing.AssetData(ctx, account, assetID)
+			var data []byte
+			err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
+				data, err = s.billing.AssetData(ctx, account, assetID)
+				return err
+			})
 			if err != nil {
 				return err
 			}
@@ -166,42 +171,91 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 }
 
 // readUpload is parseUpload within UploadTimeout: the connection's read
-// deadline is set to the request's arrival plus UploadTimeout for the body,
-// then cleared, so a stalled or trickling upload ends as 408
-// request_timeout at that time.
-func (s *Server) readUpload(c echo.Context, op string) (jobs.Request, string, error) {
+// deadline is set to UploadTimeout from now (the request's turn, after any
+// wait for its key's slot), within the request's deadline, so a stalled or
+// trickling upload ends as 408 request_timeout at that time, and the
+// connection is closed (endUpload).
+func (s *Server) readUpload(c echo.Context, op string, deadline time.Time) (jobs.Request, string, error) {
 	if s.cfg.UploadTimeout <= 0 {
 		return s.parseUpload(c, op)
 	}
 	rc := http.NewResponseController(c.Response())
-	if err := rc.SetReadDeadline(requestStart(c).Add(s.cfg.UploadTimeout)); err != nil {
+	upload := time.Now().Add(s.cfg.UploadTimeout)
+	if upload.After(deadline) {
+		upload = deadline
+	}
+	if err := rc.SetReadDeadline(upload); err != nil {
 		// Not a network connection (a test recorder): nothing can stall.
 		return s.parseUpload(c, op)
 	}
 	req, assetID, err := s.parseUpload(c, op)
-	// The server reads on in the background to notice a client that goes
-	// away; a deadline left in place would cancel the request at it.
-	if derr := rc.SetReadDeadline(time.Time{}); derr != nil && err == nil {
-		err = carphoto.Wrap(derr, carphoto.EInternal, "internal error")
-	}
-	return req, assetID, err
+	return req, assetID, endUpload(c, rc, err)
 }
 
-// enter counts the request against its key's cap on requests in flight
-// (429 with Retry-After past it); leave ends it.
+// endUpload settles the read deadline once an upload's reading is over
+// with err. After a body read in full it is cleared: the server reads on
+// in the background to notice a client that goes away, and a deadline left
+// in place would cancel the request at it. After a failure it stays, so
+// whatever net/http reads of the rest of the body before answering ends
+// by then. After a timeout it is moved to now and the answer says
+// Connection: close: net/http would otherwise wait, without end, to drain
+// a stalled body before sending the 408, holding the connection open.
+func endUpload(c echo.Context, rc *http.ResponseController, err error) error {
+	switch {
+	case carphoto.ErrorCode(err) == carphoto.ERequestTimeout:
+		c.Response().Header().Set(echo.HeaderConnection, "close")
+		_ = rc.SetReadDeadline(time.Unix(1, 0))
+	case err != nil:
+	default:
+		if derr := rc.SetReadDeadline(time.Time{}); derr != nil {
+			return carphoto.Wrap(derr, carphoto.EInternal, "internal error")
+		}
+	}
+	return err
+}
+
+// enter takes one of the key's MAX_IN_FLIGHT_PER_KEY slots, waiting in
+// arrival order behind the key's earlier requests until ctx's deadline (a
+// Redis blip is ridden through); leave frees it. A request still waiting
+// at its deadline ends as processing_failed, uncharged, like one whose
+// processing outlived it.
 func (s *Server) enter(ctx context.Context, c echo.Context) (leave func(), err error) {
 	key, _ := c.Get(ctxAccount).(billing.Account)
-	inflight, err := s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
-	if err != nil {
-		if errors.Is(err, billing.ErrInFlightLimit) {
-			c.Response().Header().Set("Retry-After", "1")
-		}
+	var inflight billing.InFlight
+	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
+		inflight, err = s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
+		return err
+	})
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
+			"this API key's earlier calls kept its %d processing slots busy: the call did not start within %v; you were not charged, please retry",
+			s.billing.Config().MaxInFlightPerKey, s.cfg.RequestTimeout))
+	case errors.Is(err, context.Canceled):
+		return nil, carphoto.Wrap(err, carphoto.EProcessingFailed, "the request was cancelled; you were not charged")
+	case err != nil:
 		return nil, err
 	}
 	return func() {
-		if err := s.billing.Leave(context.WithoutCancel(ctx), inflight); err != nil {
-			logFor(c).Error().Err(err).Msg("end request in flight")
+		err := s.billing.Leave(context.WithoutCancel(ctx), inflight)
+		if err == nil {
+			return
 		}
+		if !jobs.Transient(err) {
+			logFor(c).Error().Err(err).Msg("end request in flight")
+			return
+		}
+		// Redis is out of reach: the slot would stay taken until it lapses
+		// (REQUEST_TIMEOUT+10s), making the key's next calls wait; free it
+		// as soon as Redis answers, without holding up this answer.
+		log := logFor(c)
+		go func() {
+			bctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout+10*time.Second)
+			defer cancel()
+			if err := jobs.Retry(bctx, func(ctx context.Context) error { return s.billing.Leave(ctx, inflight) }); err != nil {
+				log.Warn().Err(err).Msg("end request in flight: gave up; the slot lapses on its own")
+			}
+		}()
 	}, nil
 }
 
@@ -498,6 +552,9 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 			if invalid == nil {
 				invalid = carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data: "+err.Error())
 			}
+			// What follows cannot be parsed: close the connection after the
+			// answer rather than have net/http drain the rest first.
+			w.Header().Set(echo.HeaderConnection, "close")
 			break
 		}
 		name := part.FormName()

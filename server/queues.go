@@ -42,6 +42,9 @@ func (s *Server) queueRoutes(e *echo.Echo) {
 func (s *Server) dashboardAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	want := sha256.Sum256([]byte(s.cfg.AdminToken))
 	return func(c echo.Context) error {
+		if err := s.authBlocked(c); err != nil {
+			return err
+		}
 		r := c.Request()
 		_, token, ok := r.BasicAuth()
 		if !ok {
@@ -50,7 +53,7 @@ func (s *Server) dashboardAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		got := sha256.Sum256([]byte(token))
 		if token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Basic realm="carphoto queues", charset="UTF-8"`)
-			return carphoto.Errorf(carphoto.EInvalidAPIKey, "the queue dashboard needs ADMIN_TOKEN: as the password of the login prompt, or Authorization: Bearer <ADMIN_TOKEN>")
+			return s.authFailed(c, carphoto.Errorf(carphoto.EInvalidAPIKey, "the queue dashboard needs ADMIN_TOKEN: as the password of the login prompt, or Authorization: Bearer <ADMIN_TOKEN>"))
 		}
 		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 		return next(c)

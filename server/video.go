@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,7 +70,11 @@ func (s *Server) videoBlur(c echo.Context) error {
 		return carphoto.Errorf(carphoto.EUnavailable, "video-blur is not enabled on this server")
 	}
 	ctx := c.Request().Context()
-	leave, err := s.enter(ctx, c)
+	// Its turn among the key's calls comes within REQUEST_TIMEOUT, like a
+	// photo's; the upload's own timeout starts then.
+	wctx, wcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	leave, err := s.enter(wctx, c)
+	wcancel()
 	if err != nil {
 		return err
 	}
@@ -83,8 +88,8 @@ func (s *Server) videoBlur(c echo.Context) error {
 	// timeouts allow a photo: this request gets its own, for reading and
 	// for writing the answer after it.
 	rc := http.NewResponseController(c.Response())
-	if err := rc.SetReadDeadline(time.Now().Add(vc.UploadTimeout)); err == nil {
-		defer rc.SetReadDeadline(time.Time{})
+	timed := rc.SetReadDeadline(time.Now().Add(vc.UploadTimeout)) == nil
+	if timed {
 		rc.SetWriteDeadline(time.Now().Add(vc.UploadTimeout + time.Minute))
 	}
 	keep := false // the upload is deleted again unless the job is queued
@@ -93,10 +98,20 @@ func (s *Server) videoBlur(c echo.Context) error {
 			vc.Store.Delete(context.WithoutCancel(ctx), video.InputKey(id))
 		}
 	}()
-	style, webhook, err := s.readVideo(c, id)
+	style, webhook, digest, err := s.readVideo(c, id)
+	if timed {
+		err = endUpload(c, rc, err)
+	}
 	if err != nil {
 		return err
 	}
+	// A retry with the Idempotency-Key of a queued job gets that job again,
+	// uncharged; its own upload is deleted.
+	idem, replayed, err := s.beginOnce(c, accountID(c), []byte(OpVideoBlur), []byte(style), []byte(webhook), digest)
+	if replayed || err != nil {
+		return err
+	}
+	defer idem.end(context.WithoutCancel(ctx), c)
 	path, done, err := vc.Store.Path(ctx, video.InputKey(id))
 	if err != nil {
 		return carphoto.Wrap(err, carphoto.EProcessingFailed, "could not read the stored video; you were not charged, please retry")
@@ -125,30 +140,39 @@ func (s *Server) videoBlur(c echo.Context) error {
 		s.billing.Release(context.WithoutCancel(ctx), hold)
 		return carphoto.Wrap(err, carphoto.EUnavailable, "could not record the job; you were not charged, please retry")
 	}
-	if _, err := s.videoQueue.EnqueueContext(ctx, task); err != nil {
+	qctx, qcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer qcancel()
+	if err := jobs.Retry(qctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, s.rdb, s.videoQueue, task) }); err != nil {
 		s.billing.Release(context.WithoutCancel(ctx), hold)
 		js.Fail(context.WithoutCancel(ctx), id, carphoto.EUnavailable, "could not queue the job")
 		return carphoto.Wrap(err, carphoto.EUnavailable, "could not queue the job; you were not charged, please retry")
 	}
 	keep = true
 	c.Response().Header().Set("Location", "/v1/jobs/"+id)
-	return c.JSON(http.StatusAccepted, map[string]any{
+	body, err := json.Marshal(map[string]any{
 		"id": id, "status": video.Queued, "credits": credits, "durationSeconds": info.Duration,
 		"frames": info.Frames, "statusUrl": "/v1/jobs/" + id,
 	})
+	if err != nil {
+		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	}
+	body = append(body, '\n')
+	idem.finish(context.WithoutCancel(ctx), c, http.StatusAccepted, echo.MIMEApplicationJSON, body)
+	return c.JSONBlob(http.StatusAccepted, body)
 }
 
 // videoFields are video-blur's multipart fields.
 var videoFields = []string{"video", "style", "webhookUrl"}
 
 // readVideo streams the upload's video part into the store (never into
-// memory) and reads the other fields.
-func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, err error) {
+// memory), taking its SHA-256 digest on the way, and reads the other
+// fields.
+func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, digest []byte, err error) {
 	vc := s.cfg.Video
 	r := c.Request()
 	mt, params, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
 	if err != nil || mt != echo.MIMEMultipartForm || params["boundary"] == "" {
-		return "", "", carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
+		return "", "", nil, carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
 	}
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, vc.MaxBytes+1<<20)
 	mr := multipart.NewReader(r.Body, params["boundary"])
@@ -161,7 +185,7 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, er
 			break
 		}
 		if err != nil {
-			return "", "", uploadErr(err, vc.MaxBytes)
+			return "", "", nil, uploadErr(err, vc.MaxBytes)
 		}
 		name := part.FormName()
 		switch {
@@ -174,15 +198,17 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, er
 			continue
 		case name == "video":
 			if hasVideo {
-				return "", "", carphoto.Errorf(carphoto.EInvalidParams, "field \"video\" was sent more than once")
+				return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "field \"video\" was sent more than once")
 			}
 			hasVideo = true
-			n, err := vc.Store.Put(r.Context(), video.InputKey(id), io.LimitReader(part, vc.MaxBytes+1))
+			h := sha256.New()
+			n, err := vc.Store.Put(r.Context(), video.InputKey(id), io.TeeReader(io.LimitReader(part, vc.MaxBytes+1), h))
+			digest = h.Sum(nil)
 			if err != nil {
-				return "", "", uploadErr(err, vc.MaxBytes)
+				return "", "", nil, uploadErr(err, vc.MaxBytes)
 			}
 			if n > vc.MaxBytes {
-				return "", "", carphoto.Errorf(carphoto.EPayloadTooLarge, "video is larger than the limit of %s", humanBytes(vc.MaxBytes))
+				return "", "", nil, carphoto.Errorf(carphoto.EPayloadTooLarge, "video is larger than the limit of %s", humanBytes(vc.MaxBytes))
 			}
 			if n == 0 {
 				invalid = carphoto.Errorf(carphoto.EInvalidParams, "video is empty")
@@ -190,7 +216,7 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, er
 		default:
 			data, err := io.ReadAll(io.LimitReader(part, maxFieldBytes+1))
 			if err != nil {
-				return "", "", uploadErr(err, vc.MaxBytes)
+				return "", "", nil, uploadErr(err, vc.MaxBytes)
 			}
 			if len(data) > maxFieldBytes {
 				invalid = carphoto.Errorf(carphoto.EInvalidParams, "field %q is longer than %d bytes", name, maxFieldBytes)
@@ -200,25 +226,25 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, er
 		}
 	}
 	if !hasVideo {
-		return "", "", carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
+		return "", "", nil, carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
 	}
 	if invalid != nil {
-		return "", "", invalid
+		return "", "", nil, invalid
 	}
 	st, err := imageops.ParseStyle(values["style"])
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	if w := values["webhookUrl"]; w != "" {
 		if len(vc.Notifier.Secret) == 0 {
-			return "", "", carphoto.Errorf(carphoto.EInvalidParams, "webhookUrl: webhooks are not configured on this server (WEBHOOK_SECRET); poll the job's status instead")
+			return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "webhookUrl: webhooks are not configured on this server (WEBHOOK_SECRET); poll the job's status instead")
 		}
 		if err := vc.Notifier.Check(r.Context(), w); err != nil {
-			return "", "", carphoto.Wrap(err, carphoto.EInvalidParams, err.Error())
+			return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, err.Error())
 		}
 		webhook = w
 	}
-	return string(st), webhook, nil
+	return string(st), webhook, digest, nil
 }
 
 // uploadErr names what went wrong reading an upload.
@@ -228,7 +254,7 @@ func uploadErr(err error, limit int64) error {
 	case errors.As(err, &mbe):
 		return carphoto.Errorf(carphoto.EPayloadTooLarge, "the upload is larger than the limit of %s", humanBytes(limit))
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return carphoto.Wrap(err, carphoto.ERequestTimeout, "the upload did not arrive in time; send it again on a faster connection")
+		return carphoto.Wrap(err, carphoto.ERequestTimeout, "the upload did not arrive in time; you were not charged; send it again on a faster connection")
 	}
 	return carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data: "+err.Error())
 }
@@ -304,7 +330,7 @@ func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
 	payload, _ := json.Marshal(video.Payload{JobID: job.ID, Attempt: next})
 	task := asynq.NewTask(video.TaskType, payload, asynq.Queue(video.Queue), asynq.TaskID(fmt.Sprintf("%s.%d", job.ID, next)),
 		asynq.MaxRetry(0), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
-	if _, err := s.videoQueue.EnqueueContext(ctx, task); err != nil {
+	if err := jobs.Enqueue(ctx, s.rdb, s.videoQueue, task); err != nil {
 		s.log.Error().Err(err).Str("job", job.ID).Msg("queue the video job again")
 	}
 }

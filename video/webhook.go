@@ -8,21 +8,21 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
-	"syscall"
 	"time"
+
+	"carphoto/internal/netguard"
 )
 
 // Notifier calls a job's webhookUrl when the job ends: a POST of the job's
 // JSON, signed with HMAC-SHA256 of "<unix time>.<body>" under Secret in the
 // header Carphoto-Signature: t=<unix time>,v1=<hex>, tried up to Tries
-// times with backoff. Loopback, private and link-local addresses are
-// refused, at the check and again when connecting (so a name that
-// resolves elsewhere later cannot reach inside), unless AllowPrivate.
+// times with backoff. Addresses that are not public (netguard: loopback,
+// private, link-local, reserved, and their IPv6 forms) are refused, at the
+// check and again when connecting (so a name that resolves elsewhere later
+// cannot reach inside), unless AllowPrivate.
 type Notifier struct {
 	Secret       []byte
 	AllowPrivate bool
@@ -37,27 +37,16 @@ func (n Notifier) Check(ctx context.Context, raw string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return fmt.Errorf("webhookUrl must be an http or https URL without credentials, not %q", raw)
 	}
-	if n.AllowPrivate {
-		return nil
-	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", u.Hostname())
-	if err != nil || len(ips) == 0 {
-		return fmt.Errorf("webhookUrl: the host %q does not resolve", u.Hostname())
-	}
-	for _, ip := range ips {
-		if private(ip) {
-			return fmt.Errorf("webhookUrl: %q is a loopback, private or link-local address; webhooks go to public addresses only", u.Hostname())
+	if err := n.guard().CheckHost(ctx, u.Hostname()); err != nil {
+		if errors.Is(err, netguard.ErrBlocked) {
+			return fmt.Errorf("webhookUrl: %q is a loopback, private, link-local or reserved address; webhooks go to public addresses only", u.Hostname())
 		}
+		return fmt.Errorf("webhookUrl: %w", err)
 	}
 	return nil
 }
 
-func private(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
-		netip.MustParsePrefix("100.64.0.0/10").Contains(ip) // carrier-grade NAT
-}
+func (n Notifier) guard() netguard.Guard { return netguard.Guard{AllowPrivate: n.AllowPrivate} }
 
 // Sign returns the Carphoto-Signature header's value for body at t.
 func (n Notifier) Sign(body []byte, t time.Time) string {
@@ -70,19 +59,9 @@ func (n Notifier) Sign(body []byte, t time.Time) string {
 
 // Send posts body to target until it answers 2xx, trying n.Tries times.
 func (n Notifier) Send(ctx context.Context, target string, body []byte) error {
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
-	if !n.AllowPrivate {
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || private(ap.Addr()) {
-				return fmt.Errorf("webhook: refusing to connect to %s", address)
-			}
-			return nil
-		}
-	}
 	client := &http.Client{
 		Timeout:   10 * time.Second,
-		Transport: &http.Transport{DialContext: dialer.DialContext, Proxy: nil},
+		Transport: n.guard().Transport(5 * time.Second),
 		// A redirect could point inside: do not follow.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -43,6 +44,7 @@ type config struct {
 	RateLimitPerMinute      int
 	MaxInFlightPerKey       int
 	AdminRateLimitPerMinute int
+	AuthFailuresPerMinute   int
 	CreditCost              int64
 	MaxAssetBytes           int64
 	MaxAssets               int
@@ -64,6 +66,7 @@ type config struct {
 
 	MetricsToken string // bearer token /metrics needs; empty = open
 	MetricsPort  string // worker's own /metrics port; empty = none
+	MetricsHost  string // the address the worker's /metrics listens on
 }
 
 // loadConfig reads the environment through getenv. Every malformed variable
@@ -116,6 +119,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RateLimitPerMinute:      int(num("RATE_LIMIT_PER_MINUTE", 60, 1)),
 		MaxInFlightPerKey:       int(num("MAX_IN_FLIGHT_PER_KEY", 4, 1)),
 		AdminRateLimitPerMinute: int(num("ADMIN_RATE_LIMIT_PER_MINUTE", 300, 1)),
+		AuthFailuresPerMinute:   int(num("AUTH_FAILURES_PER_MINUTE", 30, 1)),
 		CreditCost:              num("CREDIT_COST", 1, 1),
 		MaxAssetBytes:           num("MAX_ASSET_BYTES", 5<<20, 1024),
 		MaxAssets:               int(num("MAX_ASSETS", 100, 1)),
@@ -123,6 +127,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogLevel:                str("LOG_LEVEL", "info"),
 		MetricsToken:            getenv("METRICS_TOKEN"),
 		MetricsPort:             str("METRICS_PORT", ""),
+		MetricsHost:             str("METRICS_HOST", "127.0.0.1"),
 	}
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
 	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))
@@ -165,6 +170,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if _, err := strconv.Atoi(c.MetricsPort); err != nil {
 			errs = append(errs, fmt.Errorf("METRICS_PORT=%q: want a port number", c.MetricsPort))
 		}
+	}
+	if _, err := netip.ParseAddr(c.MetricsHost); err != nil {
+		errs = append(errs, fmt.Errorf("METRICS_HOST=%q: want an IP address to listen on (127.0.0.1, or 0.0.0.0 for every interface)", c.MetricsHost))
 	}
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
 		errs = append(errs, errors.New("METRICS_TOKEN: use at least 16 characters"))
@@ -252,6 +260,7 @@ func (c config) billingConfig(log zerolog.Logger) billing.Config {
 		MaxInFlightPerKey:       c.MaxInFlightPerKey,
 		InFlightTTL:             c.RequestTimeout + 10*time.Second,
 		AdminRateLimitPerMinute: c.AdminRateLimitPerMinute,
+		AuthFailuresPerMinute:   c.AuthFailuresPerMinute,
 		MaxAssetBytes:           c.MaxAssetBytes,
 		MaxAssets:               c.MaxAssets,
 	}

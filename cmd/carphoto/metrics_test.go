@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -217,5 +219,68 @@ func TestWorkerMetricsPort(t *testing.T) {
 	}
 	if f["carphoto_http_requests_total"] != nil {
 		t.Errorf("a lone worker reports HTTP requests")
+	}
+}
+
+// hostIP returns a non-loopback address of this host, or skips the test.
+func hostIP(t *testing.T) net.IP {
+	t.Helper()
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP
+		}
+	}
+	t.Skip("this host has no non-loopback IPv4 address to call from")
+	return nil
+}
+
+// Without METRICS_TOKEN, /metrics answers loopback clients only: another
+// address gets 401 JSON; a worker's metrics listener binds 127.0.0.1 unless
+// METRICS_HOST says otherwise, so another address cannot even connect.
+func TestMetricsLoopbackOnly(t *testing.T) {
+	ip := hostIP(t)
+	s := startService(t, nil)
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	get := func(url string) (int, string, error) {
+		res, err := client.Get(url)
+		if err != nil {
+			return 0, "", err
+		}
+		defer res.Body.Close()
+		var e struct{ Error, Code string }
+		json.NewDecoder(res.Body).Decode(&e)
+		return res.StatusCode, e.Code, nil
+	}
+	if status, _, err := get(s.url + "/metrics"); err != nil || status != http.StatusOK {
+		t.Errorf("/metrics from loopback without a token: %d %v, want 200", status, err)
+	}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))
+	outside := "http://" + net.JoinHostPort(ip.String(), port) + "/metrics"
+	if status, code, err := get(outside); err != nil || status != http.StatusUnauthorized || code != "invalid_api_key" {
+		t.Errorf("/metrics from %s without a token: %d %q %v, want 401 invalid_api_key", ip, status, code, err)
+	}
+
+	env := map[string]string{"REDIS_URL": s.rs.URL, "METRICS_PORT": "0", "LOG_LEVEL": "warn"}
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"worker"}, func(k string) string { return env[k] }, out, io.Discard) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker stopped with error: %v", err)
+		}
+	}()
+	url := waitFor(t, out, regexp.MustCompile(`worker metrics on (http://\S+)`))
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Errorf("worker metrics on %s, want 127.0.0.1 by default", url)
+	}
+	if status, _, err := get(url); err != nil || status != http.StatusOK {
+		t.Errorf("worker /metrics from loopback: %d %v, want 200", status, err)
+	}
+	_, wport, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics"))
+	if _, _, err := get("http://" + net.JoinHostPort(ip.String(), wport) + "/metrics"); err == nil {
+		t.Errorf("worker /metrics reachable at %s, want it bound to loopback only", ip)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -132,8 +133,8 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Int("max_pixels", cfg.MaxPixels).Int("max_image_side", cfg.MaxImageSide).Int("max_image_aspect", cfg.MaxImageAspect).Dur("task_check_interval", cfg.TaskCheckInterval).
 		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
 		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("max_in_flight_per_key", cfg.MaxInFlightPerKey).
-		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
-		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).
+		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Int("auth_failures_per_minute", cfg.AuthFailuresPerMinute).Bool("admin_api", cfg.AdminToken != "").
+		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).Str("metrics_host", cfg.MetricsHost).
 		Int64("max_video_seconds", cfg.MaxVideoSeconds).Int64("max_video_frame_pixels", cfg.MaxVideoFramePixels).
 		Int64("max_video_pixels", cfg.MaxVideoPixels).
 		Msg("configuration")
@@ -171,11 +172,11 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		g.Go(func() error { return w.Run(ctx) })
 	}
 	if mode == "worker" && cfg.MetricsPort != "" {
-		ln, err := net.Listen("tcp", ":"+cfg.MetricsPort)
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.MetricsHost, cfg.MetricsPort))
 		if err != nil {
-			return fmt.Errorf("listen on METRICS_PORT %s: %w", cfg.MetricsPort, err)
+			return fmt.Errorf("listen on METRICS_HOST %s, METRICS_PORT %s: %w", cfg.MetricsHost, cfg.MetricsPort, err)
 		}
-		fmt.Fprintf(stdout, "carphoto worker metrics on http://localhost:%d/metrics\n", ln.Addr().(*net.TCPAddr).Port)
+		fmt.Fprintf(stdout, "carphoto worker metrics on http://%s/metrics\n", ln.Addr())
 		g.Go(func() error { return serveWorkerMetrics(ctx, cfg.MetricsToken, m, ln) })
 	}
 	err = g.Wait()
@@ -249,7 +250,7 @@ func serveWorkerMetrics(ctx context.Context, token string, m *metrics.Metrics, l
 		if !metrics.Authorized(r, token) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintf(w, `{"error":"the metrics need Authorization: Bearer <METRICS_TOKEN>","code":%q}`+"\n", carphoto.EInvalidAPIKey)
+			json.NewEncoder(w).Encode(map[string]string{"error": metrics.Denied(token), "code": carphoto.EInvalidAPIKey})
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -1,18 +1,25 @@
 package main
 
 // Slow and stalled uploads, and the per-key cap on photo requests in
-// flight: what a client notices when another client misbehaves.
+// flight (over it, calls wait their turn): what a client notices when
+// another client misbehaves or sends many calls at once.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // answer is what a client got back: status and error code.
@@ -64,6 +71,20 @@ func (s *service) inFlight(t *testing.T, key string) int64 {
 		t.Fatal(err)
 	}
 	n, err := s.rs.Client.ZCard(context.Background(), "cp:inflight:"+a.KeyID).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// queued returns how many photo requests of key wait for one of its slots.
+func (s *service) queued(t *testing.T, key string) int64 {
+	t.Helper()
+	a, err := s.b.Authenticate(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.rs.Client.ZCard(context.Background(), "cp:inqueue:"+a.KeyID).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,37 +182,250 @@ func TestStalledUploads(t *testing.T) {
 	s.waitInFlight(t, paid, 0)
 }
 
-// Over MAX_IN_FLIGHT_PER_KEY a key's call is 429 rate_limited with
-// Retry-After, other keys are unaffected, and the count frees when calls
-// end: by the client going away, by success.
-func TestPerKeyCap(t *testing.T) {
-	s := startService(t, map[string]string{"MAX_IN_FLIGHT_PER_KEY": "2"})
-	id, key := s.account(t, 5)
+// The contract's only rate rule is 60 calls a minute per key: 16
+// simultaneous calls of one key all succeed (MAX_IN_FLIGHT_PER_KEY of
+// them processed at once, the rest waiting their turn in arrival order),
+// while another key's call still starts within a second; a client
+// that goes away frees its slot for the next.
+func TestPerKeyQueue(t *testing.T) {
+	s := startService(t, map[string]string{"MAX_IN_FLIGHT_PER_KEY": "4"})
+	id, key := s.account(t, 20)
 	_, other := s.account(t, 5)
 	photo := plainJPEG(t)
+	alone := timed(t, s.url, other, photo)
 
+	const n = 16
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, _, body := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
+			if status != http.StatusOK {
+				t.Logf("call %d: %d %.300s", i, status, body)
+			}
+			statuses[i] = status
+		}()
+	}
+	s.waitInFlight(t, key, 4)
+	if q := s.queued(t, key); q == 0 {
+		t.Logf("no call of the key was waiting when the other key's call was sent")
+	}
+	start := time.Now()
+	status, h, body := post(t, s.url+"/v1/blur-plates", other, file("image", photo))
+	beside := time.Since(start)
+	if status != http.StatusOK {
+		t.Fatalf("another key's call: %d %.300s", status, body)
+	}
+	// Its work started once its upload was in and its task's turn came in
+	// the workers' queue, shared with the key's (at most 4) tasks in flight:
+	// everything before the processing itself.
+	var queue, process float64
+	fmt.Sscanf(h.Get("Server-Timing"), "queue;dur=%g, process;dur=%g", &queue, &process)
+	started := beside - time.Duration(process*float64(time.Millisecond))
+	t.Logf("another key's call: %v alone, %v beside %d calls of one key (processing started after %v, %.0f ms of it in the workers' queue)",
+		alone, beside, n, started.Round(time.Millisecond), queue)
+	if process == 0 || started > time.Second {
+		t.Errorf("another key's call beside %d calls of one key started processing after %v (Server-Timing %q), want within a second",
+			n, started, h.Get("Server-Timing"))
+	}
+	wg.Wait()
+	for i, st := range statuses {
+		if st != http.StatusOK {
+			t.Errorf("call %d of %d simultaneous calls from one key: %d, want 200", i, n, st)
+		}
+	}
+	if got := s.credits(t, id); got != 20-n {
+		t.Errorf("balance %d after %d calls from 20, want %d", got, n, 20-n)
+	}
+	s.waitInFlight(t, key, 0)
+	if q := s.queued(t, key); q != 0 {
+		t.Errorf("%d tickets left queued, want 0", q)
+	}
+
+	// Four stalled uploads take the key's 4 slots; a fifth call waits, and
+	// enters as soon as a stalled client goes away.
 	_, drop1 := stall(t, s.url+"/v1/blur-plates", key)
 	_, drop2 := stall(t, s.url+"/v1/blur-plates", key)
-	s.waitInFlight(t, key, 2)
-
-	status, h, body := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
-	wantError(t, status, h, body, http.StatusTooManyRequests, "rate_limited")
-	if h.Get("Retry-After") == "" {
-		t.Errorf("429 without Retry-After")
+	_, drop3 := stall(t, s.url+"/v1/blur-plates", key)
+	_, drop4 := stall(t, s.url+"/v1/blur-plates", key)
+	s.waitInFlight(t, key, 4)
+	done := make(chan int, 1)
+	go func() {
+		status, _, _ := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
+		done <- status
+	}()
+	for deadline := time.Now().Add(5 * time.Second); s.queued(t, key) != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the fifth call is not waiting")
+		}
 	}
-	if !strings.Contains(string(body), "2 photo requests in flight") {
-		t.Errorf("429 message %s does not name the limit", body)
-	}
-	timed(t, s.url, other, photo)
-
 	drop1()
-	drop2()
-	s.waitInFlight(t, key, 0)
-	timed(t, s.url, key, photo)
-	if n := s.inFlight(t, key); n != 0 {
-		t.Errorf("%d requests in flight after a finished call, want 0", n)
+	select {
+	case st := <-done:
+		if st != http.StatusOK {
+			t.Errorf("the waiting call: %d, want 200", st)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the waiting call did not finish after a slot freed")
 	}
-	if got := s.credits(t, id); got != 4 {
-		t.Errorf("balance %d, want 4: only the one finished call charged", got)
+	drop2()
+	drop3()
+	drop4()
+	s.waitInFlight(t, key, 0)
+}
+
+// Two web processes on one Redis share a key's slots: 16 calls of one key,
+// 8 to each, all succeed, and never more than MAX_IN_FLIGHT_PER_KEY of them
+// are processed at once.
+func TestPerKeyQueueAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	s := startService(t, map[string]string{"MAX_IN_FLIGHT_PER_KEY": "4"})
+	_, s2 := startWeb(t, s.rs, "MAX_IN_FLIGHT_PER_KEY=4")
+	id, key := s.account(t, 20)
+	photo := plainJPEG(t)
+	const n = 16
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		base := s.url
+		if i%2 == 1 {
+			base = s2.url
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, _, body := post(t, base+"/v1/blur-plates", key, file("image", photo))
+			if status != http.StatusOK {
+				t.Logf("call %d: %d %.300s", i, status, body)
+			}
+			statuses[i] = status
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	most, waited := int64(0), int64(0)
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-time.After(2 * time.Millisecond):
+		}
+		most, waited = max(most, s.inFlight(t, key)), max(waited, s.queued(t, key))
+	}
+	t.Logf("at most %d in flight, %d waiting", most, waited)
+	if most > 4 {
+		t.Errorf("%d calls of one key in flight at once across two web processes, want at most 4", most)
+	}
+	for i, st := range statuses {
+		if st != http.StatusOK {
+			t.Errorf("call %d: %d, want 200", i, st)
+		}
+	}
+	if got := s.credits(t, id); got != 20-n {
+		t.Errorf("balance %d, want %d", got, 20-n)
+	}
+}
+
+// A call still waiting for its key's turn at REQUEST_TIMEOUT ends with
+// the service's timeout error, 500 processing_failed, uncharged, and
+// leaves the queue.
+func TestPerKeyQueueDeadline(t *testing.T) {
+	const requestTimeout = 2 * time.Second
+	s := startService(t, map[string]string{"MAX_IN_FLIGHT_PER_KEY": "2", "REQUEST_TIMEOUT": requestTimeout.String()})
+	id, key := s.account(t, 5)
+	a, err := s.b.Authenticate(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two calls of another web process hold the key's slots for a minute.
+	far := float64(time.Now().Add(time.Minute).UnixMilli())
+	s.rs.Client.ZAdd(context.Background(), "cp:inflight:"+a.KeyID, redis.Z{Score: far, Member: "elsewhere-1"}, redis.Z{Score: far, Member: "elsewhere-2"})
+	start := time.Now()
+	status, h, body := post(t, s.url+"/v1/blur-plates", key, file("image", plainJPEG(t)))
+	after := time.Since(start)
+	wantError(t, status, h, body, http.StatusInternalServerError, "processing_failed")
+	if !strings.Contains(string(body), "not charged") {
+		t.Errorf("message %s does not say the call was not charged", body)
+	}
+	if after < requestTimeout-200*time.Millisecond || after > requestTimeout+time.Second {
+		t.Errorf("answered after %v, want at REQUEST_TIMEOUT (%v)", after, requestTimeout)
+	}
+	if q := s.queued(t, key); q != 0 {
+		t.Errorf("%d tickets left queued after the call gave up, want 0", q)
+	}
+	if got := s.credits(t, id); got != 5 {
+		t.Errorf("balance %d, want 5 (not charged)", got)
+	}
+	s.rs.Client.ZRem(context.Background(), "cp:inflight:"+a.KeyID, "elsewhere-1")
+	timed(t, s.url, key, plainJPEG(t))
+}
+
+// A raw client that sends the headers and part of the body, then nothing:
+// at UPLOAD_TIMEOUT (video: VIDEO_UPLOAD_TIMEOUT) it gets 408
+// request_timeout as JSON with Connection: close, and the server closes
+// the connection; before issue 46 no answer came and the socket stayed
+// open while net/http waited to drain the body.
+func TestStalledUploadRawTCP(t *testing.T) {
+	const uploadTimeout, videoTimeout = 1500 * time.Millisecond, 2 * time.Second
+	s := startService(t, map[string]string{
+		"UPLOAD_TIMEOUT":       uploadTimeout.String(),
+		"VIDEO_UPLOAD_TIMEOUT": videoTimeout.String(),
+		"VIDEO_DIR":            t.TempDir(),
+	})
+	_, key := s.account(t, 5)
+	host := strings.TrimPrefix(s.url, "http://")
+	part := "--b\r\nContent-Disposition: form-data; name=\"image\"; filename=\"car.jpg\"\r\n\r\n\xff\xd8\xff\xe0"
+	vpart := "--b\r\nContent-Disposition: form-data; name=\"video\"; filename=\"a.mp4\"\r\n\r\n\x00\x00\x00\x20ftyp"
+	for _, tc := range []struct {
+		name, path, framing, body string
+		timeout                   time.Duration
+	}{
+		{"photo with Content-Length", "/v1/blur-plates", "Content-Length: 100000", part, uploadTimeout},
+		{"photo chunked", "/v1/car-shadow", "Transfer-Encoding: chunked", fmt.Sprintf("%x\r\n%s\r\n", len(part), part), uploadTimeout},
+		{"photo, headers only", "/v1/blur-plates", "Content-Length: 5000", "", uploadTimeout},
+		{"video with Content-Length", "/v1/video-blur", "Content-Length: 200000", vpart, videoTimeout},
+		{"video chunked", "/v1/video-blur", "Transfer-Encoding: chunked", fmt.Sprintf("%x\r\n%s\r\n", len(vpart), vpart), videoTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			conn, err := net.Dial("tcp", host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			start := time.Now()
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
+				"Content-Type: multipart/form-data; boundary=b\r\n%s\r\n\r\n%s", tc.path, host, key, tc.framing, tc.body)
+			conn.SetReadDeadline(start.Add(tc.timeout + 3*time.Second))
+			br := bufio.NewReader(conn)
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer %v after the upload stalled: %v", time.Since(start), err)
+			}
+			after := time.Since(start)
+			body, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatalf("read the answer: %v", err)
+			}
+			var e struct{ Error, Code string }
+			if err := json.Unmarshal(body, &e); err != nil || res.StatusCode != http.StatusRequestTimeout || e.Code != "request_timeout" || e.Error == "" {
+				t.Errorf("answer %d %s, want 408 {error, code: request_timeout}", res.StatusCode, body)
+			}
+			if !res.Close {
+				t.Errorf("the 408 does not say Connection: close")
+			}
+			if after < tc.timeout-200*time.Millisecond || after > tc.timeout+time.Second {
+				t.Errorf("answered after %v, want at the upload timeout (%v)", after, tc.timeout)
+			}
+			// The server closes its side: a read ends with EOF, not a timeout.
+			conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if n, err := br.Read(make([]byte, 1)); err != io.EOF {
+				t.Errorf("after the 408: read %d bytes, %v; want the connection closed (EOF)", n, err)
+			}
+		})
 	}
 }

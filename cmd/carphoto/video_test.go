@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -311,4 +312,45 @@ func TestVideoSlowUpload(t *testing.T) {
 	if status != http.StatusAccepted {
 		t.Fatalf("a video uploaded over %v: %d %s, want 202", time.Since(start).Round(time.Millisecond), status, body)
 	}
+}
+
+// video-blur honours Idempotency-Key like the photo operations: a retry of
+// the same upload gets the same job, charged once; another video under the
+// same key is 422 idempotency_key_reused.
+func TestVideoBlurIdempotent(t *testing.T) {
+	if err := video.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	clip := videotest.Make(t, filepath.Join("..", ".."), t.TempDir())
+	data, err := os.ReadFile(clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "MAX_VIDEO_SECONDS": "20"})
+	id, key := s.account(t, 5)
+	type sub struct {
+		ID      string
+		Credits int64
+	}
+	var first, again sub
+	status, h1, body := postIdem(t, s.url+"/v1/video-blur", key, "video-1", file("video", data))
+	if status != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", status, body)
+	}
+	json.Unmarshal(body, &first)
+	status, h2, body2 := postIdem(t, s.url+"/v1/video-blur", key, "video-1", file("video", data))
+	if status != http.StatusAccepted {
+		t.Fatalf("retry: %d %s", status, body2)
+	}
+	json.Unmarshal(body2, &again)
+	if again.ID != first.ID || h2.Get("Idempotent-Replayed") != "true" || h2.Get("Location") != h1.Get("Location") {
+		t.Errorf("retry: job %s (replayed %q, Location %q), want the first job %s again (Location %q)",
+			again.ID, h2.Get("Idempotent-Replayed"), h2.Get("Location"), first.ID, h1.Get("Location"))
+	}
+	if got := s.credits(t, id); got != 5-first.Credits {
+		t.Errorf("balance %d after a call and its retry, want %d: charged once", got, 5-first.Credits)
+	}
+	other := append(bytes.Clone(data), 0) // another upload under the same key
+	status, h, body3 := postIdem(t, s.url+"/v1/video-blur", key, "video-1", file("video", other))
+	wantError(t, status, h, body3, http.StatusUnprocessableEntity, "idempotency_key_reused")
 }
