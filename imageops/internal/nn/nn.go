@@ -1,8 +1,9 @@
 // Package nn is the small float32 inference kit the vision networks share:
-// channel-major tensors, the three convolutions they are built from (dense
-// 3×3, depthwise 3×3 and pointwise 1×1, each with batch norm folded into
-// its weights and bias), nearest-neighbour upsampling, and a reader for the
-// weights files the training programs export.
+// channel-major tensors, the convolutions they are built from (dense 3×3,
+// depthwise 3×3 and 5×5, pointwise 1×1, transposed 2×2, each with batch norm
+// folded into its weights and bias), their activations, squeeze-excite,
+// nearest-neighbour upsampling, and a reader for the weights files the
+// training programs export.
 package nn
 
 import (
@@ -105,15 +106,18 @@ const (
 	Full3  Kind = iota // dense 3×3 over all input channels
 	Depth3             // depthwise 3×3: one kernel per channel
 	Point              // pointwise 1×1
+	Depth5             // depthwise 5×5 (padding 2)
 )
 
-// Conv is one convolution with bias (padding 1 for 3×3), optionally
-// followed by ReLU. Stride 2 halves each side, rounding up.
+// Conv is one convolution with bias (padding 1 for 3×3, 2 for 5×5),
+// optionally followed by ReLU or by the activation Act. Stride 2 halves
+// each side, rounding up.
 type Conv struct {
 	Kind            Kind
 	Cin, Cout       int
 	Stride          int
 	ReLU            bool
+	Act             Act // applied after ReLU, if both are set
 	Weights, Biases []float32
 
 	// packed holds, for a 1×1 convolution, the weights of its outputs in
@@ -130,6 +134,8 @@ func (c *Conv) WeightShape() []int {
 		return []int{c.Cout, c.Cin, 3, 3}
 	case Depth3:
 		return []int{c.Cout, 1, 3, 3}
+	case Depth5:
+		return []int{c.Cout, 1, 5, 5}
 	}
 	return []int{c.Cout, c.Cin, 1, 1}
 }
@@ -185,20 +191,28 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 			conv3(dst, in(ch), x.H, x.W, oh, ow, c.Stride, &k)
 			c.relu(dst)
 		}
+	case Depth5:
+		for ch := range c.Cout {
+			var k [25]float32
+			copy(k[:], c.Weights[ch*25:])
+			dst := y.Plane(ch)
+			conv5(dst, in(ch), x.H, x.W, oh, ow, c.Stride, &k)
+			c.relu(dst)
+		}
 	default:
 		pointwise(y, x, c)
 	}
 	return y
 }
 
-// relu applies c's activation, if it has one, to p in place.
+// relu applies c's activations, if it has any, to p in place.
 func (c *Conv) relu(p []float32) {
-	if !c.ReLU {
-		return
+	if c.ReLU {
+		for i, v := range p {
+			p[i] = max(v, 0)
+		}
 	}
-	for i, v := range p {
-		p[i] = max(v, 0)
-	}
+	c.Act.apply(p)
 }
 
 // UpAdd adds the nearest-neighbour 2× upsampling of small to big, in place,
@@ -462,6 +476,7 @@ func pointwise(y, x *Tensor, c *Conv) {
 			for co := 0; co < wide; co += 8 {
 				point8AVX2(&y.Data[co*n+p0], &x.Data[p0], &wt[co*cin], cin, n, m, c.ReLU)
 				for k := co; k < co+8; k++ {
+					c.Act.apply(y.Data[k*n+p0 : k*n+p0+m])
 					one(k, p0+m, p1) // the chunk's last pixels, short of a vector
 				}
 			}

@@ -1,0 +1,225 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// randomTensor returns a c×h×w tensor of next's values.
+func randomTensor(next func() float32, c, h, w int) *Tensor {
+	x := NewTensor(c, h, w)
+	for i := range x.Data {
+		x.Data[i] = 4 * next()
+	}
+	return x
+}
+
+// close fails t unless got and want agree within tol everywhere.
+func close(t *testing.T, what string, got, want *Tensor, tol float64) {
+	t.Helper()
+	if got.C != want.C || got.H != want.H || got.W != want.W {
+		t.Fatalf("%s: shape %dx%dx%d, want %dx%dx%d", what, got.C, got.H, got.W, want.C, want.H, want.W)
+	}
+	for i := range want.Data {
+		if d := math.Abs(float64(got.Data[i] - want.Data[i])); !(d <= tol) {
+			t.Fatalf("%s: value %d is %v, want %v", what, i, got.Data[i], want.Data[i])
+		}
+	}
+}
+
+// naiveDepth is the textbook k×k depthwise cross-correlation (padding k/2)
+// of x with c, followed by c's activations.
+func naiveDepth(c *Conv, k int, x *Tensor) *Tensor {
+	oh, ow := (x.H+c.Stride-1)/c.Stride, (x.W+c.Stride-1)/c.Stride
+	y := NewTensor(c.Cout, oh, ow)
+	for ch := range c.Cout {
+		for oy := range oh {
+			for ox := range ow {
+				s := float64(c.Biases[ch])
+				for ky := range k {
+					for kx := range k {
+						iy, ix := oy*c.Stride-k/2+ky, ox*c.Stride-k/2+kx
+						if iy < 0 || iy >= x.H || ix < 0 || ix >= x.W {
+							continue
+						}
+						s += float64(c.Weights[(ch*k+ky)*k+kx]) * float64(x.Plane(ch)[iy*x.W+ix])
+					}
+				}
+				y.Plane(ch)[oy*ow+ox] = float32(naiveAct(c, s))
+			}
+		}
+	}
+	return y
+}
+
+// naiveAct applies c's activations to one value, in float64.
+func naiveAct(c *Conv, s float64) float64 {
+	if c.ReLU {
+		s = max(s, 0)
+	}
+	a, b := float64(c.Act.A), float64(c.Act.B)
+	switch c.Act.Kind {
+	case HardSwish:
+		s = s*min(max(s+3, 0), 6)/6*a + b
+	case HardSigmoid:
+		s = min(max(a*s+b, 0), 1)
+	}
+	return s
+}
+
+// The depthwise 3×3 and 5×5 paths agree with the textbook convolution at
+// both strides on sides around the kernel's reach and the vectors' width,
+// with each activation.
+func TestDepthwiseMatchesNaive(t *testing.T) { kernels(t, testDepthwise) }
+
+func testDepthwise(t *testing.T) {
+	next := random()
+	acts := []Act{{}, {Kind: HardSwish, A: 0.7, B: -0.2}, {Kind: HardSigmoid, A: 0.2, B: 0.5}}
+	for _, kind := range []Kind{Depth3, Depth5} {
+		k := 3
+		if kind == Depth5 {
+			k = 5
+		}
+		for _, stride := range []int{1, 2} {
+			for i, hw := range [][2]int{{1, 1}, {1, 2}, {2, 1}, {2, 3}, {3, 4}, {5, 7}, {8, 8}, {7, 9}, {16, 33}, {4, 10}, {3, 18}, {5, 19}, {6, 40}, {9, 21}} {
+				c := &Conv{Kind: kind, Cin: 3, Cout: 3, Stride: stride, Act: acts[i%3]}
+				c.Weights, c.Biases = make([]float32, 3*k*k), make([]float32, 3)
+				for i := range c.Weights {
+					c.Weights[i] = next()
+				}
+				for i := range c.Biases {
+					c.Biases[i] = next()
+				}
+				x := randomTensor(next, 3, hw[0], hw[1])
+				close(t, fmt.Sprintf("%d×%d stride %d %dx%d", k, k, stride, hw[0], hw[1]), c.Apply(x), naiveDepth(c, k, x), 1e-5)
+			}
+		}
+	}
+}
+
+// The pointwise paths apply hard-swish and hard sigmoid as the textbook
+// does, on pixel counts the AVX2 kernel and the portable loops share.
+func TestPointwiseActivations(t *testing.T) { kernels(t, testPointwiseActs) }
+
+func testPointwiseActs(t *testing.T) {
+	next := random()
+	for _, act := range []Act{{Kind: HardSwish, A: 1, B: 0}, {Kind: HardSwish, A: 1.3, B: -0.4}, {Kind: HardSigmoid, A: 1.0 / 6, B: 0.5}} {
+		for _, n := range []int{1, 13, 300} {
+			c := &Conv{Kind: Point, Cin: 5, Cout: 11, Stride: 1, Act: act}
+			c.Weights, c.Biases = make([]float32, 55), make([]float32, 11)
+			for i := range c.Weights {
+				c.Weights[i] = next()
+			}
+			x := randomTensor(next, 5, 1, n)
+			want := NewTensor(11, 1, n)
+			for co := range 11 {
+				for i := range n {
+					s := float64(c.Biases[co])
+					for ci := range 5 {
+						s += float64(c.Weights[co*5+ci]) * float64(x.Data[ci*n+i])
+					}
+					want.Data[co*n+i] = float32(naiveAct(c, s))
+				}
+			}
+			close(t, fmt.Sprintf("act %d, %d pixels", act.Kind, n), c.Apply(x), want, 1e-5)
+		}
+	}
+}
+
+// Squeeze-excite scales each channel by the hard sigmoid of the two small
+// layers applied to the channel means, or by one more than it.
+func TestSEMatchesNaive(t *testing.T) {
+	next := random()
+	for _, residual := range []bool{false, true} {
+		x := randomTensor(next, 8, 5, 7)
+		s := &SE{
+			Reduce:   &Conv{Kind: Point, Cin: 8, Cout: 2, Stride: 1, ReLU: true, Weights: make([]float32, 16), Biases: []float32{0.1, -0.1}},
+			Expand:   &Conv{Kind: Point, Cin: 2, Cout: 8, Stride: 1, Act: Act{Kind: HardSigmoid, A: 0.2, B: 0.5}, Weights: make([]float32, 16), Biases: make([]float32, 8)},
+			Residual: residual,
+		}
+		for i := range 16 {
+			s.Reduce.Weights[i], s.Expand.Weights[i] = 3*next(), 3*next()
+		}
+		want := NewTensor(8, 5, 7)
+		var means, mid [8]float64
+		for c := range 8 {
+			for _, v := range x.Plane(c) {
+				means[c] += float64(v) / 35
+			}
+		}
+		for j := range 2 {
+			v := float64(s.Reduce.Biases[j])
+			for c := range 8 {
+				v += float64(s.Reduce.Weights[j*8+c]) * means[c]
+			}
+			mid[j] = max(v, 0)
+		}
+		for c := range 8 {
+			g := float64(s.Expand.Biases[c])
+			for j := range 2 {
+				g += float64(s.Expand.Weights[c*2+j]) * mid[j]
+			}
+			g = min(max(0.2*g+0.5, 0), 1)
+			if residual {
+				g++
+			}
+			for i, v := range x.Plane(c) {
+				want.Plane(c)[i] = float32(float64(v) * g)
+			}
+		}
+		close(t, fmt.Sprintf("residual %v", residual), s.Apply(x), want, 1e-5)
+	}
+}
+
+// The transposed 2×2 stride-2 convolution puts, at output (2y+dy, 2x+dx),
+// the input pixel (y, x) weighted by the kernel's tap (dy, dx).
+func TestDeconv2MatchesNaive(t *testing.T) { kernels(t, testDeconv2) }
+
+func testDeconv2(t *testing.T) {
+	next := random()
+	for _, shape := range [][4]int{{3, 1, 2, 3}, {24, 24, 5, 9}, {24, 1, 4, 16}} {
+		cin, cout, h, w := shape[0], shape[1], shape[2], shape[3]
+		d := &Deconv2{Cin: cin, Cout: cout, ReLU: cout > 1, Weights: make([]float32, cin*cout*4), Biases: make([]float32, cout)}
+		for i := range d.Weights {
+			d.Weights[i] = next()
+		}
+		for i := range d.Biases {
+			d.Biases[i] = next()
+		}
+		x := randomTensor(next, cin, h, w)
+		want := NewTensor(cout, 2*h, 2*w)
+		for co := range cout {
+			for oy := range 2 * h {
+				for ox := range 2 * w {
+					s := float64(d.Biases[co])
+					for ci := range cin {
+						s += float64(d.Weights[((ci*cout+co)*2+oy%2)*2+ox%2]) * float64(x.Plane(ci)[oy/2*w+ox/2])
+					}
+					if d.ReLU {
+						s = max(s, 0)
+					}
+					want.Plane(co)[oy*2*w+ox] = float32(s)
+				}
+			}
+		}
+		close(t, fmt.Sprintf("%d→%d %dx%d", cin, cout, h, w), d.Apply(x), want, 1e-5)
+	}
+}
+
+func TestUpsampleRepeatsPixels(t *testing.T) {
+	next := random()
+	x := randomTensor(next, 2, 3, 5)
+	for _, f := range []int{2, 4, 8} {
+		y := Upsample(x, f)
+		want := NewTensor(2, 3*f, 5*f)
+		for c := range 2 {
+			for yy := range 3 * f {
+				for xx := range 5 * f {
+					want.Plane(c)[yy*5*f+xx] = x.Plane(c)[yy/f*5+xx/f]
+				}
+			}
+		}
+		close(t, fmt.Sprintf("×%d", f), y, want, 0)
+	}
+}
