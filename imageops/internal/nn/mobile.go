@@ -31,6 +31,10 @@ type Act struct {
 func (a Act) apply(p []float32) {
 	switch a.Kind {
 	case HardSwish:
+		if useAVX2 && len(p) >= 8 {
+			hswishAVX2(&p[0], len(p), a.A/6, a.B)
+			p = p[len(p)&^7:]
+		}
 		for i, v := range p {
 			p[i] = v*min(max(v+3, 0), 6)*(a.A/6) + a.B
 		}
@@ -69,6 +73,35 @@ func conv5(dst, src []float32, h, w, oh, ow, stride int, k *[25]float32) {
 				lo, hi := max(0, -shift), min(ow, len(row)-shift)
 				axpy(drow[lo:hi], row[lo+shift:hi+shift], k[ky*5+kx])
 			}
+		}
+	}
+}
+
+// depth5 adds the 5×5 convolution at stride 1 (padding 2) of src (h×w) into
+// dst, through pad, a scratch of at least (h+4)×(w+4) values whose border
+// of 2 is zero: the input is copied into its middle, so that every output
+// reads all 25 taps, 8 outputs at a time with AVX2.
+func depth5(dst, src, pad []float32, h, w int, k *[25]float32) {
+	pw := w + 4
+	for y := range h {
+		copy(pad[(y+2)*pw+2:(y+2)*pw+2+w], src[y*w:(y+1)*w])
+	}
+	for oy := range h {
+		d := dst[oy*w : (oy+1)*w]
+		s := pad[oy*pw : (oy+5)*pw]
+		x0 := 0
+		if useAVX2 && w >= 8 {
+			dw5AVX2(&d[0], &s[0], pw, w, &k[0])
+			x0 = w &^ 7
+		}
+		for x := x0; x < w; x++ {
+			var sum float32
+			for ky := range 5 {
+				row := s[ky*pw+x : ky*pw+x+5]
+				kr := k[ky*5 : ky*5+5]
+				sum += kr[0]*row[0] + kr[1]*row[1] + kr[2]*row[2] + kr[3]*row[3] + kr[4]*row[4]
+			}
+			d[x] += sum
 		}
 	}
 }

@@ -155,11 +155,7 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 	}
 	y := scratch(c.Cout, oh, ow)
 	for ch := range c.Cout {
-		b := c.Biases[ch]
-		p := y.Plane(ch)
-		for i := range p {
-			p[i] = b
-		}
+		fill(y.Plane(ch), c.Biases[ch])
 	}
 	// in returns input plane i as conv3 reads it.
 	in := func(i int) []float32 { return x.Plane(i) }
@@ -192,17 +188,39 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 			c.relu(dst)
 		}
 	case Depth5:
+		var pad *Tensor
+		if c.Stride == 1 {
+			pad = scratch(1, x.H+4, x.W+4)
+			clear(pad.Data)
+			defer Free(pad)
+		}
 		for ch := range c.Cout {
 			var k [25]float32
 			copy(k[:], c.Weights[ch*25:])
 			dst := y.Plane(ch)
-			conv5(dst, in(ch), x.H, x.W, oh, ow, c.Stride, &k)
+			if c.Stride == 1 {
+				depth5(dst, in(ch), pad.Data, x.H, x.W, &k)
+			} else {
+				conv5(dst, in(ch), x.H, x.W, oh, ow, c.Stride, &k)
+			}
 			c.relu(dst)
 		}
 	default:
 		pointwise(y, x, c)
 	}
 	return y
+}
+
+// fill sets every value of p to v, doubling a filled prefix with copy
+// (vectorised) rather than one store at a time.
+func fill(p []float32, v float32) {
+	if len(p) == 0 {
+		return
+	}
+	p[0] = v
+	for n := 1; n < len(p); n *= 2 {
+		copy(p[n:], p[:n])
+	}
 }
 
 // relu applies c's activations, if it has any, to p in place.

@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package nn
+
+func hswishAVX2(p *float32, n int, a6, b float32) { panic("nn: no AVX2 kernels") }
+
+func dw5AVX2(d, s *float32, sw, m int, k *float32) { panic("nn: no AVX2 kernels") }
