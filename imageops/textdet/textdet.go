@@ -129,25 +129,84 @@ func prepare(img image.Image, w, h int) *nn.Tensor {
 	t := nn.NewTensor(3, h, w)
 	xs := samples(b.Dx(), w, b.Min.X)
 	ys := samples(b.Dy(), h, b.Min.Y)
-	px := pixels(img)
+	read := rowReader(img, xs)
+	acc := make([]float32, 3*w) // one output row's weighted sums, r, g, b by column
 	for oy := range h {
-		for ox := range w {
-			var s [3]float32
-			for _, sy := range ys[oy] {
-				for _, sx := range xs[ox] {
-					r, g, bl := px(sx.at, sy.at)
-					wt := sx.weight * sy.weight
-					s[0] += wt * bl
-					s[1] += wt * g
-					s[2] += wt * r
-				}
-			}
-			for c := range 3 {
-				t.Data[(c*h+oy)*w+ox] = (s[c]/255 - mean[c]) / std[c]
+		clear(acc)
+		for _, sy := range ys[oy] {
+			read(sy.at, sy.weight, acc)
+		}
+		for c := range 3 {
+			row := t.Data[(c*h+oy)*w : (c*h+oy+1)*w]
+			k, m, s := 2-c, mean[c], std[c] // plane 0 is blue
+			for ox := range row {
+				row[ox] = (acc[3*ox+k]/255 - m) / s
 			}
 		}
 	}
 	return t
+}
+
+// rowReader returns a function that adds to acc, weighted by wt, source row
+// y sampled at xs (one output column's samples each): r, g, b by column.
+// It reads the decoders' image types directly.
+func rowReader(img image.Image, xs [][]sample) func(y int, wt float32, acc []float32) {
+	switch m := img.(type) {
+	case *image.YCbCr:
+		x0 := m.Rect.Min.X
+		type off struct {
+			y, c int
+			w    float32
+		}
+		offs := make([][]off, len(xs))
+		for i, ss := range xs {
+			for _, s := range ss {
+				offs[i] = append(offs[i], off{s.at - x0, m.COffset(s.at, m.Rect.Min.Y) - m.COffset(x0, m.Rect.Min.Y), s.weight})
+			}
+		}
+		return func(y int, wt float32, acc []float32) {
+			yrow, crow := m.Y[m.YOffset(x0, y):], m.COffset(x0, y)
+			cb, cr := m.Cb[crow:], m.Cr[crow:]
+			for i, os := range offs {
+				var r, g, b float32
+				for _, o := range os {
+					yy, u, v := float32(yrow[o.y]), float32(cb[o.c])-128, float32(cr[o.c])-128
+					r += o.w * min(max(yy+1.402*v, 0), 255)
+					g += o.w * min(max(yy-0.344136*u-0.714136*v, 0), 255)
+					b += o.w * min(max(yy+1.772*u, 0), 255)
+				}
+				acc[3*i] += wt * r
+				acc[3*i+1] += wt * g
+				acc[3*i+2] += wt * b
+			}
+		}
+	case *image.RGBA:
+		return func(y int, wt float32, acc []float32) {
+			row := m.Pix[m.PixOffset(m.Rect.Min.X, y):]
+			for i, ss := range xs {
+				var r, g, b float32
+				for _, s := range ss {
+					p := row[4*(s.at-m.Rect.Min.X):]
+					r += s.weight * float32(p[0])
+					g += s.weight * float32(p[1])
+					b += s.weight * float32(p[2])
+				}
+				acc[3*i] += wt * r
+				acc[3*i+1] += wt * g
+				acc[3*i+2] += wt * b
+			}
+		}
+	}
+	return func(y int, wt float32, acc []float32) {
+		for i, ss := range xs {
+			for _, s := range ss {
+				r, g, b, _ := img.At(s.at, y).RGBA()
+				acc[3*i] += wt * s.weight * float32(r>>8)
+				acc[3*i+1] += wt * s.weight * float32(g>>8)
+				acc[3*i+2] += wt * s.weight * float32(b>>8)
+			}
+		}
+	}
 }
 
 type sample struct {
@@ -176,38 +235,4 @@ func samples(src, n, origin int) [][]sample {
 		}
 	}
 	return out
-}
-
-// pixels returns a reader of a pixel's 8-bit RGB, fast for the decoders'
-// image types.
-func pixels(img image.Image) func(x, y int) (r, g, b float32) {
-	switch m := img.(type) {
-	case *image.YCbCr:
-		return func(x, y int) (float32, float32, float32) {
-			yy := float32(m.Y[m.YOffset(x, y)])
-			ci := m.COffset(x, y)
-			cb, cr := float32(m.Cb[ci])-128, float32(m.Cr[ci])-128
-			clamp := func(v float32) float32 { return min(max(v, 0), 255) }
-			return clamp(yy + 1.402*cr), clamp(yy - 0.344136*cb - 0.714136*cr), clamp(yy + 1.772*cb)
-		}
-	case *image.RGBA:
-		return func(x, y int) (float32, float32, float32) {
-			i := m.PixOffset(x, y)
-			return float32(m.Pix[i]), float32(m.Pix[i+1]), float32(m.Pix[i+2])
-		}
-	case *image.NRGBA:
-		return func(x, y int) (float32, float32, float32) {
-			i := m.PixOffset(x, y)
-			return float32(m.Pix[i]), float32(m.Pix[i+1]), float32(m.Pix[i+2])
-		}
-	case *image.Gray:
-		return func(x, y int) (float32, float32, float32) {
-			v := float32(m.Pix[m.PixOffset(x, y)])
-			return v, v, v
-		}
-	}
-	return func(x, y int) (float32, float32, float32) {
-		r, g, b, _ := img.At(x, y).RGBA()
-		return float32(r >> 8), float32(g >> 8), float32(b >> 8)
-	}
 }

@@ -183,7 +183,7 @@ type Deconv2 struct {
 	Biases    []float32
 
 	once  sync.Once
-	point *Conv // output (dy·2+dx)·Cout+co is output co's pixel (2y+dy, 2x+dx)
+	point *Conv // its output (dy·2+dx)·Cout+co is output co's pixel (2y+dy, 2x+dx)
 }
 
 // WeightShape is the shape the weights file stores for d's weights.
@@ -192,8 +192,11 @@ func (d *Deconv2) WeightShape() []int { return []int{d.Cin, d.Cout, 2, 2} }
 // Apply returns d applied to x: Cout × 2H × 2W.
 func (d *Deconv2) Apply(x *Tensor) *Tensor {
 	d.once.Do(func() {
-		p := &Conv{Kind: Point, Cin: d.Cin, Cout: 4 * d.Cout, Stride: 1, ReLU: d.ReLU}
-		p.Weights, p.Biases = make([]float32, 4*d.Cout*d.Cin), make([]float32, 4*d.Cout)
+		// Outputs past 4·Cout, zero, round the count up to the AVX2
+		// kernel's blocks of 8.
+		cout := (4*d.Cout + 7) &^ 7
+		p := &Conv{Kind: Point, Cin: d.Cin, Cout: cout, Stride: 1, ReLU: d.ReLU}
+		p.Weights, p.Biases = make([]float32, cout*d.Cin), make([]float32, cout)
 		for k := range 4 {
 			for co := range d.Cout {
 				o := k*d.Cout + co

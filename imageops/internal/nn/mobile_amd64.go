@@ -13,3 +13,8 @@ func hswishAVX2(p *float32, n int, a6, b float32)
 //
 //go:noescape
 func dw5AVX2(d, s *float32, sw, m int, k *float32)
+
+// fillAVX2 sets p[i] = v for i < n&^7.
+//
+//go:noescape
+func fillAVX2(p *float32, n int, v float32)

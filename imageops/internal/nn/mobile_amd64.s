@@ -78,3 +78,21 @@ dloop:
 ddone:
 	VZEROUPPER
 	RET
+
+// func fillAVX2(p *float32, n int, v float32)
+TEXT ·fillAVX2(SB), NOSPLIT, $0-20
+	MOVQ p+0(FP), DI
+	MOVQ n+8(FP), CX
+	SHRQ $3, CX
+	JZ   fdone
+	VBROADCASTSS v+16(FP), Y0
+
+floop:
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  floop
+
+fdone:
+	VZEROUPPER
+	RET

@@ -154,8 +154,10 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 		oh, ow = (x.H+1)/2, (x.W+1)/2
 	}
 	y := scratch(c.Cout, oh, ow)
-	for ch := range c.Cout {
-		fill(y.Plane(ch), c.Biases[ch])
+	if c.Kind != Point { // pointwise fills its chunks as it goes, in cache
+		for ch := range c.Cout {
+			fill(y.Plane(ch), c.Biases[ch])
+		}
 	}
 	// in returns input plane i as conv3 reads it.
 	in := func(i int) []float32 { return x.Plane(i) }
@@ -211,15 +213,14 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 	return y
 }
 
-// fill sets every value of p to v, doubling a filled prefix with copy
-// (vectorised) rather than one store at a time.
+// fill sets every value of p to v.
 func fill(p []float32, v float32) {
-	if len(p) == 0 {
-		return
+	if useAVX2 && len(p) >= 8 {
+		fillAVX2(&p[0], len(p), v)
+		p = p[len(p)&^7:]
 	}
-	p[0] = v
-	for n := 1; n < len(p); n *= 2 {
-		copy(p[n:], p[:n])
+	for i := range p {
+		p[i] = v
 	}
 }
 
@@ -438,8 +439,8 @@ func (c *Conv) packedWeights() []float32 {
 	return c.packed
 }
 
-// pointwise adds c's W·x over channels to y (a 1x1 convolution), with
-// c's ReLU, in column chunks that stay in cache. With AVX2 the kernel takes
+// pointwise sets y to c's biases plus W·x over channels (a 1x1
+// convolution), with c's activations, in column chunks that stay in cache. With AVX2 the kernel takes
 // eight output channels by eight pixels at a time; otherwise, and for what
 // is left over, four output by four input channels at a time so that each
 // loaded value feeds four multiply-adds.
@@ -463,6 +464,7 @@ func pointwise(y, x *Tensor, c *Conv) {
 	}
 	if n == 1 {
 		// A fully connected layer: one dot product per output.
+		copy(y.Data, c.Biases)
 		for co := range cout {
 			row := w[co*cin : (co+1)*cin]
 			var s0, s1, s2, s3 float32
@@ -489,13 +491,18 @@ func pointwise(y, x *Tensor, c *Conv) {
 	}
 	for p0 := 0; p0 < n; p0 += chunk {
 		p1 := min(p0+chunk, n)
+		for co := range cout {
+			fill(y.Data[co*n+p0:co*n+p1], c.Biases[co])
+		}
 		if wide > 0 {
 			m := (p1 - p0) &^ 7
 			for co := 0; co < wide; co += 8 {
 				point8AVX2(&y.Data[co*n+p0], &x.Data[p0], &wt[co*cin], cin, n, m, c.ReLU)
 				for k := co; k < co+8; k++ {
 					c.Act.apply(y.Data[k*n+p0 : k*n+p0+m])
-					one(k, p0+m, p1) // the chunk's last pixels, short of a vector
+					if p0+m < p1 {
+						one(k, p0+m, p1) // the chunk's last pixels, short of a vector
+					}
 				}
 			}
 		}
