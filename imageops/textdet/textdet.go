@@ -129,12 +129,20 @@ func prepare(img image.Image, w, h int) *nn.Tensor {
 	t := nn.NewTensor(3, h, w)
 	xs := samples(b.Dx(), w, b.Min.X)
 	ys := samples(b.Dy(), h, b.Min.Y)
-	read := rowReader(img, xs)
+	read, ycc := rowReader(img, xs)
 	acc := make([]float32, 3*w) // one output row's weighted sums, r, g, b by column
 	for oy := range h {
 		clear(acc)
 		for _, sy := range ys[oy] {
 			read(sy.at, sy.weight, acc)
+		}
+		if ycc {
+			for i := 0; i < len(acc); i += 3 {
+				y, u, v := acc[i], acc[i+1], acc[i+2]
+				acc[i] = min(max(y+1.402*v, 0), 255)
+				acc[i+1] = min(max(y-0.344136*u-0.714136*v, 0), 255)
+				acc[i+2] = min(max(y+1.772*u, 0), 255)
+			}
 		}
 		for c := range 3 {
 			row := t.Data[(c*h+oy)*w : (c*h+oy+1)*w]
@@ -148,9 +156,11 @@ func prepare(img image.Image, w, h int) *nn.Tensor {
 }
 
 // rowReader returns a function that adds to acc, weighted by wt, source row
-// y sampled at xs (one output column's samples each): r, g, b by column.
-// It reads the decoders' image types directly.
-func rowReader(img image.Image, xs [][]sample) func(y int, wt float32, acc []float32) {
+// y sampled at xs (one output column's samples each): r, g, b by column, or
+// when ycc is true luma and the two chroma differences (Cb−128, Cr−128),
+// which convert to RGB once summed. It reads the decoders' image types
+// directly.
+func rowReader(img image.Image, xs [][]sample) (read func(y int, wt float32, acc []float32), ycc bool) {
 	switch m := img.(type) {
 	case *image.YCbCr:
 		x0 := m.Rect.Min.X
@@ -168,18 +178,17 @@ func rowReader(img image.Image, xs [][]sample) func(y int, wt float32, acc []flo
 			yrow, crow := m.Y[m.YOffset(x0, y):], m.COffset(x0, y)
 			cb, cr := m.Cb[crow:], m.Cr[crow:]
 			for i, os := range offs {
-				var r, g, b float32
+				var yy, u, v float32
 				for _, o := range os {
-					yy, u, v := float32(yrow[o.y]), float32(cb[o.c])-128, float32(cr[o.c])-128
-					r += o.w * min(max(yy+1.402*v, 0), 255)
-					g += o.w * min(max(yy-0.344136*u-0.714136*v, 0), 255)
-					b += o.w * min(max(yy+1.772*u, 0), 255)
+					yy += o.w * float32(yrow[o.y])
+					u += o.w * (float32(cb[o.c]) - 128)
+					v += o.w * (float32(cr[o.c]) - 128)
 				}
-				acc[3*i] += wt * r
-				acc[3*i+1] += wt * g
-				acc[3*i+2] += wt * b
+				acc[3*i] += wt * yy
+				acc[3*i+1] += wt * u
+				acc[3*i+2] += wt * v
 			}
-		}
+		}, true
 	case *image.RGBA:
 		return func(y int, wt float32, acc []float32) {
 			row := m.Pix[m.PixOffset(m.Rect.Min.X, y):]
@@ -195,7 +204,7 @@ func rowReader(img image.Image, xs [][]sample) func(y int, wt float32, acc []flo
 				acc[3*i+1] += wt * g
 				acc[3*i+2] += wt * b
 			}
-		}
+		}, false
 	}
 	return func(y int, wt float32, acc []float32) {
 		for i, ss := range xs {
@@ -206,7 +215,7 @@ func rowReader(img image.Image, xs [][]sample) func(y int, wt float32, acc []flo
 				acc[3*i+2] += wt * s.weight * float32(b>>8)
 			}
 		}
-	}
+	}, false
 }
 
 type sample struct {

@@ -45,85 +45,84 @@ func (a Act) apply(p []float32) {
 	}
 }
 
-// conv5 adds the 5×5 convolution (padding 2) of src (h×w) into dst (oh×ow).
-// For stride 2, src is the input plane split by columns (see split).
-func conv5(dst, src []float32, h, w, oh, ow, stride int, k *[25]float32) {
-	half := (w + 1) / 2
-	for oy := range oh {
-		drow := dst[oy*ow : (oy+1)*ow]
-		for ky := range 5 {
-			iy := oy*stride - 2 + ky
-			if iy < 0 || iy >= h {
-				continue
-			}
-			if stride == 1 {
-				row5(drow, src[iy*w:(iy+1)*w], (*[5]float32)(k[ky*5:ky*5+5]))
-				continue
-			}
-			// Output x reads input columns 2x-2 … 2x+2: even column x-1,
-			// odd x-1, even x, odd x and even x+1.
-			even := src[iy*2*half : iy*2*half+half]
-			odd := src[iy*2*half+half : (iy+1)*2*half]
-			for kx := range 5 {
-				off := kx - 2
-				row, shift := even, off>>1
-				if off&1 != 0 {
-					row, shift = odd, (off-1)>>1
+// depthwise sets y to c's k×k depthwise convolution of x (padding k/2,
+// stride 1 or 2) with its biases and activations. Each plane is first
+// copied into a zero-bordered scratch (at stride 2 with each row split into
+// its even and odd columns), in which an output row's k² taps are whole
+// rows read at fixed offsets: the kernel sums them all into 8 outputs at a
+// time. An output row gets its bias, taps and activation while in cache.
+func depthwise(y, x *Tensor, c *Conv) {
+	k := 3
+	if c.Kind == Depth5 {
+		k = 5
+	}
+	p := k / 2
+	h, w, s := x.H, x.W, c.Stride
+	ow := y.W
+	// The scratch's rows: the padded row, or at stride 2 its even columns
+	// then its odd ones, each half ow+p long.
+	rowLen := w + 2*p
+	if s == 2 {
+		rowLen = 2 * (ow + p)
+	}
+	pad := scratch(1, h+2*p, rowLen)
+	defer Free(pad)
+	clear(pad.Data)
+	offs := make([]int, k*k)
+	for ky := range k {
+		for kx := range k {
+			off := kx
+			if s == 2 {
+				off = kx / 2
+				if kx%2 == 1 {
+					off += ow + p
 				}
-				lo, hi := max(0, -shift), min(ow, len(row)-shift)
-				axpy(drow[lo:hi], row[lo+shift:hi+shift], k[ky*5+kx])
+			}
+			offs[ky*k+kx] = ky*rowLen + off
+		}
+	}
+	for ch := range c.Cout {
+		src := x.Plane(ch)
+		for yy := range h {
+			row := pad.Data[(yy+p)*rowLen : (yy+p+1)*rowLen]
+			in := src[yy*w : (yy+1)*w]
+			if s == 1 {
+				copy(row[p:p+w], in)
+				continue
+			}
+			// Padded column j = i+p goes to the half of its parity, at j/2.
+			even, odd := row[p/2:ow+p], row[ow+p+(p+1)/2:]
+			if p%2 == 1 {
+				even, odd = row[ow+p+p/2:], row[(p+1)/2:ow+p]
+			}
+			even, odd = even[:(w+1)/2], odd[:w/2]
+			for m := range odd {
+				even[m], odd[m] = in[2*m], in[2*m+1]
+			}
+			if w%2 == 1 {
+				even[w/2] = in[w-1]
 			}
 		}
-	}
-}
-
-// depth5 adds the 5×5 convolution at stride 1 (padding 2) of src (h×w) into
-// dst, through pad, a scratch of at least (h+4)×(w+4) values whose border
-// of 2 is zero: the input is copied into its middle, so that every output
-// reads all 25 taps, 8 outputs at a time with AVX2.
-func depth5(dst, src, pad []float32, h, w int, k *[25]float32) {
-	pw := w + 4
-	for y := range h {
-		copy(pad[(y+2)*pw+2:(y+2)*pw+2+w], src[y*w:(y+1)*w])
-	}
-	for oy := range h {
-		d := dst[oy*w : (oy+1)*w]
-		s := pad[oy*pw : (oy+5)*pw]
-		x0 := 0
-		if useAVX2 && w >= 8 {
-			dw5AVX2(&d[0], &s[0], pw, w, &k[0])
-			x0 = w &^ 7
-		}
-		for x := x0; x < w; x++ {
-			var sum float32
-			for ky := range 5 {
-				row := s[ky*pw+x : ky*pw+x+5]
-				kr := k[ky*5 : ky*5+5]
-				sum += kr[0]*row[0] + kr[1]*row[1] + kr[2]*row[2] + kr[3]*row[3] + kr[4]*row[4]
+		kw := c.Weights[ch*k*k : (ch+1)*k*k]
+		dst := y.Plane(ch)
+		for oy := range y.H {
+			d := dst[oy*ow : (oy+1)*ow]
+			fill(d, c.Biases[ch])
+			base := pad.Data[oy*s*rowLen:]
+			x0 := 0
+			if useAVX2 && ow >= 8 {
+				dwTapsAVX2(&d[0], &base[0], &offs[0], &kw[0], len(offs), ow)
+				x0 = ow &^ 7
 			}
-			d[x] += sum
+			for i := x0; i < ow; i++ {
+				var sum float32
+				for t, o := range offs {
+					sum += kw[t] * base[o+i]
+				}
+				d[i] += sum
+			}
+			c.relu(d)
 		}
-	}
-}
-
-// row5 adds to d (one output row at stride 1) the five taps k of the input
-// row s (as long as d), zero beyond its ends.
-func row5(d, s []float32, k *[5]float32) {
-	w := len(d)
-	for kx, kv := range k {
-		shift := kx - 2
-		lo, hi := max(0, -shift), min(w, w-shift)
-		if lo < hi {
-			axpy(d[lo:hi], s[lo+shift:hi+shift], kv)
-		}
-	}
-}
-
-// axpy sets d[i] += k·s[i]; s is at least as long as d.
-func axpy(d, s []float32, k float32) {
-	s = s[:len(d)]
-	for i, v := range s {
-		d[i] += k * v
 	}
 }
 
@@ -132,11 +131,22 @@ func axpy(d, s []float32, k float32) {
 func Mean(x *Tensor) *Tensor {
 	y := scratch(x.C, 1, 1)
 	for c := range x.C {
-		var s float64
-		for _, v := range x.Plane(c) {
-			s += float64(v)
+		// Four running sums, so that the additions need not wait for
+		// each other.
+		p := x.Plane(c)
+		var s0, s1, s2, s3 float64
+		i := 0
+		for ; i+4 <= len(p); i += 4 {
+			q := p[i : i+4 : i+4]
+			s0 += float64(q[0])
+			s1 += float64(q[1])
+			s2 += float64(q[2])
+			s3 += float64(q[3])
 		}
-		y.Data[c] = float32(s / float64(x.H*x.W))
+		for ; i < len(p); i++ {
+			s0 += float64(p[i])
+		}
+		y.Data[c] = float32((s0 + s1 + s2 + s3) / float64(len(p)))
 	}
 	return y
 }

@@ -8,11 +8,12 @@ package nn
 //go:noescape
 func hswishAVX2(p *float32, n int, a6, b float32)
 
-// dw5AVX2 adds to d[i], for i < m&^7, the 5×5 taps k (row-major) of the
-// zero-bordered input s: the sum over ky, kx of k[5·ky+kx]·s[ky·sw+i+kx].
+// dwTapsAVX2 adds to d[i], for i < m&^7, the sum over taps t < n of
+// k[t]·s[offs[t]+i]: a depthwise convolution's output row, its taps at
+// fixed offsets in a zero-bordered input.
 //
 //go:noescape
-func dw5AVX2(d, s *float32, sw, m int, k *float32)
+func dwTapsAVX2(d, s *float32, offs *int, k *float32, n, m int)
 
 // fillAVX2 sets p[i] = v for i < n&^7.
 //

@@ -34,48 +34,58 @@ hdone:
 	VZEROUPPER
 	RET
 
-// TAP adds one tap: the weight at byte offset kw of DX times the input row
-// base at column offset col bytes past AX.
-#define TAP(kw, col, base) \
-	VBROADCASTSS kw(DX), Y1 \
-	VFMADD231PS  col(base)(AX*1), Y1, Y0
-
-#define ROW(r, base) \
-	TAP((r*20+0), 0, base) \
-	TAP((r*20+4), 4, base) \
-	TAP((r*20+8), 8, base) \
-	TAP((r*20+12), 12, base) \
-	TAP((r*20+16), 16, base)
-
-// func dw5AVX2(d, s *float32, sw, m int, k *float32)
-TEXT ·dw5AVX2(SB), NOSPLIT, $0-40
+// func dwTapsAVX2(d, s *float32, offs *int, k *float32, n, m int)
+//
+// Two vectors of 8 outputs at a time (each weight broadcast once for both),
+// then one.
+TEXT ·dwTapsAVX2(SB), NOSPLIT, $0-48
 	MOVQ d+0(FP), DI
 	MOVQ s+8(FP), SI
-	MOVQ sw+16(FP), R8
-	SHLQ $2, R8               // row stride in bytes
-	MOVQ m+24(FP), CX
-	SHRQ $3, CX
-	JZ   ddone
-	MOVQ k+32(FP), DX
-	LEAQ (SI)(R8*1), R9       // rows 1-4
-	LEAQ (R9)(R8*1), R10
-	LEAQ (R10)(R8*1), R11
-	LEAQ (R11)(R8*1), R12
-	XORQ AX, AX
+	MOVQ offs+16(FP), R8
+	MOVQ k+24(FP), DX
+	MOVQ n+32(FP), R9
+	MOVQ m+40(FP), CX
+	SHRQ $3, CX               // whole vectors
+	JZ   tdone
 
-dloop:
-	VMOVUPS (DI)(AX*1), Y0
-	ROW(0, SI)
-	ROW(1, R9)
-	ROW(2, R10)
-	ROW(3, R11)
-	ROW(4, R12)
-	VMOVUPS Y0, (DI)(AX*1)
-	ADDQ $32, AX
-	DECQ CX
-	JNZ  dloop
+tpair:
+	CMPQ CX, $2
+	JLT  tone
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y2
+	XORQ BX, BX               // tap
 
-ddone:
+tpairtap:
+	MOVQ (R8)(BX*8), AX       // its offset, in floats
+	VBROADCASTSS (DX)(BX*4), Y1
+	VFMADD231PS  (SI)(AX*4), Y1, Y0
+	VFMADD231PS  32(SI)(AX*4), Y1, Y2
+	INCQ BX
+	CMPQ BX, R9
+	JLT  tpairtap
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y2, 32(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	SUBQ $2, CX
+	JMP  tpair
+
+tone:
+	CMPQ CX, $0
+	JEQ  tdone
+	VMOVUPS (DI), Y0
+	XORQ BX, BX
+
+tonetap:
+	MOVQ (R8)(BX*8), AX
+	VBROADCASTSS (DX)(BX*4), Y1
+	VFMADD231PS  (SI)(AX*4), Y1, Y0
+	INCQ BX
+	CMPQ BX, R9
+	JLT  tonetap
+	VMOVUPS Y0, (DI)
+
+tdone:
 	VZEROUPPER
 	RET
 

@@ -4,6 +4,6 @@ package nn
 
 func hswishAVX2(p *float32, n int, a6, b float32) { panic("nn: no AVX2 kernels") }
 
-func dw5AVX2(d, s *float32, sw, m int, k *float32) { panic("nn: no AVX2 kernels") }
+func dwTapsAVX2(d, s *float32, offs *int, k *float32, n, m int) { panic("nn: no AVX2 kernels") }
 
 func fillAVX2(p *float32, n int, v float32) { panic("nn: no AVX2 kernels") }

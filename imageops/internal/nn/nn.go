@@ -154,6 +154,10 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 		oh, ow = (x.H+1)/2, (x.W+1)/2
 	}
 	y := scratch(c.Cout, oh, ow)
+	if c.Kind == Depth3 || c.Kind == Depth5 {
+		depthwise(y, x, c)
+		return y
+	}
 	if c.Kind != Point { // pointwise fills its chunks as it goes, in cache
 		for ch := range c.Cout {
 			fill(y.Plane(ch), c.Biases[ch])
@@ -178,32 +182,6 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 				var k [9]float32
 				copy(k[:], c.Weights[(co*c.Cin+ci)*9:])
 				conv3(dst, in(ci), x.H, x.W, oh, ow, c.Stride, &k)
-			}
-			c.relu(dst)
-		}
-	case Depth3:
-		for ch := range c.Cout {
-			var k [9]float32
-			copy(k[:], c.Weights[ch*9:])
-			dst := y.Plane(ch)
-			conv3(dst, in(ch), x.H, x.W, oh, ow, c.Stride, &k)
-			c.relu(dst)
-		}
-	case Depth5:
-		var pad *Tensor
-		if c.Stride == 1 {
-			pad = scratch(1, x.H+4, x.W+4)
-			clear(pad.Data)
-			defer Free(pad)
-		}
-		for ch := range c.Cout {
-			var k [25]float32
-			copy(k[:], c.Weights[ch*25:])
-			dst := y.Plane(ch)
-			if c.Stride == 1 {
-				depth5(dst, in(ch), pad.Data, x.H, x.W, &k)
-			} else {
-				conv5(dst, in(ch), x.H, x.W, oh, ow, c.Stride, &k)
 			}
 			c.relu(dst)
 		}
