@@ -418,12 +418,12 @@ func (c *Conv) packedWeights() []float32 {
 }
 
 // pointwise sets y to c's biases plus W·x over channels (a 1x1
-// convolution), with c's activations, in column chunks that stay in cache. With AVX2 the kernel takes
+// convolution), with c's activations, in column chunks that stay in cache.
+// With AVX-512 see below; with AVX2 the kernel takes
 // eight output channels by eight pixels at a time; otherwise, and for what
 // is left over, four output by four input channels at a time so that each
 // loaded value feeds four multiply-adds.
 func pointwise(y, x *Tensor, c *Conv) {
-	const chunk = 256
 	n := x.H * x.W
 	cin, cout, w := x.C, y.C, c.Weights
 	done := c.relu
@@ -467,19 +467,46 @@ func pointwise(y, x *Tensor, c *Conv) {
 	if useAVX2 && n >= 8 && cin > 0 {
 		wide, wt = cout&^7, c.packedWeights()
 	}
+	// With AVX-512, the blocks of 8 outputs go by whole tiles through the
+	// dilated convolution's kernel (dil3AVX512: 8 outputs × 48 pixels in
+	// registers), each input channel a (channel, tap) pair of one tap; it
+	// starts from the biases. Chunks are then 5 tiles.
+	chunk := 256
+	var tbl []int
+	if wide > 0 && useAVX512 {
+		chunk = 5 * tile
+		tbl = make([]int, cin)
+		for ci := range tbl {
+			tbl[ci] = 4 * ci * n
+		}
+	}
 	for p0 := 0; p0 < n; p0 += chunk {
 		p1 := min(p0+chunk, n)
+		tiles := 0
+		if tbl != nil {
+			tiles = (p1 - p0) / tile
+		}
+		start := p0 + tiles*tile // the pixels the tiles leave
 		for co := range cout {
-			fill(y.Data[co*n+p0:co*n+p1], c.Biases[co])
+			from := p0
+			if co < wide {
+				from = start
+			}
+			fill(y.Data[co*n+from:co*n+p1], c.Biases[co])
 		}
 		if wide > 0 {
-			m := (p1 - p0) &^ 7
+			m := (p1 - start) &^ 7
 			for co := 0; co < wide; co += 8 {
-				point8AVX2(&y.Data[co*n+p0], &x.Data[p0], &wt[co*cin], cin, n, m, c.ReLU)
+				if tiles > 0 {
+					dil3AVX512(&y.Data[co*n+p0], &x.Data[p0], &wt[co*cin], &tbl[0], &c.Biases[co], cin, n, tiles, c.ReLU)
+				}
+				if m > 0 {
+					point8AVX2(&y.Data[co*n+start], &x.Data[start], &wt[co*cin], cin, n, m, c.ReLU)
+				}
 				for k := co; k < co+8; k++ {
-					c.Act.apply(y.Data[k*n+p0 : k*n+p0+m])
-					if p0+m < p1 {
-						one(k, p0+m, p1) // the chunk's last pixels, short of a vector
+					c.Act.apply(y.Data[k*n+p0 : k*n+start+m])
+					if start+m < p1 {
+						one(k, start+m, p1) // the chunk's last pixels, short of a vector
 					}
 				}
 			}
