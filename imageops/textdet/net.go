@@ -255,9 +255,7 @@ func (n *net) forward(ctx context.Context, x *nn.Tensor) (*nn.Tensor, error) {
 		in[i] = n.insSE[i].Apply(n.ins[i].Apply(t))
 		nn.Free(t)
 		if i < 3 {
-			up := nn.Upsample(in[i+1], 2)
-			nn.Add(in[i], up)
-			nn.Free(up)
+			nn.UpAdd(in[i], in[i+1])
 		}
 	}
 	var p [4]*nn.Tensor
@@ -265,16 +263,10 @@ func (n *net) forward(ctx context.Context, x *nn.Tensor) (*nn.Tensor, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		t := n.inpSE[i].Apply(n.inp[i].Apply(in[i]))
+		p[i] = n.inpSE[i].Apply(n.inp[i].Apply(in[i]))
 		nn.Free(in[i])
-		if i > 0 {
-			p[i] = nn.Upsample(t, 1<<i)
-			nn.Free(t)
-		} else {
-			p[i] = t
-		}
 	}
-	f := nn.Concat(p[3], p[2], p[1], p[0])
+	f := nn.UpStack(p[3], p[2], p[1], p[0]) // all at stride 4
 	nn.Free(p[:]...)
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -98,10 +98,8 @@ func Probabilities(ctx context.Context, img image.Image, side int) (*Map, error)
 	if err != nil {
 		return nil, err
 	}
-	m := &Map{W: w, H: h, P: make([]float32, w*h), Sx: float64(b.Dx()) / float64(w), Sy: float64(b.Dy()) / float64(h), Origin: b.Min}
-	copy(m.P, out.Data)
-	nn.Free(out)
-	return m, nil
+	// The map keeps the output's storage.
+	return &Map{W: w, H: h, P: out.Data, Sx: float64(b.Dx()) / float64(w), Sy: float64(b.Dy()) / float64(h), Origin: b.Min}, nil
 }
 
 // inputSize is the working size for a w×h photo: the long side side, each

@@ -244,21 +244,48 @@ func (d *Deconv2) Apply(x *Tensor) *Tensor {
 // integer scale).
 func Upsample(x *Tensor, f int) *Tensor {
 	y := scratch(x.C, f*x.H, f*x.W)
+	upsample(y.Data, x, f)
+	return y
+}
+
+// UpStack returns the tensors stacked by channel, each enlarged by nearest
+// neighbour to the size of the last (a whole factor, the same on both
+// axes): the enlarging is done while stacking, not in passes of its own.
+func UpStack(ts ...*Tensor) *Tensor {
+	last := ts[len(ts)-1]
+	c := 0
+	for _, t := range ts {
+		c += t.C
+	}
+	y := scratch(c, last.H, last.W)
+	off := 0
+	for _, t := range ts {
+		upsample(y.Data[off:off+t.C*last.H*last.W], t, last.H/t.H)
+		off += t.C * last.H * last.W
+	}
+	return y
+}
+
+// upsample writes x enlarged f times by nearest neighbour to dst.
+func upsample(dst []float32, x *Tensor, f int) {
+	if f == 1 {
+		copy(dst, x.Data)
+		return
+	}
 	w := f * x.W
 	for c := range x.C {
-		src, dst := x.Plane(c), y.Plane(c)
+		src, out := x.Plane(c), dst[c*f*x.H*w:(c+1)*f*x.H*w]
 		for yy := range x.H {
 			srow := src[yy*x.W : (yy+1)*x.W]
-			first := dst[f*yy*w : (f*yy+1)*w]
+			first := out[f*yy*w : (f*yy+1)*w]
 			for xx, v := range srow {
 				for i := range f {
 					first[f*xx+i] = v
 				}
 			}
 			for i := 1; i < f; i++ {
-				copy(dst[(f*yy+i)*w:(f*yy+i+1)*w], first)
+				copy(out[(f*yy+i)*w:(f*yy+i+1)*w], first)
 			}
 		}
 	}
-	return y
 }

@@ -222,6 +222,10 @@ func TestUpsampleRepeatsPixels(t *testing.T) {
 		}
 		close(t, fmt.Sprintf("×%d", f), y, want, 0)
 	}
+	// Stacked: the first two enlarged to the last's size.
+	a, b, c := randomTensor(next, 2, 3, 5), randomTensor(next, 1, 6, 10), randomTensor(next, 3, 12, 20)
+	want := Concat(Upsample(a, 4), Upsample(b, 2), c)
+	close(t, "stacked", UpStack(a, b, c), want, 0)
 }
 
 // exp32 agrees with math.Exp to a few parts in 10⁷ over the range a
