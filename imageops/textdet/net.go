@@ -68,7 +68,11 @@ type net struct {
 	insSE  [4]*nn.SE
 	inp    [4]*nn.Dil3 // 3×3 to 24 channels, finest first
 	inpSE  [4]*nn.SE
+	// The head's 3×3 convolution reads the four levels stacked at stride
+	// 4: the stride-8 and stride-4 levels as they are (head), the coarser
+	// two at their own resolution (headUp: stride 32, 16; see UpConv3).
 	head   *nn.Dil3
+	headUp [2]*nn.UpConv3
 	up1    *nn.Deconv2
 	up2    *nn.Deconv2
 }
@@ -183,7 +187,7 @@ func parseNet(data []byte) (*net, error) {
 		n.inp[3-i] = l.dense(96, 24, actNone)
 		n.inpSE[3-i] = l.se(24, true)
 	}
-	n.head = l.dense(96, 24, actReLU)
+	n.head, n.headUp = splitHead(l.dense(96, 24, actReLU))
 	n.up1 = l.deconv(24, 24, actReLU)
 	n.up2 = l.deconv(24, 1, actSigmoid)
 	if err := l.r.Err(); err != nil {
@@ -196,6 +200,26 @@ func parseNet(data []byte) (*net, error) {
 		return nil, fmt.Errorf("text detector weights: %d trailing bytes", l.r.Remaining())
 	}
 	return n, nil
+}
+
+// splitHead splits the head's 3×3 convolution of 96 channels (24 from each
+// level, coarsest first) into one of the finer two levels' 48 channels,
+// with the bias and without its ReLU (applied after the sum), and one for
+// each coarser level at its own resolution.
+func splitHead(c *nn.Dil3) (*nn.Dil3, [2]*nn.UpConv3) {
+	// part returns the weights of input channels [from, from+n).
+	part := func(from, n int) []float32 {
+		w := make([]float32, 0, c.Cout*n*9)
+		for co := range c.Cout {
+			w = append(w, c.Weights[(co*c.Cin+from)*9:(co*c.Cin+from+n)*9]...)
+		}
+		return w
+	}
+	main := &nn.Dil3{Cin: 48, Cout: c.Cout, D: 1, Weights: part(48, 48), Biases: c.Biases} // no ReLU: after the sum
+	return main, [2]*nn.UpConv3{
+		{Cin: 24, Cout: c.Cout, F: 8, Weights: part(0, 24)},
+		{Cin: 24, Cout: c.Cout, F: 4, Weights: part(24, 24)},
+	}
 }
 
 var (
@@ -266,13 +290,17 @@ func (n *net) forward(ctx context.Context, x *nn.Tensor) (*nn.Tensor, error) {
 		p[i] = n.inpSE[i].Apply(n.inp[i].Apply(in[i]))
 		nn.Free(in[i])
 	}
-	f := nn.UpStack(p[3], p[2], p[1], p[0]) // all at stride 4
-	nn.Free(p[:]...)
+	f := nn.UpStack(p[1], p[0]) // both at stride 4
+	nn.Free(p[1], p[0])
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	h = n.head.Apply(f)
 	nn.Free(f)
+	n.headUp[0].AddTo(h, p[3])
+	n.headUp[1].AddTo(h, p[2])
+	nn.Free(p[3], p[2])
+	nn.ReLU(h)
 	u := n.up1.Apply(h)
 	nn.Free(h)
 	if err := ctx.Err(); err != nil {

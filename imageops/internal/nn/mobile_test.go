@@ -261,3 +261,25 @@ func BenchmarkDepthwise(b *testing.B) {
 		})
 	}
 }
+
+// UpConv3 adds what a 3×3 convolution of the enlarged tensor gives.
+func TestUpConv3MatchesEnlargedConvolution(t *testing.T) {
+	next := random()
+	for _, f := range []int{2, 3, 4, 8} {
+		for _, hw := range [][2]int{{1, 1}, {2, 3}, {5, 4}} {
+			u := &UpConv3{Cin: 5, Cout: 3, F: f, Weights: make([]float32, 3*5*9)}
+			for i := range u.Weights {
+				u.Weights[i] = next()
+			}
+			x := randomTensor(next, 5, hw[0], hw[1])
+			d := &Dil3{Cin: 5, Cout: 3, D: 1, Weights: u.Weights, Biases: []float32{0.5, -1, 2}}
+			want := d.Apply(Upsample(x, f))
+			got := NewTensor(3, f*hw[0], f*hw[1])
+			for co := range 3 {
+				fill(got.Plane(co), d.Biases[co])
+			}
+			u.AddTo(got, x)
+			close(t, fmt.Sprintf("×%d %dx%d", f, hw[0], hw[1]), got, want, 1e-5)
+		}
+	}
+}
