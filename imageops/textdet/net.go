@@ -301,12 +301,32 @@ func (n *net) forward(ctx context.Context, x *nn.Tensor) (*nn.Tensor, error) {
 	n.headUp[1].AddTo(h, p[2])
 	nn.Free(p[3], p[2])
 	nn.ReLU(h)
-	u := n.up1.Apply(h)
+	// The two transposed convolutions, without interleaving the first's
+	// output: each of its four pixel phases is a tensor at stride 4 the
+	// second reads as it is; the second's four phases of each then land in
+	// one of the 16 pixels of every 4×4 block of the map.
+	u := n.up1.Phases(h)
 	nn.Free(h)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := nn.Sigmoid(n.up2.Apply(u))
+	hh, w := u.H, u.W
+	out := nn.NewTensor(1, 4*hh, 4*w)
+	for k1 := range 4 {
+		q := n.up2.Phases(u.View(k1*24, 24))
+		nn.Sigmoid(q.View(0, 4))
+		for k2 := range 4 {
+			dy, dx := 2*(k1/2)+k2/2, 2*(k1%2)+k2%2
+			src := q.Plane(k2)
+			for y := range hh {
+				row := out.Data[(4*y+dy)*4*w+dx:]
+				for x, v := range src[y*w : (y+1)*w] {
+					row[4*x] = v
+				}
+			}
+		}
+		nn.Free(q)
+	}
 	nn.Free(u)
 	return out, nil
 }

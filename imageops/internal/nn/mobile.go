@@ -201,24 +201,7 @@ func (d *Deconv2) WeightShape() []int { return []int{d.Cin, d.Cout, 2, 2} }
 
 // Apply returns d applied to x: Cout × 2H × 2W.
 func (d *Deconv2) Apply(x *Tensor) *Tensor {
-	d.once.Do(func() {
-		// Outputs past 4·Cout, zero, round the count up to the AVX2
-		// kernel's blocks of 8.
-		cout := (4*d.Cout + 7) &^ 7
-		p := &Conv{Kind: Point, Cin: d.Cin, Cout: cout, Stride: 1, ReLU: d.ReLU}
-		p.Weights, p.Biases = make([]float32, cout*d.Cin), make([]float32, cout)
-		for k := range 4 {
-			for co := range d.Cout {
-				o := k*d.Cout + co
-				p.Biases[o] = d.Biases[co]
-				for ci := range d.Cin {
-					p.Weights[o*d.Cin+ci] = d.Weights[(ci*d.Cout+co)*4+k]
-				}
-			}
-		}
-		d.point = p
-	})
-	p := d.point.Apply(x)
+	p := d.Phases(x)
 	y := scratch(d.Cout, 2*x.H, 2*x.W)
 	w := 2 * x.W
 	for co := range d.Cout {
@@ -237,6 +220,39 @@ func (d *Deconv2) Apply(x *Tensor) *Tensor {
 	}
 	Free(p)
 	return y
+}
+
+// Phases returns d applied to x with its output pixels not yet
+// interleaved, at x's size: plane (dy·2+dx)·Cout+co holds output co's
+// pixels (2y+dy, 2x+dx), and 4·Cout planes are followed by up to 7 of
+// padding. The Cout planes of one (dy, dx) are a tensor a following
+// pointwise layer can read as they are (see View).
+func (d *Deconv2) Phases(x *Tensor) *Tensor {
+	d.once.Do(func() {
+		// Outputs past 4·Cout, zero, round the count up to the AVX2
+		// kernel's blocks of 8.
+		cout := (4*d.Cout + 7) &^ 7
+		p := &Conv{Kind: Point, Cin: d.Cin, Cout: cout, Stride: 1, ReLU: d.ReLU}
+		p.Weights, p.Biases = make([]float32, cout*d.Cin), make([]float32, cout)
+		for k := range 4 {
+			for co := range d.Cout {
+				o := k*d.Cout + co
+				p.Biases[o] = d.Biases[co]
+				for ci := range d.Cin {
+					p.Weights[o*d.Cin+ci] = d.Weights[(ci*d.Cout+co)*4+k]
+				}
+			}
+		}
+		d.point = p
+	})
+	return d.point.Apply(x)
+}
+
+// View returns the c planes of t from plane first on, sharing t's storage:
+// never to be given to Free.
+func (t *Tensor) View(first, c int) *Tensor {
+	n := t.H * t.W
+	return &Tensor{C: c, H: t.H, W: t.W, Data: t.Data[first*n : (first+c)*n]}
 }
 
 // Upsample returns x enlarged f times by nearest neighbour (each pixel an
