@@ -283,3 +283,21 @@ func TestUpConv3MatchesEnlargedConvolution(t *testing.T) {
 		}
 	}
 }
+
+// UpAdd adds each small pixel to the 2×2 big pixels over it, the last
+// column and row of an odd big side reading the small tensor's last.
+func TestUpAddMatchesNaive(t *testing.T) {
+	next := random()
+	for _, hw := range [][2]int{{4, 6}, {5, 7}, {1, 1}} {
+		big, small := randomTensor(next, 2, hw[0], hw[1]), randomTensor(next, 2, (hw[0]+1)/2, (hw[1]+1)/2)
+		want := NewTensor(2, hw[0], hw[1])
+		for c := range 2 {
+			for y := range hw[0] {
+				for x := range hw[1] {
+					want.Plane(c)[y*hw[1]+x] = big.Plane(c)[y*hw[1]+x] + small.Plane(c)[y/2*small.W+x/2]
+				}
+			}
+		}
+		close(t, fmt.Sprintf("%dx%d", hw[0], hw[1]), UpAdd(big, small), want, 0)
+	}
+}

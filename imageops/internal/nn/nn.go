@@ -220,8 +220,15 @@ func UpAdd(big, small *Tensor) *Tensor {
 		for y := range big.H {
 			brow := bp[y*big.W : (y+1)*big.W]
 			srow := sp[(y/2)*small.W : (y/2+1)*small.W]
-			for x := range brow {
-				brow[x] += srow[x/2]
+			// Two big pixels a small one.
+			pairs := brow[:len(brow)&^1]
+			srow = srow[:len(pairs)/2]
+			for x, v := range srow {
+				pairs[2*x] += v
+				pairs[2*x+1] += v
+			}
+			if len(brow)%2 == 1 {
+				brow[len(brow)-1] += sp[(y/2)*small.W+len(brow)/2]
 			}
 		}
 	}
