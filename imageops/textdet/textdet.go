@@ -144,9 +144,10 @@ func prepare(img image.Image, w, h int) *nn.Tensor {
 		}
 		for c := range 3 {
 			row := t.Data[(c*h+oy)*w : (c*h+oy+1)*w]
-			k, m, s := 2-c, mean[c], std[c] // plane 0 is blue
+			// (v/255 − mean)/std as one multiply-add.
+			k, a, b := 2-c, 1/(255*std[c]), -mean[c]/std[c] // plane 0 is blue
 			for ox := range row {
-				row[ox] = (acc[3*ox+k]/255 - m) / s
+				row[ox] = acc[3*ox+k]*a + b
 			}
 		}
 	}

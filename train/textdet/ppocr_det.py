@@ -230,8 +230,8 @@ def fit(w, h, side):
 
 
 def normalise(bgr):
-    """A BGR uint8 H×W×3 photo to the network's 1×3×H×W input, in float32 as Go
-    computes it. PaddleOCR reads photos with cv2.imread and feeds them in that order,
+    """A BGR uint8 H×W×3 photo to the network's 1×3×H×W input, in float32 (Go
+    computes (v/255 − mean)/std as one multiply-add, the same to within rounding). PaddleOCR reads photos with cv2.imread and feeds them in that order,
     blue first, normalised by MEAN and STD in that order: the weights were trained so."""
     x = bgr.astype(np.float32) / np.float32(255)
     out = np.empty((1, 3) + bgr.shape[:2], np.float32)
