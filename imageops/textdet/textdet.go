@@ -65,9 +65,11 @@ type Map struct {
 	Origin image.Point
 }
 
-// Find returns the text regions of img, run at a working size whose long
-// side is about side pixels (640 to 960 suit photos; the text must be some
-// 8 working pixels tall to be found), strongest first.
+// Find returns the text regions of img, strongest first, found at a
+// working size whose long side is about side pixels: 640 to 960 suit
+// photos (PaddleOCR's default is 960); the smaller the side, the larger
+// text must be in the photo to be found, and the time grows with the
+// side's square (BenchmarkFind).
 func Find(ctx context.Context, img image.Image, side int) ([]Region, error) {
 	m, err := Probabilities(ctx, img, side)
 	if err != nil {
