@@ -126,6 +126,91 @@ func depthwise(y, x *Tensor, c *Conv) {
 	}
 }
 
+// full3s2 sets y to c's dense 3×3 convolution of x at stride 2 (padding
+// 1) with its biases and activations, as a matrix product like Dil3's: the
+// input is copied once into a zero-bordered form whose rows are split into
+// their even and odd columns, in which the 9 taps of each input channel
+// read consecutive pixels for consecutive outputs at fixed offsets; dil3's
+// kernels then sum tiles of 8 outputs × 48 pixels over every (channel,
+// tap) pair. (The stem of a network: few input channels, the largest
+// output.)
+func full3s2(y, x *Tensor, c *Conv) {
+	c.packOnce.Do(func() {
+		blocks := (c.Cout + 7) / 8
+		c.packed = make([]float32, blocks*c.Cin*9*8)
+		c.bias8 = make([]float32, blocks*8)
+		copy(c.bias8, c.Biases)
+		for co := range c.Cout {
+			for k := range c.Cin * 9 {
+				c.packed[(co/8*c.Cin*9+k)*8+co%8] = c.Weights[co*c.Cin*9+k]
+			}
+		}
+	})
+	h, w, oh, ow := x.H, x.W, y.H, y.W
+	// Padded row r is input row r-1; its padded column j (input column
+	// j-1) is at j/2 in the even half or ow+1+j/2 in the odd half.
+	half := ow + 1
+	rowLen := 2 * half
+	plane := (h + 2) * rowLen
+	pad := scratch(1, 1, c.Cin*plane+tile+rowLen+16)
+	defer Free(pad)
+	clear(pad.Data)
+	for ci := range c.Cin {
+		src := x.Plane(ci)
+		for yy := range h {
+			row := pad.Data[ci*plane+(yy+1)*rowLen : ci*plane+(yy+2)*rowLen]
+			in := src[yy*w : (yy+1)*w]
+			// Input column i is padded column i+1: odd columns of the
+			// input go to the even half from 1 on, even ones to the odd.
+			even, odd := row[1:half], row[half:]
+			for m := range w / 2 {
+				odd[m], even[m] = in[2*m], in[2*m+1]
+			}
+			if w%2 == 1 {
+				odd[w/2] = in[w-1]
+			}
+		}
+	}
+	// Output x reads padded columns 2x, 2x+1, 2x+2: even x, odd x, even x+1.
+	cols := [3]int{0, half, 1}
+	tbl := make([]int, c.Cin*9)
+	for ci := range c.Cin {
+		for k := range 9 {
+			tbl[ci*9+k] = 4 * (ci*plane + k/3*rowLen + cols[k%3])
+		}
+	}
+	blocks := (c.Cout + 7) / 8
+	n := oh * ow
+	out := y
+	if c.Cout%8 != 0 {
+		out = scratch(blocks*8, oh, ow) // the last block's padding outputs too
+		defer Free(out)
+	}
+	full, rest := ow/tile, ow%tile
+	var spare [8 * tile]float32
+	for oy := range oh {
+		at := 2 * oy * rowLen // padded row 2·oy is the window's top
+		for b := range blocks {
+			o := out.Data[b*8*n+oy*ow:]
+			wt := c.packed[b*c.Cin*9*8 : (b+1)*c.Cin*9*8]
+			bias := c.bias8[b*8 : b*8+8]
+			if full > 0 {
+				dil3(o, pad.Data, at, wt, tbl, bias, n, full, c.ReLU)
+			}
+			if rest > 0 {
+				dil3(spare[:], pad.Data, at+full*tile, wt, tbl, bias, tile, 1, c.ReLU)
+				for j := range 8 {
+					copy(o[j*n+full*tile:j*n+ow], spare[j*tile:j*tile+rest])
+				}
+			}
+		}
+	}
+	if out != y {
+		copy(y.Data, out.Data[:c.Cout*n])
+	}
+	c.Act.apply(y.Data)
+}
+
 // Mean returns the mean of each of x's planes, a C×1×1 tensor (global
 // average pooling).
 func Mean(x *Tensor) *Tensor {

@@ -301,3 +301,26 @@ func TestUpAddMatchesNaive(t *testing.T) {
 		close(t, fmt.Sprintf("%dx%d", hw[0], hw[1]), UpAdd(big, small), want, 0)
 	}
 }
+
+// The dense stride-2 path with a multiple of 8 outputs writes straight into
+// its output; it agrees with the textbook convolution too.
+func TestFull3Stride2Blocks(t *testing.T) { kernels(t, testFull3s2) }
+
+func testFull3s2(t *testing.T) {
+	next := random()
+	for _, hw := range [][2]int{{5, 7}, {16, 100}, {33, 97}} {
+		c := &Conv{Kind: Full3, Cin: 3, Cout: 16, Stride: 2, Act: Act{Kind: HardSwish, A: 0.5, B: 0.1}, Weights: make([]float32, 16*27), Biases: make([]float32, 16)}
+		for i := range c.Weights {
+			c.Weights[i] = next()
+		}
+		for i := range c.Biases {
+			c.Biases[i] = next()
+		}
+		x := randomTensor(next, 3, hw[0], hw[1])
+		want := naive(&Conv{Kind: Full3, Cin: 3, Cout: 16, Stride: 2, Weights: c.Weights, Biases: c.Biases}, x)
+		for i, v := range want.Data {
+			want.Data[i] = float32(naiveAct(c, float64(v)))
+		}
+		close(t, fmt.Sprintf("%dx%d", hw[0], hw[1]), c.Apply(x), want, 1e-5)
+	}
+}

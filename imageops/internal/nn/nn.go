@@ -122,9 +122,11 @@ type Conv struct {
 
 	// packed holds, for a 1×1 convolution, the weights of its outputs in
 	// blocks of 8 regrouped input channel by input channel, as the AVX2
-	// kernel reads them; made on first use.
+	// kernel reads them; for a dense 3×3 one at stride 2, as dil3 reads
+	// them (see full3s2), with bias8. Made on first use.
 	packOnce sync.Once
 	packed   []float32
+	bias8    []float32
 }
 
 // WeightShape is the shape the weights file stores for c's weights.
@@ -156,6 +158,10 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 	y := scratch(c.Cout, oh, ow)
 	if c.Kind == Depth3 || c.Kind == Depth5 {
 		depthwise(y, x, c)
+		return y
+	}
+	if c.Kind == Full3 && c.Stride == 2 && (useAVX2 || useAVX512) {
+		full3s2(y, x, c)
 		return y
 	}
 	if c.Kind != Point { // pointwise fills its chunks as it goes, in cache
