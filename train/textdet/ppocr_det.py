@@ -31,7 +31,8 @@ builds the network in the same order and checks every shape and activation.
 long side is --side and each side a multiple of 32 (NAME.png), and OpenCV's cv2.dnn
 output for it on the original ONNX graph (the independent reference), quantised to
 16 bits (p·65535, NAME.prob.png). OpenCV's network is built afresh for each input size:
-one built for one size gives wrong maps (all near 0) at another.
+one built for one size gives wrong maps (all near 0) at another. --check compares
+OpenCV's output on the photos with run_numpy's, a numpy run of the original graph.
 """
 
 import argparse
@@ -258,6 +259,89 @@ def export_golden(model, photos, side, dir):
         print(f"{base}: {w}x{h} -> {nw}x{nh}, p max {prob.max():.3f}, pixels > 0.3: {(prob > 0.3).sum()}")
 
 
+def run_numpy(model, x):
+    """Runs the original graph on x (1×3×H×W) with numpy, in float64: a second,
+    independent reading of the graph to check OpenCV's against (--check)."""
+    g = Graph(model)
+
+    def conv(x, w, b, s, p, groups):
+        c, h, wd = x.shape
+        k = w.shape[2]
+        xp = np.pad(x, ((0, 0), (p, p), (p, p)))
+        oh, ow = (h + 2 * p - k) // s + 1, (wd + 2 * p - k) // s + 1
+        y = np.zeros((w.shape[0], oh, ow))
+        for ky in range(k):
+            for kx in range(k):
+                patch = xp[:, ky:ky + s * (oh - 1) + 1:s, kx:kx + s * (ow - 1) + 1:s]
+                if groups == 1:
+                    y += np.einsum("oc,chw->ohw", w[:, :, ky, kx], patch)
+                else:
+                    assert groups == c == w.shape[0]
+                    y += w[:, 0, ky, kx][:, None, None] * patch
+        return y if b is None else y + b[:, None, None]
+
+    env = {model.graph.input[0].name: x[0].astype(np.float64)}
+    env.update(g.consts)
+    for n in g.nodes:
+        a = attrs(n)
+        i = [env[k] if k else None for k in n.input]
+        op = n.op_type
+        if op == "Conv":
+            assert a["pads"][0] == a["pads"][2]
+            o = conv(i[0], i[1], i[2] if len(i) > 2 else None, a["strides"][0], a["pads"][0], a.get("group", 1))
+        elif op == "ConvTranspose":
+            assert a["strides"] == [2, 2] and a["kernel_shape"] == [2, 2] and a.get("pads", [0] * 4) == [0] * 4
+            c, h, wd = i[0].shape
+            o = np.zeros((i[1].shape[1], 2 * h, 2 * wd))
+            for dy in range(2):
+                for dx in range(2):
+                    o[:, dy::2, dx::2] = np.einsum("co,chw->ohw", i[1][:, :, dy, dx], i[0])
+        elif op == "BatchNormalization":
+            gamma, beta, mean, var = (v[:, None, None] for v in i[1:])
+            o = (i[0] - mean) / np.sqrt(var + a["epsilon"]) * gamma + beta
+        elif op == "Add":
+            o = i[0] + (i[1][0] if i[1].ndim == 4 else i[1])
+        elif op == "Mul":
+            o = i[0] * i[1]
+        elif op == "Div":
+            o = i[0] / i[1]
+        elif op == "Clip":
+            o = np.clip(i[0], i[1], i[2])
+        elif op == "HardSigmoid":
+            o = np.clip(a["alpha"] * i[0] + a["beta"], 0, 1)
+        elif op == "Relu":
+            o = np.maximum(i[0], 0)
+        elif op == "Sigmoid":
+            o = 1 / (1 + np.exp(-i[0]))
+        elif op == "GlobalAveragePool":
+            o = i[0].mean((1, 2), keepdims=True)
+        elif op == "Concat":
+            assert a["axis"] == 1
+            o = np.concatenate(i, 0)
+        elif op == "Resize":
+            assert a["mode"] == b"nearest" and a["coordinate_transformation_mode"] == b"asymmetric"
+            f = int(i[2][2])
+            assert f == i[2][2] == i[2][3]
+            o = i[0].repeat(f, 1).repeat(f, 2)
+        else:
+            raise SystemExit(f"unsupported op {op}")
+        env[n.output[0]] = o
+    return env[model.graph.output[0].name]
+
+
+def check(model, photos, side):
+    """Compares OpenCV's run of the graph with run_numpy's on each photo."""
+    import cv2
+    for p in photos:
+        bgr = cv2.imread(p, cv2.IMREAD_COLOR)
+        nw, nh = fit(bgr.shape[1], bgr.shape[0], side)
+        x = normalise(cv2.resize(bgr, (nw, nh), interpolation=cv2.INTER_AREA))
+        net = cv2_net(model)
+        net.setInput(x)
+        d = np.abs(net.forward()[0, 0] - run_numpy(model, x))
+        print(f"{os.path.basename(p)} at {nw}x{nh}: OpenCV against numpy, largest difference {d.max():.2g}, mean {d.mean():.2g}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--onnx", required=True)
@@ -265,6 +349,7 @@ def main():
     ap.add_argument("--float32", action="store_true", help="store weights as float32")
     ap.add_argument("--describe", action="store_true")
     ap.add_argument("--golden", help="directory for the parity test's photos and maps")
+    ap.add_argument("--check", action="store_true", help="compare OpenCV with a numpy run of the graph on the photos")
     ap.add_argument("--side", type=int, default=320)
     ap.add_argument("photos", nargs="*")
     args = ap.parse_args()
@@ -276,6 +361,8 @@ def main():
         export(ls, args.out, not args.float32)
     if args.golden:
         export_golden(model, args.photos, args.side, args.golden)
+    if args.check:
+        check(model, args.photos, args.side)
 
 
 if __name__ == "__main__":
