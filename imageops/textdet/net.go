@@ -68,6 +68,8 @@ type net struct {
 	insSE  [4]*nn.SE
 	inp    [4]*nn.Dil3 // 3×3 to 24 channels, finest first
 	inpSE  [4]*nn.SE
+	// inp0Up8 is inp[0] on the coarsest level at its own resolution.
+	inp0Up8 *nn.UpConv3
 	// The head's 3×3 convolution reads the four levels stacked at stride
 	// 4: the stride-8 and stride-4 levels as they are (head), the coarser
 	// two at their own resolution (headUp: stride 32, 16; see UpConv3).
@@ -187,6 +189,7 @@ func parseNet(data []byte) (*net, error) {
 		n.inp[3-i] = l.dense(96, 24, actNone)
 		n.inpSE[3-i] = l.se(24, true)
 	}
+	n.inp0Up8 = &nn.UpConv3{Cin: 96, Cout: 24, F: 8, Weights: n.inp[0].Weights}
 	n.head, n.headUp = splitHead(l.dense(96, 24, actReLU))
 	n.up1 = l.deconv(24, 24, actReLU)
 	n.up2 = l.deconv(24, 1, actSigmoid)
@@ -234,6 +237,53 @@ func embeddedNet() (*net, error) {
 	return loaded, loadErr
 }
 
+// finest returns the neck's 3×3 convolution (inp[0]) of the finest
+// top-down sum, in0 + up2(in1) + up4(in2) + up8(in3), without building it:
+// the convolution is linear, so it is the sum of its convolutions of each
+// level, and each level i < 3 is its narrowed stage t[i] times the 1×1
+// widening and the gate, which fold into the 3×3 weights (12, 18 and 42
+// input channels instead of 96); the enlarged levels are convolved at
+// their own resolution (nn.UpConv3). in3 is the coarsest sum, sum3. About
+// 0.55 of the multiply-adds of convolving the sum at stride 4, and no
+// 96-channel tensor at stride 4.
+func (n *net) finest(t [4]*nn.Tensor, gate [4][]float32, sum3 *nn.Tensor) *nn.Tensor {
+	c := n.inp[0]
+	d := &nn.Dil3{Cin: t[0].C, Cout: c.Cout, D: 1, Weights: fold(c, gate[0], n.ins[0]), Biases: c.Biases}
+	y := d.Apply(t[0])
+	(&nn.UpConv3{Cin: t[1].C, Cout: c.Cout, F: 2, Weights: fold(c, gate[1], n.ins[1])}).AddTo(y, t[1])
+	(&nn.UpConv3{Cin: t[2].C, Cout: c.Cout, F: 4, Weights: fold(c, gate[2], n.ins[2])}).AddTo(y, t[2])
+	n.inp0Up8.AddTo(y, sum3)
+	return y
+}
+
+// fold returns the weights of the 3×3 convolution c (Cout×96×3×3) applied
+// after the gate (one factor a channel) and the 1×1 convolution p (96×Cin,
+// no bias): Cout×Cin×3×3.
+func fold(c *nn.Dil3, gate []float32, p *nn.Conv) []float32 {
+	cin := p.Cin
+	w := make([]float32, c.Cout*cin*9)
+	acc := make([]float32, 9*cin) // one output's weights, tap by tap
+	for co := range c.Cout {
+		clear(acc)
+		for ch := range c.Cin {
+			pw := p.Weights[ch*cin : (ch+1)*cin]
+			for k := range 9 {
+				v := c.Weights[(co*c.Cin+ch)*9+k] * gate[ch]
+				a := acc[k*cin : (k+1)*cin]
+				for ci, pv := range pw {
+					a[ci] += v * pv
+				}
+			}
+		}
+		for k := range 9 {
+			for ci := range cin {
+				w[(co*cin+ci)*9+k] = acc[k*cin+ci]
+			}
+		}
+	}
+	return w
+}
+
 // apply runs the block on x, which it does not free.
 func (b *block) apply(x *nn.Tensor) *nn.Tensor {
 	t := b.dw.Apply(x)
@@ -266,29 +316,49 @@ func (n *net) forward(ctx context.Context, x *nn.Tensor) (*nn.Tensor, error) {
 			next++
 		}
 	}
-	// The neck, coarsest first: in[i] is stage i narrowed, widened to 96
-	// channels with squeeze-excite; the top-down sum adds each level's
-	// upsampled coarser one.
-	var in [4]*nn.Tensor
+	// The neck, coarsest first: level i is stage i narrowed (t), widened
+	// to 96 channels (ins) and scaled by its squeeze-excite's gate; the
+	// top-down sum sums[i] adds the coarser sum, enlarged. The finest sum
+	// is never built: see finest.
+	var t [4]*nn.Tensor
+	var gate [4][]float32
+	var sums [4]*nn.Tensor
 	for i := 3; i >= 0; i-- {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		t := n.narrow[i].Apply(stages[i])
+		t[i] = n.narrow[i].Apply(stages[i])
 		nn.Free(stages[i])
-		in[i] = n.insSE[i].Apply(n.ins[i].Apply(t))
-		nn.Free(t)
+		if i == 0 {
+			// The gate from the widened level's means: ins has no bias,
+			// so they are ins of t's means.
+			m := nn.Mean(t[0])
+			wm := n.ins[0].Apply(m)
+			gate[0] = n.insSE[0].Gate(wm)
+			nn.Free(m, wm)
+			break
+		}
+		a := n.ins[i].Apply(t[i])
+		m := nn.Mean(a)
+		gate[i] = n.insSE[i].Gate(m)
+		nn.Free(m)
+		sums[i] = nn.Scale(a, gate[i])
 		if i < 3 {
-			nn.UpAdd(in[i], in[i+1])
+			nn.UpAdd(sums[i], sums[i+1])
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var p [4]*nn.Tensor
-	for i := 3; i >= 0; i-- {
+	p[0] = n.inpSE[0].Apply(n.finest(t, gate, sums[3]))
+	nn.Free(t[:]...)
+	for i := 3; i >= 1; i-- {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p[i] = n.inpSE[i].Apply(n.inp[i].Apply(in[i]))
-		nn.Free(in[i])
+		p[i] = n.inpSE[i].Apply(n.inp[i].Apply(sums[i]))
+		nn.Free(sums[i])
 	}
 	f := nn.UpStack(p[1], p[0]) // both at stride 4
 	nn.Free(p[1], p[0])

@@ -249,21 +249,36 @@ type SE struct {
 // Apply scales x's channels in place and returns x.
 func (s *SE) Apply(x *Tensor) *Tensor {
 	m := Mean(x)
-	r := s.Reduce.Apply(m)
-	g := s.Expand.Apply(r)
-	Free(m, r)
-	for c := range x.C {
-		k := g.Data[c]
-		if s.Residual {
-			k++
-		}
+	g := s.Gate(m)
+	Free(m)
+	return Scale(x, g)
+}
+
+// Scale multiplies each channel c of x by k[c] in place and returns x.
+func Scale(x *Tensor, k []float32) *Tensor {
+	for c, v := range k {
 		p := x.Plane(c)
 		for i := range p {
-			p[i] *= k
+			p[i] *= v
 		}
 	}
-	Free(g)
 	return x
+}
+
+// Gate returns the factor Apply scales each channel by, given the
+// channels' means (C×1×1): the gate, or 1 + the gate when Residual.
+func (s *SE) Gate(means *Tensor) []float32 {
+	r := s.Reduce.Apply(means)
+	g := s.Expand.Apply(r)
+	out := make([]float32, g.C)
+	for c, v := range g.Data {
+		if s.Residual {
+			v++
+		}
+		out[c] = v
+	}
+	Free(r, g)
+	return out
 }
 
 // Deconv2 is a transposed convolution with a 2×2 kernel at stride 2 and no
@@ -398,15 +413,16 @@ func upsample(dst []float32, x *Tensor, f int) {
 // the block it lies on: top row, middle rows or bottom row, and the same
 // for columns. For each of those 9 cases the taps that fall on the same
 // small pixel are summed into one weight, giving a 3×3 convolution of the
-// small tensor; the 9 convolutions run as one (Dil3, 9·Cout outputs) and
-// each enlarged output pixel takes its case's. For F = 8 that is 9 small
-// convolutions for 64 enlarged pixels, 1/7 of the work.
+// small tensor; the 9 convolutions (4 for F = 2, whose blocks have no
+// middle) run as one Dil3 and each enlarged output pixel takes its case's.
+// For F = 8 that is 9 small convolutions for 64 enlarged pixels, 1/7 of the
+// work; for F = 2, 4 for 4, as much.
 type UpConv3 struct {
 	Cin, Cout, F int
 	Weights      []float32 // Cout×Cin×3×3
 
 	once  sync.Once
-	cases *Dil3 // output c·Cout+co is output co for case c = 3·row side + column side
+	cases *Dil3 // output c·Cout+co is output co for case c = row case·sides + column case
 }
 
 // upSide is which side of its F-pixel block position p (0 ≤ p < f) lies
@@ -421,11 +437,29 @@ func upSide(p, f int) int {
 	return 1
 }
 
+// upSides lists the sides a block of f pixels has: no middle for f = 2.
+func upSides(f int) []int {
+	if f == 2 {
+		return []int{0, 2}
+	}
+	return []int{0, 1, 2}
+}
+
+// upCase is the index in upSides(f) of position p's side.
+func upCase(p, f int) int {
+	if f == 2 {
+		return p
+	}
+	return upSide(p, f)
+}
+
 // AddTo adds u's convolution of x enlarged F times to y, which is
 // Cout × F·x.H × F·x.W.
 func (u *UpConv3) AddTo(y, x *Tensor) {
+	sides := upSides(u.F)
+	ns := len(sides)
 	u.once.Do(func() {
-		d := &Dil3{Cin: u.Cin, Cout: 9 * u.Cout, D: 1, Weights: make([]float32, 9*u.Cout*u.Cin*9), Biases: make([]float32, 9*u.Cout)}
+		d := &Dil3{Cin: u.Cin, Cout: ns * ns * u.Cout, D: 1, Weights: make([]float32, ns*ns*u.Cout*u.Cin*9), Biases: make([]float32, ns*ns*u.Cout)}
 		// A tap at offset t (-1, 0, 1) of an enlarged pixel on side s of its
 		// block reads the small pixel at offset by(s, t): -1 only from the
 		// first side, +1 only from the last (for F ≥ 2).
@@ -438,8 +472,8 @@ func (u *UpConv3) AddTo(y, x *Tensor) {
 			}
 			return 0
 		}
-		for c := range 9 {
-			rs, cs := c/3, c%3
+		for c := range ns * ns {
+			rs, cs := sides[c/ns], sides[c%ns]
 			for co := range u.Cout {
 				for ci := range u.Cin {
 					src := u.Weights[(co*u.Cin+ci)*9:]
@@ -463,7 +497,7 @@ func (u *UpConv3) AddTo(y, x *Tensor) {
 			sy := yy / f
 			row := out[yy*w : (yy+1)*w]
 			for px := range f {
-				c := 3*upSide(yy%f, f) + upSide(px, f)
+				c := ns*upCase(yy%f, f) + upCase(px, f)
 				src := r.Data[(c*u.Cout+co)*n+sy*x.W : (c*u.Cout+co)*n+(sy+1)*x.W]
 				for bx, v := range src {
 					row[bx*f+px] += v
