@@ -110,9 +110,13 @@ func depthwise(y, x *Tensor, c *Conv) {
 			fill(d, c.Biases[ch])
 			base := pad.Data[oy*s*rowLen:]
 			x0 := 0
-			if useAVX2 && ow >= 8 {
-				dwTapsAVX2(&d[0], &base[0], &offs[0], &kw[0], len(offs), ow)
-				x0 = ow &^ 7
+			if useAVX512 && useAVX2 && ow >= 64 {
+				dwTapsAVX512(&d[0], &base[0], &offs[0], &kw[0], len(offs), ow)
+				x0 = ow &^ 63
+			}
+			if useAVX2 && ow-x0 >= 8 {
+				dwTapsAVX2(&d[x0], &base[x0], &offs[0], &kw[0], len(offs), ow-x0)
+				x0 += (ow - x0) &^ 7
 			}
 			for i := x0; i < ow; i++ {
 				var sum float32

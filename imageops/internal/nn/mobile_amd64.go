@@ -19,3 +19,8 @@ func dwTapsAVX2(d, s *float32, offs *int, k *float32, n, m int)
 //
 //go:noescape
 func fillAVX2(p *float32, n int, v float32)
+
+// dwTapsAVX512 is dwTapsAVX2 on the first m&^63 outputs, 64 at a time.
+//
+//go:noescape
+func dwTapsAVX512(d, s *float32, offs *int, k *float32, n, m int)

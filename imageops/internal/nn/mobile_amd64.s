@@ -106,3 +106,47 @@ floop:
 fdone:
 	VZEROUPPER
 	RET
+
+// func dwTapsAVX512(d, s *float32, offs *int, k *float32, n, m int)
+//
+// dwTapsAVX2 on blocks of 64 outputs (four vectors of 16, each weight
+// broadcast once for all four), for the first m&^63.
+TEXT ·dwTapsAVX512(SB), NOSPLIT, $0-48
+	MOVQ d+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ offs+16(FP), R8
+	MOVQ k+24(FP), DX
+	MOVQ n+32(FP), R9
+	MOVQ m+40(FP), CX
+	SHRQ $6, CX               // whole blocks of 64
+	JZ   zdone
+
+zblock:
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z2
+	VMOVUPS 128(DI), Z3
+	VMOVUPS 192(DI), Z4
+	XORQ BX, BX               // tap
+
+ztap:
+	MOVQ (R8)(BX*8), AX       // its offset, in floats
+	VBROADCASTSS (DX)(BX*4), Z1
+	VFMADD231PS  (SI)(AX*4), Z1, Z0
+	VFMADD231PS  64(SI)(AX*4), Z1, Z2
+	VFMADD231PS  128(SI)(AX*4), Z1, Z3
+	VFMADD231PS  192(SI)(AX*4), Z1, Z4
+	INCQ BX
+	CMPQ BX, R9
+	JLT  ztap
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z2, 64(DI)
+	VMOVUPS Z3, 128(DI)
+	VMOVUPS Z4, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	DECQ CX
+	JNZ  zblock
+
+zdone:
+	VZEROUPPER
+	RET
