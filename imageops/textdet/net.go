@@ -189,6 +189,15 @@ func parseNet(data []byte) (*net, error) {
 		n.inp[3-i] = l.dense(96, 24, actNone)
 		n.inpSE[3-i] = l.se(24, true)
 	}
+	// finest folds the widening convolutions into the next 3×3 one, which
+	// holds only without their biases (the graph has none).
+	for _, c := range n.ins {
+		for _, b := range c.Biases {
+			if b != 0 {
+				l.r.Fail(fmt.Errorf("the neck's 1×1 convolutions have biases"))
+			}
+		}
+	}
 	n.inp0Up8 = &nn.UpConv3{Cin: 96, Cout: 24, F: 8, Weights: n.inp[0].Weights}
 	n.head, n.headUp = splitHead(l.dense(96, 24, actReLU))
 	n.up1 = l.deconv(24, 24, actReLU)

@@ -178,3 +178,21 @@ func TestRegionsOfARotatedBar(t *testing.T) {
 		t.Errorf("score %v, want 0.9", rs[0].Score)
 	}
 }
+
+// A weights file that is not the detector's is refused, not half read.
+func TestParseNetRefusesOtherFiles(t *testing.T) {
+	f32 := append([]byte("PPD4"), weightsBin[4:]...) // float16 data read as float32
+	for name, data := range map[string][]byte{
+		"bad magic":     append([]byte("XXXX"), weightsBin[4:]...),
+		"truncated":     weightsBin[:len(weightsBin)-10],
+		"trailing data": append(append([]byte{}, weightsBin...), 0, 0, 0, 0),
+		"wrong type":    f32,
+	} {
+		if _, err := parseNet(data); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := parseNet(weightsBin); err != nil {
+		t.Fatal(err)
+	}
+}
