@@ -189,6 +189,9 @@ func parseNet(data []byte) (*net, error) {
 		n.inp[3-i] = l.dense(96, 24, actNone)
 		n.inpSE[3-i] = l.se(24, true)
 	}
+	head := l.dense(96, 24, actReLU)
+	n.up1 = l.deconv(24, 24, actReLU)
+	n.up2 = l.deconv(24, 1, actSigmoid)
 	// finest folds the widening convolutions into the next 3×3 one, which
 	// holds only without their biases (the graph has none).
 	for _, c := range n.ins {
@@ -198,10 +201,6 @@ func parseNet(data []byte) (*net, error) {
 			}
 		}
 	}
-	n.inp0Up8 = &nn.UpConv3{Cin: 96, Cout: 24, F: 8, Weights: n.inp[0].Weights}
-	n.head, n.headUp = splitHead(l.dense(96, 24, actReLU))
-	n.up1 = l.deconv(24, 24, actReLU)
-	n.up2 = l.deconv(24, 1, actSigmoid)
 	if err := l.r.Err(); err != nil {
 		return nil, fmt.Errorf("text detector weights: %w", err)
 	}
@@ -211,6 +210,8 @@ func parseNet(data []byte) (*net, error) {
 	if l.r.Remaining() != 0 {
 		return nil, fmt.Errorf("text detector weights: %d trailing bytes", l.r.Remaining())
 	}
+	n.inp0Up8 = &nn.UpConv3{Cin: 96, Cout: 24, F: 8, Weights: n.inp[0].Weights}
+	n.head, n.headUp = splitHead(head)
 	return n, nil
 }
 
