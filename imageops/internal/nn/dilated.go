@@ -244,8 +244,13 @@ func Add(a, b *Tensor) *Tensor {
 
 // Sigmoid applies the logistic function to x in place and returns x.
 func Sigmoid(x *Tensor) *Tensor {
-	for i, v := range x.Data {
-		x.Data[i] = 1 / (1 + exp32(-v))
+	p := x.Data
+	if useAVX2 && len(p) >= 8 {
+		sigmoidAVX2(&p[0], len(p))
+		p = p[len(p)&^7:]
+	}
+	for i, v := range p {
+		p[i] = 1 / (1 + exp32(-v))
 	}
 	return x
 }

@@ -24,3 +24,8 @@ func fillAVX2(p *float32, n int, v float32)
 //
 //go:noescape
 func dwTapsAVX512(d, s *float32, offs *int, k *float32, n, m int)
+
+// sigmoidAVX2 sets p[i] to 1/(1+e^-p[i]) for i < n&^7.
+//
+//go:noescape
+func sigmoidAVX2(p *float32, n int)

@@ -150,3 +150,64 @@ ztap:
 zdone:
 	VZEROUPPER
 	RET
+
+// BCAST sets register r to the float32 with bits b in all lanes.
+#define BCAST(b, r, x) \
+	MOVL $b, AX \
+	MOVQ AX, x \
+	VBROADCASTSS x, r
+
+// func sigmoidAVX2(p *float32, n int)
+//
+// p[i] = 1/(1+e^-p[i]) for i < n&^7, as exp32 computes e^v: 2^k·e^r with
+// k the nearest integer to v/ln2 and e^r by its Taylor series to the 7th
+// power, here in -x + k·ln2 = r, v = -x clamped to [-87, 88].
+TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), DI
+	MOVQ n+8(FP), CX
+	SHRQ $3, CX
+	JZ   sdone
+	BCAST(0x3f000000, Y4, X4)   // 1/2
+	BCAST(0x3e2aaaab, Y5, X5)   // 1/6
+	BCAST(0x3d2aaaab, Y6, X6)   // 1/24
+	BCAST(0x3c088889, Y7, X7)   // 1/120
+	BCAST(0xc2b00000, Y8, X8)   // -88
+	BCAST(0x42ae0000, Y9, X9)   // 87
+	BCAST(0xbfb8aa3b, Y10, X10) // -1/ln2
+	BCAST(0x3f317200, Y11, X11) // ln2, high part
+	BCAST(0x35bfbe8e, Y12, X12) // ln2, low part
+	BCAST(0x3f800000, Y13, X13) // 1
+	BCAST(0x3ab60b61, Y14, X14) // 1/720
+	BCAST(0x39500d01, Y15, X15) // 1/5040
+
+sloop:
+	VMOVUPS (DI), Y0
+	VMAXPS  Y8, Y0, Y0
+	VMINPS  Y9, Y0, Y0
+	VMULPS  Y10, Y0, Y1
+	VROUNDPS $0, Y1, Y1          // k
+	VMOVAPS Y0, Y2
+	VFMADD231PS Y11, Y1, Y2      // t = x + k·ln2 = -r
+	VFMADD231PS Y12, Y1, Y2
+	VMOVAPS Y15, Y3              // Horner in r = -t
+	VFNMADD213PS Y14, Y2, Y3
+	VFNMADD213PS Y7, Y2, Y3
+	VFNMADD213PS Y6, Y2, Y3
+	VFNMADD213PS Y5, Y2, Y3
+	VFNMADD213PS Y4, Y2, Y3
+	VFNMADD213PS Y13, Y2, Y3
+	VFNMADD213PS Y13, Y2, Y3     // e^r
+	VCVTPS2DQ Y1, Y1
+	VPSLLD  $23, Y1, Y1
+	VPADDD  Y13, Y1, Y1          // 2^k: k added to 1's exponent
+	VMULPS  Y1, Y3, Y3           // e^-x
+	VADDPS  Y13, Y3, Y3
+	VDIVPS  Y3, Y13, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  sloop
+
+sdone:
+	VZEROUPPER
+	RET
