@@ -109,8 +109,9 @@ func Probabilities(ctx context.Context, img image.Image, side int) (*Map, error)
 }
 
 // inputSize is the working size for a w×h photo: the long side side, each
-// side rounded to the nearest multiple of 32, at least 32 (as PaddleOCR's
-// DetResizeForTest does with limit_type "max").
+// side rounded to the nearest multiple of 32, at least 32. PaddleOCR's
+// DetResizeForTest (limit_type "max") does the same to a photo larger than
+// side but leaves a smaller one at its size; here it is enlarged too.
 func inputSize(w, h, side int) (int, int) {
 	s := float64(side) / float64(max(w, h))
 	round := func(v int) int { return max(32, int(math.Round(float64(v)*s/32))*32) }
