@@ -1,8 +1,9 @@
 // Package nn is the small float32 inference kit the vision networks share:
-// channel-major tensors, the three convolutions they are built from (dense
-// 3×3, depthwise 3×3 and pointwise 1×1, each with batch norm folded into
-// its weights and bias), nearest-neighbour upsampling, and a reader for the
-// weights files the training programs export.
+// channel-major tensors, the convolutions they are built from (dense 3×3,
+// depthwise 3×3 and 5×5, pointwise 1×1, transposed 2×2, each with batch norm
+// folded into its weights and bias), their activations, squeeze-excite,
+// nearest-neighbour upsampling, and a reader for the weights files the
+// training programs export.
 package nn
 
 import (
@@ -105,22 +106,27 @@ const (
 	Full3  Kind = iota // dense 3×3 over all input channels
 	Depth3             // depthwise 3×3: one kernel per channel
 	Point              // pointwise 1×1
+	Depth5             // depthwise 5×5 (padding 2)
 )
 
-// Conv is one convolution with bias (padding 1 for 3×3), optionally
-// followed by ReLU. Stride 2 halves each side, rounding up.
+// Conv is one convolution with bias (padding 1 for 3×3, 2 for 5×5),
+// optionally followed by ReLU or by the activation Act. Stride 2 halves
+// each side, rounding up.
 type Conv struct {
 	Kind            Kind
 	Cin, Cout       int
 	Stride          int
 	ReLU            bool
+	Act             Act // applied after ReLU, if both are set
 	Weights, Biases []float32
 
 	// packed holds, for a 1×1 convolution, the weights of its outputs in
 	// blocks of 8 regrouped input channel by input channel, as the AVX2
-	// kernel reads them; made on first use.
+	// kernel reads them; for a dense 3×3 one at stride 2, as dil3 reads
+	// them (see full3s2), with bias8. Made on first use.
 	packOnce sync.Once
 	packed   []float32
+	bias8    []float32
 }
 
 // WeightShape is the shape the weights file stores for c's weights.
@@ -130,6 +136,8 @@ func (c *Conv) WeightShape() []int {
 		return []int{c.Cout, c.Cin, 3, 3}
 	case Depth3:
 		return []int{c.Cout, 1, 3, 3}
+	case Depth5:
+		return []int{c.Cout, 1, 5, 5}
 	}
 	return []int{c.Cout, c.Cin, 1, 1}
 }
@@ -148,11 +156,17 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 		oh, ow = (x.H+1)/2, (x.W+1)/2
 	}
 	y := scratch(c.Cout, oh, ow)
-	for ch := range c.Cout {
-		b := c.Biases[ch]
-		p := y.Plane(ch)
-		for i := range p {
-			p[i] = b
+	if c.Kind == Depth3 || c.Kind == Depth5 {
+		depthwise(y, x, c)
+		return y
+	}
+	if c.Kind == Full3 && c.Stride == 2 && (useAVX2 || useAVX512) {
+		full3s2(y, x, c)
+		return y
+	}
+	if c.Kind != Point { // pointwise fills its chunks as it goes, in cache
+		for ch := range c.Cout {
+			fill(y.Plane(ch), c.Biases[ch])
 		}
 	}
 	// in returns input plane i as conv3 reads it.
@@ -177,28 +191,31 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 			}
 			c.relu(dst)
 		}
-	case Depth3:
-		for ch := range c.Cout {
-			var k [9]float32
-			copy(k[:], c.Weights[ch*9:])
-			dst := y.Plane(ch)
-			conv3(dst, in(ch), x.H, x.W, oh, ow, c.Stride, &k)
-			c.relu(dst)
-		}
 	default:
 		pointwise(y, x, c)
 	}
 	return y
 }
 
-// relu applies c's activation, if it has one, to p in place.
+// fill sets every value of p to v.
+func fill(p []float32, v float32) {
+	if useAVX2 && len(p) >= 8 {
+		fillAVX2(&p[0], len(p), v)
+		p = p[len(p)&^7:]
+	}
+	for i := range p {
+		p[i] = v
+	}
+}
+
+// relu applies c's activations, if it has any, to p in place.
 func (c *Conv) relu(p []float32) {
-	if !c.ReLU {
-		return
+	if c.ReLU {
+		for i, v := range p {
+			p[i] = max(v, 0)
+		}
 	}
-	for i, v := range p {
-		p[i] = max(v, 0)
-	}
+	c.Act.apply(p)
 }
 
 // UpAdd adds the nearest-neighbour 2× upsampling of small to big, in place,
@@ -209,8 +226,15 @@ func UpAdd(big, small *Tensor) *Tensor {
 		for y := range big.H {
 			brow := bp[y*big.W : (y+1)*big.W]
 			srow := sp[(y/2)*small.W : (y/2+1)*small.W]
-			for x := range brow {
-				brow[x] += srow[x/2]
+			// Two big pixels a small one.
+			pairs := brow[:len(brow)&^1]
+			srow = srow[:len(pairs)/2]
+			for x, v := range srow {
+				pairs[2*x] += v
+				pairs[2*x+1] += v
+			}
+			if len(brow)%2 == 1 {
+				brow[len(brow)-1] += sp[(y/2)*small.W+len(brow)/2]
 			}
 		}
 	}
@@ -406,13 +430,13 @@ func (c *Conv) packedWeights() []float32 {
 	return c.packed
 }
 
-// pointwise adds c's W·x over channels to y (a 1x1 convolution), with
-// c's ReLU, in column chunks that stay in cache. With AVX2 the kernel takes
+// pointwise sets y to c's biases plus W·x over channels (a 1x1
+// convolution), with c's activations, in column chunks that stay in cache.
+// With AVX-512 see below; with AVX2 the kernel takes
 // eight output channels by eight pixels at a time; otherwise, and for what
 // is left over, four output by four input channels at a time so that each
 // loaded value feeds four multiply-adds.
 func pointwise(y, x *Tensor, c *Conv) {
-	const chunk = 256
 	n := x.H * x.W
 	cin, cout, w := x.C, y.C, c.Weights
 	done := c.relu
@@ -431,6 +455,7 @@ func pointwise(y, x *Tensor, c *Conv) {
 	}
 	if n == 1 {
 		// A fully connected layer: one dot product per output.
+		copy(y.Data, c.Biases)
 		for co := range cout {
 			row := w[co*cin : (co+1)*cin]
 			var s0, s1, s2, s3 float32
@@ -455,14 +480,47 @@ func pointwise(y, x *Tensor, c *Conv) {
 	if useAVX2 && n >= 8 && cin > 0 {
 		wide, wt = cout&^7, c.packedWeights()
 	}
+	// With AVX-512, the blocks of 8 outputs go by whole tiles through the
+	// dilated convolution's kernel (dil3AVX512: 8 outputs × 48 pixels in
+	// registers), each input channel a (channel, tap) pair of one tap; it
+	// starts from the biases. Chunks are then 5 tiles.
+	chunk := 256
+	var tbl []int
+	if wide > 0 && useAVX512 {
+		chunk = 5 * tile
+		tbl = make([]int, cin)
+		for ci := range tbl {
+			tbl[ci] = 4 * ci * n
+		}
+	}
 	for p0 := 0; p0 < n; p0 += chunk {
 		p1 := min(p0+chunk, n)
+		tiles := 0
+		if tbl != nil {
+			tiles = (p1 - p0) / tile
+		}
+		start := p0 + tiles*tile // the pixels the tiles leave
+		for co := range cout {
+			from := p0
+			if co < wide {
+				from = start
+			}
+			fill(y.Data[co*n+from:co*n+p1], c.Biases[co])
+		}
 		if wide > 0 {
-			m := (p1 - p0) &^ 7
+			m := (p1 - start) &^ 7
 			for co := 0; co < wide; co += 8 {
-				point8AVX2(&y.Data[co*n+p0], &x.Data[p0], &wt[co*cin], cin, n, m, c.ReLU)
+				if tiles > 0 {
+					dil3AVX512(&y.Data[co*n+p0], &x.Data[p0], &wt[co*cin], &tbl[0], &c.Biases[co], cin, n, tiles, c.ReLU)
+				}
+				if m > 0 {
+					point8AVX2(&y.Data[co*n+start], &x.Data[start], &wt[co*cin], cin, n, m, c.ReLU)
+				}
 				for k := co; k < co+8; k++ {
-					one(k, p0+m, p1) // the chunk's last pixels, short of a vector
+					c.Act.apply(y.Data[k*n+p0 : k*n+start+m])
+					if start+m < p1 {
+						one(k, start+m, p1) // the chunk's last pixels, short of a vector
+					}
 				}
 			}
 		}

@@ -97,15 +97,19 @@ func naive(c *Conv, x *Tensor) *Tensor {
 // kernels runs test once with the portable loops and, where this machine
 // has them, once with the AVX2 kernels.
 func kernels(t *testing.T, test func(t *testing.T)) {
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
-	useAVX2 = false
+	saved, saved512 := useAVX2, useAVX512
+	defer func() { useAVX2, useAVX512 = saved, saved512 }()
+	useAVX2, useAVX512 = false, false
 	t.Run("portable", test)
 	if saved {
 		useAVX2 = true
 		t.Run("avx2", test)
 	} else {
 		t.Log("no AVX2 on this machine or in this build: only the portable loops tested")
+	}
+	if saved && saved512 {
+		useAVX512 = true
+		t.Run("avx512", test)
 	}
 }
 
