@@ -36,11 +36,15 @@ type judging struct {
 	accept float64 // the combined probability (score) to report a plate
 	first  float64 // the weight of the first stage's log-odds in the score
 	nmsIoU float64 // refined boxes overlapping a stronger one this much are dropped
+	// text is the score a text detector's proposal needs: the verifiers
+	// learnt from the first stage's proposals, and judge text that is no
+	// plate (signs, badges, captions) less surely.
+	text float64
 }
 
 // tuned was set on the validation split (train/plates/README.md), never on
 // held-out photos.
-var tuned = judging{accept: 0.75, first: 0.25, nmsIoU: 0.3}
+var tuned = judging{accept: 0.75, first: 0.25, nmsIoU: 0.3, text: 0.95}
 
 // Detect finds every licence plate in img (displayed orientation) and
 // returns each as a perspective quad, clockwise from top-left, with the
@@ -65,7 +69,11 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	if err != nil {
 		return nil, err
 	}
-	judged, err := j.verify(ctx, wholeView(img), props)
+	text, err := textProposals(ctx, img, 1)
+	if err != nil {
+		return nil, err
+	}
+	judged, err := j.verify(ctx, wholeView(img), append(props, text...))
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +203,7 @@ func (j judging) plates(judged []verified, b image.Rectangle) []Plate {
 	var kept []box
 next:
 	for _, v := range all {
-		if v.score < j.accept || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
+		if v.score < j.accept || v.text && v.score < j.text || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
 			continue
 		}
 		for _, k := range kept {
@@ -231,6 +239,7 @@ func (a box) inside(b box) float64 {
 type box struct {
 	score          float64
 	x0, y0, x1, y1 float64
+	text           bool // a text detector's region (textProposals)
 }
 
 func (a box) iou(b box) float64 {
