@@ -186,7 +186,8 @@ func logOdds(p float64) float64 {
 	return math.Log(p / (1 - p))
 }
 
-// plates keeps the proposals whose score clears j.accept, strongest first,
+// plates keeps the proposals whose score clears j.accept (j.text for a
+// text proposal), strongest first, the first stage's before the text's,
 // drops refined boxes that overlap a stronger one, and maps the rest to
 // plates, their quads the corners the jury gave.
 func (j judging) plates(judged []verified, b image.Rectangle) []Plate {
@@ -198,7 +199,15 @@ func (j judging) plates(judged []verified, b image.Rectangle) []Plate {
 	for i, v := range judged {
 		all[i] = scored{v, j.score(v)}
 	}
-	slices.SortStableFunc(all, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	// The first stage's plates come first: a text proposal only fills a
+	// gap they leave. On the same plate its window, centred on the
+	// characters, gives a quad that reaches the plate's edges less often.
+	slices.SortStableFunc(all, func(a, b scored) int {
+		if a.text != b.text {
+			return cmp.Compare(b2i(a.text), b2i(b.text))
+		}
+		return cmp.Compare(b.score, a.score)
+	})
 	found := []Plate{}
 	var kept []box
 next:
@@ -611,4 +620,11 @@ func pixelReader(img image.Image) func(x, y int) (r, g, b float32) {
 func (p Plate) String() string {
 	r := p.Quad.Bounds()
 	return fmt.Sprintf("plate %dx%d at (%d,%d) score %.2f", r.Dx(), r.Dy(), r.Min.X, r.Min.Y, p.Score)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

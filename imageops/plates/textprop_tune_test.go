@@ -34,7 +34,7 @@ func TestTextProposals(t *testing.T) {
 		text   bool
 	}
 	variants := []variant{{"first stage", 0, false, false}}
-	for _, accept := range []float64{0.75, 0.85, 0.9, 0.95, 0.98} {
+	for _, accept := range []float64{0.75, 0.8, 0.85, 0.9, 0.95} {
 		variants = append(variants, variant{fmt.Sprintf("+text ≥%.2f", accept), accept, false, true})
 		variants = append(variants, variant{fmt.Sprintf("+text ≥%.2f dedup", accept), accept, true, true})
 	}
