@@ -27,17 +27,21 @@ import (
 // (coarseSide), and
 // PLATES_MINE_LOOK=relook the windows the jury's second look judges: the
 // refined boxes of every look's proposals the shipped jury does not reject
-// (log-odds ≥ relook), each with its proposal's first-stage score.
+// (log-odds ≥ relook), each with its proposal's first-stage score, and
+// PLATES_MINE_LOOK=text the text detector's proposals (textProposals), each
+// with its rank's score (1 for the strongest, falling by 0.01 a rank).
 func TestMine(t *testing.T) {
-	side, second := workSide, false
+	side, second, text := workSide, false, false
 	switch look := os.Getenv("PLATES_MINE_LOOK"); look {
 	case "":
 	case "coarse":
 		side = coarseSide
 	case "relook":
 		second = true
+	case "text":
+		text = true
 	default:
-		t.Fatalf("PLATES_MINE_LOOK=%q: want coarse or relook", look)
+		t.Fatalf("PLATES_MINE_LOOK=%q: want coarse, relook or text", look)
 	}
 	out := os.Getenv("PLATES_MINE_OUT")
 	if out == "" {
@@ -59,7 +63,15 @@ func TestMine(t *testing.T) {
 	}
 	mine := func(split string, p labelled) {
 		cands := [][5]float64{}
-		if second {
+		if text {
+			props, err := textProposals(context.Background(), p.img, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, d := range props {
+				cands = append(cands, [5]float64{1 - 0.01*float64(i), d.x0, d.y0, d.x1, d.y1})
+			}
+		} else if second {
 			for _, d := range p.proposed(t) {
 				if l, b, _ := jury.judge(wholeView(p.img), d); l >= relook {
 					cands = append(cands, [5]float64{d.score, b.x0, b.y0, b.x1, b.y1})

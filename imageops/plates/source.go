@@ -28,7 +28,7 @@ type Source interface {
 
 // PreviewSide is the long side a Source's preview needs at least: the
 // first stage's working size.
-func PreviewSide() int { return workSide }
+func PreviewSide() int { return max(workSide, textSide) }
 
 // DetectIn is Detect on a Source: the first stage runs on its preview, the
 // verifiers on full-resolution regions around each proposal.
@@ -49,6 +49,11 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 	for i, p := range props {
 		props[i] = box{score: p.score, x0: p.x0 / scale, y0: p.y0 / scale, x1: p.x1 / scale, y1: p.y1 / scale}
 	}
+	text, err := textProposals(ctx, pv, scale)
+	if err != nil {
+		return nil, err
+	}
+	props = append(props, text...)
 	judged, err := j.verify(ctx, view{photo: b, src: src}, props)
 	if err != nil {
 		return nil, err

@@ -273,6 +273,7 @@ type verified struct {
 	p, first float64
 	box      box
 	quad     Quad // the plate's corners (box is their bounds)
+	text     bool // proposed by the text detector
 }
 
 // outright is the first verifier's log-odds (p ≈ 0.01) under which a
@@ -320,7 +321,7 @@ func (j jury) verify(ctx context.Context, img view, props []box) ([]verified, er
 		if len(contextual) > 0 && l+tuned.first*logOdds(d.score) >= logOdds(contextFrom) && b.x1 > b.x0 && b.y1 > b.y0 {
 			l = (1-contextWeight)*l + contextWeight*inContext(img, b)
 		}
-		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b, quad: q})
+		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b, quad: q, text: d.text})
 	}
 	return out, nil
 }

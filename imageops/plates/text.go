@@ -1,0 +1,55 @@
+package plates
+
+import (
+	"context"
+	"image"
+
+	"carphoto/imageops/textdet"
+)
+
+// A plate is text that anyone can read, so the finder also looks for text:
+// PP-OCRv4's text detector (imageops/textdet) runs on the photo at
+// textSide, and each line of text it finds becomes a proposal beside the
+// first stage's, judged by the same verifiers. The first stage, trained on
+// the plate sets, misses plates of designs and sources it never saw
+// (yellow, black, behind a watermark); the text detector, trained on text
+// of every kind, marks them (docs/BENCHMARKS.md).
+const (
+	// textSide is the long side, in pixels, of the text detector's look: at
+	// 640 it marks fewer small plates (issue 45: 248 against 256 of 259).
+	textSide = 960
+	// maxText is the most text regions proposed, strongest first.
+	maxText = 32
+)
+
+// textPrior is the first stage's probability a text proposal carries into
+// its score (judging.score): even odds, so that the text detector, which
+// says "text", not "plate", leaves the judgement to the verifiers, and
+// judging.text how sure they must be.
+const textPrior = 0.5
+
+// textProposals returns the text regions of img as proposals, in the
+// pixels of a photo of which img is a reduction by scale (img pixels per
+// photo pixel).
+func textProposals(ctx context.Context, img image.Image, scale float64) ([]box, error) {
+	regs, err := textdet.Find(ctx, img, textSide)
+	if err != nil {
+		return nil, err
+	}
+	regs = regs[:min(len(regs), maxText)]
+	o := img.Bounds().Min
+	props := make([]box, 0, len(regs))
+	for _, r := range regs {
+		lo, hi := r.Quad[0], r.Quad[0]
+		for _, p := range r.Quad[1:] {
+			lo = textdet.Point{X: min(lo.X, p.X), Y: min(lo.Y, p.Y)}
+			hi = textdet.Point{X: max(hi.X, p.X), Y: max(hi.Y, p.Y)}
+		}
+		props = append(props, box{
+			score: textPrior, text: true,
+			x0: (lo.X - float64(o.X)) / scale, y0: (lo.Y - float64(o.Y)) / scale,
+			x1: (hi.X - float64(o.X)) / scale, y1: (hi.Y - float64(o.Y)) / scale,
+		})
+	}
+	return props, nil
+}
