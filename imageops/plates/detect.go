@@ -65,15 +65,11 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	if err != nil {
 		return nil, err
 	}
-	props, err := n.propose(ctx, img)
+	props, err := n.proposeAll(ctx, img, 1)
 	if err != nil {
 		return nil, err
 	}
-	text, err := textProposals(ctx, img, 1)
-	if err != nil {
-		return nil, err
-	}
-	judged, err := j.verify(ctx, wholeView(img), append(props, text...))
+	judged, err := j.verify(ctx, wholeView(img), props)
 	if err != nil {
 		return nil, err
 	}

@@ -42,18 +42,10 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 		return nil, err
 	}
 	pv, scale := src.Preview()
-	props, err := n.propose(ctx, pv)
+	props, err := n.proposeAll(ctx, pv, scale)
 	if err != nil {
 		return nil, err
 	}
-	for i, p := range props {
-		props[i] = box{score: p.score, x0: p.x0 / scale, y0: p.y0 / scale, x1: p.x1 / scale, y1: p.y1 / scale}
-	}
-	text, err := textProposals(ctx, pv, scale)
-	if err != nil {
-		return nil, err
-	}
-	props = append(props, text...)
 	judged, err := j.verify(ctx, view{photo: b, src: src}, props)
 	if err != nil {
 		return nil, err
