@@ -134,9 +134,10 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("max_in_flight_per_key", cfg.MaxInFlightPerKey).
 		Int("admin_rate_limit_per_minute", cfg.AdminRateLimitPerMinute).Bool("admin_api", cfg.AdminToken != "").
 		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).
+		Str("video_store", cfg.videoStoreName()).
 		Msg("configuration")
 
-	store, err := video.NewLocal(cfg.VideoDir)
+	store, err := cfg.videoStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -221,11 +222,11 @@ func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.Un
 
 // sweepVideos deletes, every few minutes, video files older than their
 // time to live: results nobody fetched, inputs of jobs long over.
-func sweepVideos(ctx context.Context, store *video.Local, ttl time.Duration, log zerolog.Logger) error {
+func sweepVideos(ctx context.Context, store video.Store, ttl time.Duration, log zerolog.Logger) error {
 	t := time.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {
-		if n, err := store.Sweep(time.Now().Add(-ttl - time.Hour)); err != nil {
+		if n, err := store.Sweep(ctx, time.Now().Add(-ttl-time.Hour)); err != nil && ctx.Err() == nil {
 			log.Warn().Err(err).Msg("sweep video files")
 		} else if n > 0 {
 			log.Info().Int("files", n).Msg("swept expired video files")
