@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,8 +149,9 @@ func startWeed(tb testing.TB) string {
 	})
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", p[6])
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if r, err := http.Get(endpoint + "/"); err == nil {
-			r.Body.Close()
+		// A plain dial: tests may have wrapped http.DefaultTransport.
+		if c, err := net.DialTimeout("tcp", strings.TrimPrefix(endpoint, "http://"), time.Second); err == nil {
+			c.Close()
 			break
 		}
 		select {
