@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"mime"
 	"mime/multipart"
@@ -344,8 +345,13 @@ func (s *Server) videoResult(c echo.Context) error {
 		return carphoto.Errorf(carphoto.ENotFound, "job %s has no result: it is %s", job.ID, job.Status)
 	}
 	f, err := s.cfg.Video.Store.Open(c.Request().Context(), video.ResultKey(job.ID))
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return carphoto.Errorf(carphoto.ENotFound, "the result of job %s has expired", job.ID)
+	}
+	if err != nil {
+		// The store (a bucket over the network) did not answer: the result
+		// may well be there.
+		return carphoto.Wrap(err, carphoto.EUnavailable, "the result could not be read from storage; retry shortly")
 	}
 	defer f.Close()
 	// Hundreds of megabytes take longer to send than a photo's answer.

@@ -13,10 +13,9 @@ import (
 )
 
 // Store keeps video jobs' inputs and results where the web processes and
-// the workers both reach them. Local is the one implementation: one
-// machine's disk, or a volume every process mounts. A deployment on several
-// machines without a shared volume needs an object store (S3-compatible)
-// behind this interface.
+// the workers both reach them: Local on one machine's disk (or a volume
+// every process mounts), S3 in a bucket for processes on several machines
+// with no disk in common.
 type Store interface {
 	// Put writes r under key, replacing what was there, and returns its size.
 	Put(ctx context.Context, key string, r io.Reader) (int64, error)
@@ -27,6 +26,9 @@ type Store interface {
 	// Path is a local file holding key for a program (ffmpeg) to read, and
 	// a function to call when done with it.
 	Path(ctx context.Context, key string) (string, func(), error)
+	// Sweep deletes the objects last written before cutoff and reports
+	// how many: results past their time to live, inputs of jobs long gone.
+	Sweep(ctx context.Context, cutoff time.Time) (int, error)
 }
 
 // File is a stored object being read.
@@ -47,9 +49,18 @@ func NewLocal(dir string) (*Local, error) {
 	return &Local{Dir: dir}, nil
 }
 
-func (l *Local) file(key string) (string, error) {
+// checkKey refuses keys that are not one plain name: every store keeps
+// its objects side by side, and a key never climbs out of its directory.
+func checkKey(key string) error {
 	if key == "" || strings.ContainsAny(key, `/\`) || strings.HasPrefix(key, ".") {
-		return "", fmt.Errorf("video store: bad key %q", key)
+		return fmt.Errorf("video store: bad key %q", key)
+	}
+	return nil
+}
+
+func (l *Local) file(key string) (string, error) {
+	if err := checkKey(key); err != nil {
+		return "", err
 	}
 	return filepath.Join(l.Dir, key), nil
 }
@@ -124,15 +135,16 @@ func (l *Local) Path(_ context.Context, key string) (string, func(), error) {
 	return path, func() {}, nil
 }
 
-// Sweep deletes the objects last written before cutoff and reports how
-// many: results past their time to live, inputs of jobs long gone.
-func (l *Local) Sweep(cutoff time.Time) (int, error) {
+func (l *Local) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	entries, err := os.ReadDir(l.Dir)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, e := range entries {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
 		info, err := e.Info()
 		if err != nil || e.IsDir() || !info.ModTime().Before(cutoff) {
 			continue

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -52,6 +54,8 @@ type config struct {
 	LogLevel                string
 
 	VideoDir               string
+	VideoStore             string         // VIDEO_STORE as given; empty = Local on VideoDir
+	S3                     video.S3Config // VIDEO_STORE=s3://... with S3_ENDPOINT and AWS_*
 	MaxVideoBytes          int64
 	MaxVideoSeconds        int64
 	MaxVideoFramePixels    int64
@@ -131,6 +135,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
 	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))
+	c.VideoStore = str("VIDEO_STORE", "")
+	if c.VideoStore != "" {
+		if strings.TrimSpace(getenv("VIDEO_DIR")) != "" {
+			errs = append(errs, errors.New("VIDEO_DIR and VIDEO_STORE are both set: keep one (VIDEO_DIR for one machine's disk, VIDEO_STORE=s3://bucket/prefix for processes on several machines)"))
+		}
+		s3, err := s3Config(c.VideoStore, getenv)
+		errs = append(errs, err)
+		c.S3 = s3
+	}
 	c.MaxVideoBytes = num("MAX_VIDEO_BYTES", 500<<20, 1024)
 	c.MaxVideoSeconds = num("MAX_VIDEO_SECONDS", 180, 1)
 	c.MaxVideoFramePixels = num("MAX_VIDEO_FRAME_PIXELS", 4096*2160, 1024)
@@ -181,6 +194,80 @@ func loadConfig(getenv func(string) string) (config, error) {
 		errs = append(errs, errors.New("ADMIN_TOKEN: use at least 16 characters"))
 	}
 	return c, errors.Join(errs...)
+}
+
+// s3Config reads VIDEO_STORE=s3://bucket[/prefix] and the variables every
+// S3 client knows: S3_ENDPOINT (a server other than AWS, addressed
+// path-style; the only way to allow plain http), AWS_REGION,
+// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.
+func s3Config(store string, getenv func(string) string) (video.S3Config, error) {
+	var errs []error
+	var c video.S3Config
+	u, err := url.Parse(store)
+	switch {
+	case err != nil || u.Scheme != "s3" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		errs = append(errs, fmt.Errorf("VIDEO_STORE=%q: want s3://bucket or s3://bucket/prefix", store))
+	case !validBucket(u.Host):
+		errs = append(errs, fmt.Errorf("VIDEO_STORE=%q: %q is not a bucket name (3-63 lowercase letters, digits, dots, hyphens)", store, u.Host))
+	default:
+		c.Bucket, c.Prefix = u.Host, strings.Trim(u.Path, "/")
+	}
+	c.Endpoint = strings.TrimSpace(getenv("S3_ENDPOINT"))
+	if c.Endpoint != "" {
+		e, err := url.Parse(c.Endpoint)
+		if err != nil || (e.Scheme != "http" && e.Scheme != "https") || e.Host == "" || e.User != nil || strings.Trim(e.Path, "/") != "" || e.RawQuery != "" {
+			errs = append(errs, fmt.Errorf("S3_ENDPOINT=%q: want https://host[:port] (or http:// on a private network)", c.Endpoint))
+		}
+	}
+	c.Region = strings.TrimSpace(getenv("AWS_REGION"))
+	if c.Region == "" {
+		c.Region = strings.TrimSpace(getenv("AWS_DEFAULT_REGION"))
+	}
+	c.AccessKey, c.SecretKey = getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
+	c.SessionToken = getenv("AWS_SESSION_TOKEN")
+	if c.AccessKey == "" || c.SecretKey == "" {
+		errs = append(errs, fmt.Errorf("VIDEO_STORE=%q needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", store))
+	}
+	return c, errors.Join(errs...)
+}
+
+// validBucket reports whether name is an S3 bucket name.
+func validBucket(name string) bool {
+	if len(name) < 3 || len(name) > 63 || strings.Contains(name, "..") {
+		return false
+	}
+	for i, r := range name {
+		edge := i == 0 || i == len(name)-1
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+		case (r == '-' || r == '.') && !edge:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// videoStore opens the store video jobs keep their files in: the bucket
+// of VIDEO_STORE, or the directory VIDEO_DIR.
+func (c config) videoStore(ctx context.Context) (video.Store, error) {
+	if c.VideoStore == "" {
+		return video.NewLocal(c.VideoDir)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return video.NewS3(ctx, c.S3)
+}
+
+// videoStoreName is where video files are kept, for the log; no secrets.
+func (c config) videoStoreName() string {
+	if c.VideoStore == "" {
+		return c.VideoDir
+	}
+	if c.S3.Endpoint != "" {
+		return c.VideoStore + " at " + c.S3.Endpoint
+	}
+	return c.VideoStore
 }
 
 // redisOptions turns REDIS_URL into client options sized for the service:

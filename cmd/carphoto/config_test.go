@@ -45,3 +45,55 @@ func TestConfigRefusals(t *testing.T) {
 		t.Errorf("UPLOAD_TIMEOUT=fast: %v, want an error naming it", err)
 	}
 }
+
+// VIDEO_STORE=s3://bucket/prefix takes its server and keys from the
+// variables every S3 client reads; a wrong one is named at start, and so
+// are VIDEO_DIR and VIDEO_STORE set together.
+func TestConfigVideoStore(t *testing.T) {
+	keys := map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret"}
+	with := func(kv map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range keys {
+			m[k] = v
+		}
+		for k, v := range kv {
+			m[k] = v
+		}
+		return m
+	}
+	c, err := loadConfig(envOf(with(map[string]string{"VIDEO_STORE": "s3://videos-bucket/carphoto/jobs/",
+		"S3_ENDPOINT": "http://10.0.0.5:8333", "AWS_REGION": "eu-west-3"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.S3; s.Bucket != "videos-bucket" || s.Prefix != "carphoto/jobs" || s.Endpoint != "http://10.0.0.5:8333" ||
+		s.Region != "eu-west-3" || s.AccessKey != "AKIDEXAMPLE" || s.SecretKey != "secret" {
+		t.Errorf("S3 config %+v", s)
+	}
+	if name := c.videoStoreName(); strings.Contains(name, "secret") || !strings.Contains(name, "s3://videos-bucket") {
+		t.Errorf("the store as logged: %q", name)
+	}
+	for _, tt := range []struct {
+		env  map[string]string
+		want []string // every one named in the error
+	}{
+		{with(map[string]string{"VIDEO_STORE": "s3://b-1/p", "VIDEO_DIR": "/data/videos"}), []string{"VIDEO_DIR", "VIDEO_STORE"}},
+		{with(map[string]string{"VIDEO_STORE": "https://bucket/p"}), []string{"VIDEO_STORE", "s3://bucket"}},
+		{with(map[string]string{"VIDEO_STORE": "s3://Bad_Bucket/p"}), []string{"VIDEO_STORE", "bucket name"}},
+		{with(map[string]string{"VIDEO_STORE": "s3://b-1/p", "S3_ENDPOINT": "ftp://host"}), []string{"S3_ENDPOINT"}},
+		{with(map[string]string{"VIDEO_STORE": "s3://b-1/p", "S3_ENDPOINT": "http://host:8333/bucket"}), []string{"S3_ENDPOINT"}},
+		{map[string]string{"VIDEO_STORE": "s3://b-1/p"}, []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}},
+	} {
+		_, err := loadConfig(envOf(tt.env))
+		for _, name := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%v: error %v does not name %s", tt.env, err, name)
+			}
+		}
+	}
+	// Without VIDEO_STORE the S3 variables change nothing: files stay on disk.
+	c, err = loadConfig(envOf(with(map[string]string{"S3_ENDPOINT": "http://10.0.0.5:8333"})))
+	if err != nil || c.VideoStore != "" {
+		t.Errorf("S3_ENDPOINT alone: store %q, %v; want the local directory", c.VideoStore, err)
+	}
+}

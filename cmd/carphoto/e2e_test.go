@@ -353,7 +353,18 @@ type proc struct {
 
 func startProc(t *testing.T, role string, env ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	return startProcIn(t, "", role, env...)
+}
+
+// startProcIn starts the process in dir (the test's own when empty).
+func startProcIn(t *testing.T, dir, role string, env ...string) *proc {
+	t.Helper()
+	bin, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append([]string{"CARPHOTO_E2E_ROLE=" + role, "LOG_LEVEL=info"}, env...)...)
 	p := &proc{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr

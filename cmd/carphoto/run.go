@@ -137,9 +137,10 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).Str("metrics_host", cfg.MetricsHost).
 		Int64("max_video_seconds", cfg.MaxVideoSeconds).Int64("max_video_frame_pixels", cfg.MaxVideoFramePixels).
 		Int64("max_video_pixels", cfg.MaxVideoPixels).
+		Str("video_store", cfg.videoStoreName()).
 		Msg("configuration")
 
-	store, err := video.NewLocal(cfg.VideoDir)
+	store, err := cfg.videoStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -224,11 +225,11 @@ func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.Un
 
 // sweepVideos deletes, every few minutes, video files older than their
 // time to live: results nobody fetched, inputs of jobs long over.
-func sweepVideos(ctx context.Context, store *video.Local, ttl time.Duration, log zerolog.Logger) error {
+func sweepVideos(ctx context.Context, store video.Store, ttl time.Duration, log zerolog.Logger) error {
 	t := time.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {
-		if n, err := store.Sweep(time.Now().Add(-ttl - time.Hour)); err != nil {
+		if n, err := store.Sweep(ctx, time.Now().Add(-ttl-time.Hour)); err != nil && ctx.Err() == nil {
 			log.Warn().Err(err).Msg("sweep video files")
 		} else if n > 0 {
 			log.Info().Int("files", n).Msg("swept expired video files")
