@@ -129,7 +129,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 	}
 	log.Info().Str("redis", opt.Addr).Bool("embedded_redis", embedded).
 		Dur("request_timeout", cfg.RequestTimeout).Dur("upload_timeout", cfg.UploadTimeout).Dur("idempotency_ttl", cfg.IdempotencyTTL).
-		Int64("max_upload_bytes", cfg.MaxUploadBytes).
+		Int64("max_upload_bytes", cfg.MaxUploadBytes).Bool("allow_private_urls", cfg.AllowPrivateURLs).
 		Int("max_pixels", cfg.MaxPixels).Int("max_image_side", cfg.MaxImageSide).Int("max_image_aspect", cfg.MaxImageAspect).Dur("task_check_interval", cfg.TaskCheckInterval).
 		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
 		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("max_in_flight_per_key", cfg.MaxInFlightPerKey).
