@@ -120,3 +120,33 @@ func TestFetchGuard(t *testing.T) {
 		t.Errorf("the first hop was reached %d times, want once", n)
 	}
 }
+
+// The fields are checked before imageUrl or logoUrl is fetched: a bad
+// option, or both image and imageUrl, costs the source no request.
+func TestCheckUploadFetchesLast(t *testing.T) {
+	src, hits := source(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("x")) })
+	s := fetchServer(netguard.Guard{AllowPrivate: true})
+	for _, tc := range []struct {
+		name string
+		op   string
+		up   upload
+		code string
+	}{
+		{"bad style", "blur-plates", upload{values: map[string]string{"imageUrl": src.URL, "style": "sparkle"}}, carphoto.EInvalidParams},
+		{"image and imageUrl", "blur-plates", upload{image: []byte("x"), hasImage: true, values: map[string]string{"imageUrl": src.URL}}, carphoto.EInvalidParams},
+		{"neither", "car-cutout", upload{values: map[string]string{"crop": "true"}}, carphoto.EMissingImage},
+		{"logoUrl and logoAssetId", "plate-logo", upload{values: map[string]string{"imageUrl": src.URL, "logoUrl": src.URL, "logoAssetId": "asset_x"}}, carphoto.EInvalidParams},
+		{"no design", "logo-overlay", upload{values: map[string]string{"imageUrl": src.URL}}, carphoto.EInvalidParams},
+		{"logoUrl not http", "logo-overlay", upload{values: map[string]string{"imageUrl": src.URL, "logoUrl": "file:///etc/passwd"}}, carphoto.EInvalidParams},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := s.checkUpload(context.Background(), tc.op, &tc.up)
+			if got := carphoto.ErrorCode(err); got != tc.code {
+				t.Errorf("code %q (%v), want %q", got, err, tc.code)
+			}
+		})
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the source was fetched %d times, want never", n)
+	}
+}
