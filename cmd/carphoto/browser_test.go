@@ -8,12 +8,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -310,7 +313,9 @@ type tryCase struct {
 // download link). Before any call no facts show.
 func TestTryItPageEveryOperation(t *testing.T) {
 	ctx := browser(t)
-	env := map[string]string{}
+	// The photo by URL comes from a server on loopback, which the
+	// service may reach only with ALLOW_PRIVATE_URLS.
+	env := map[string]string{"ALLOW_PRIVATE_URLS": "true"}
 	withVideo := video.Available() == nil
 	if withVideo {
 		env["VIDEO_DIR"] = t.TempDir()
@@ -322,6 +327,13 @@ func TestTryItPageEveryOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	car, design := filepath.Join(samples, "car.jpg"), filepath.Join(samples, "plate-design.png")
+	var fetched atomic.Int32
+	files := http.FileServer(http.Dir(samples))
+	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(cdn.Close)
 
 	shown := func() []string {
 		t.Helper()
@@ -411,6 +423,7 @@ func TestTryItPageEveryOperation(t *testing.T) {
 		{"plate-logo", map[string]string{"requirePlate": "true"}, map[string]string{"logo": design}, "image/jpeg", "-plate-logo.jpg"},
 		{"car-shadow", map[string]string{"reflection": "true", "crop": "true", "padding": "5%", "aspect": "4:3", "background": "#FFFFFF"}, nil, "image/jpeg", "-car-shadow.jpg"},
 		{"car-cutout", map[string]string{"crop": "true", "padding": "10"}, nil, "image/png", "-car-cutout.png"},
+		{"blur-plates", map[string]string{"imageUrl": cdn.URL + "/car.jpg", "style": "black", "format": "png"}, nil, "image/png", "-blur-plates.png"},
 		{"logo-overlay", map[string]string{"position": "top-left", "scale": "0.3", "opacity": "0.8", "margin": "0.05", "format": "webp"},
 			map[string]string{"logo": design}, "image/webp", "-logo-overlay.webp"},
 	}
@@ -450,6 +463,10 @@ func TestTryItPageEveryOperation(t *testing.T) {
 		}
 	} else {
 		t.Logf("video-blur not driven: %v", video.Available())
+	}
+
+	if n := fetched.Load(); n != 1 {
+		t.Errorf("the photo's URL was fetched %d times, want once (the imageUrl call)", n)
 	}
 
 	// A failure after a success: the error shows, and nothing of the
