@@ -22,6 +22,9 @@ const (
 	OpCarShadow  = "car-shadow"
 	OpCarCutout  = "car-cutout"
 	OpLogo       = "logo-overlay"
+	// OpVideoBlur is the video operation: a job, not a photo task, priced
+	// per started 10 seconds of video.
+	OpVideoBlur = "video-blur"
 )
 
 // Ops lists every available operation.

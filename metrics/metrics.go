@@ -78,7 +78,7 @@ func New() *Metrics {
 		}, []string{"op"}),
 		credits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carphoto_credits_charged_total",
-			Help: "Credits charged for successful calls, by operation (replays of an Idempotency-Key not counted).",
+			Help: "Credits charged for successful calls and finished video jobs, by operation (replays of an Idempotency-Key not counted).",
 		}, []string{"op"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carphoto_rate_limit_refusals_total",
@@ -192,6 +192,15 @@ func (m *Metrics) PhotoStarted() (done func()) {
 	}
 	m.photosInFlight.Inc()
 	return m.photosInFlight.Dec
+}
+
+// Charged records credits a worker captured for op (a video job's); the
+// web side's are recorded by RequestDone.
+func (m *Metrics) Charged(op string, credits int64) {
+	if m == nil || credits <= 0 {
+		return
+	}
+	m.credits.WithLabelValues(op).Add(float64(credits))
 }
 
 // TaskDone records a task a worker finished; outcome is "ok" or the

@@ -26,11 +26,11 @@ import (
 // fields lists the multipart fields each operation accepts; anything else is
 // refused so a misspelt option never passes silently.
 var fields = map[string][]string{
-	jobs.OpBlurPlates: {"image", "style", "requirePlate", "format"},
-	jobs.OpPlateLogo:  {"image", "logo", "logoAssetId", "requirePlate", "format"},
-	jobs.OpCarShadow:  {"image", "reflection", "crop", "padding", "background", "aspect", "format"},
-	jobs.OpCarCutout:  {"image", "crop", "padding", "background", "aspect", "format"},
-	jobs.OpLogo:       {"image", "logo", "logoAssetId", "position", "scale", "opacity", "margin", "format"},
+	jobs.OpBlurPlates: {"image", "imageUrl", "style", "requirePlate", "format"},
+	jobs.OpPlateLogo:  {"image", "imageUrl", "logo", "logoAssetId", "logoUrl", "requirePlate", "format"},
+	jobs.OpCarShadow:  {"image", "imageUrl", "reflection", "crop", "padding", "background", "aspect", "format"},
+	jobs.OpCarCutout:  {"image", "imageUrl", "crop", "padding", "background", "aspect", "format"},
+	jobs.OpLogo:       {"image", "imageUrl", "logo", "logoAssetId", "logoUrl", "position", "scale", "opacity", "margin", "format"},
 }
 
 // maxFieldBytes caps a text field; the longest legitimate one is an asset id.
@@ -174,7 +174,9 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 // deadline is set to UploadTimeout from now (the request's turn, after any
 // wait for its key's slot), within the request's deadline, so a stalled or
 // trickling upload ends as 408 request_timeout at that time, and the
-// connection is closed (endUpload).
+// connection is closed (endUpload). A photo or design sent by URL is
+// fetched once the body is read and the deadline cleared, within its own
+// UploadTimeout (fetch).
 func (s *Server) readUpload(c echo.Context, op string, deadline time.Time) (jobs.Request, string, error) {
 	if s.cfg.UploadTimeout <= 0 {
 		return s.parseUpload(c, op)
@@ -188,8 +190,11 @@ func (s *Server) readUpload(c echo.Context, op string, deadline time.Time) (jobs
 		// Not a network connection (a test recorder): nothing can stall.
 		return s.parseUpload(c, op)
 	}
-	req, assetID, err := s.parseUpload(c, op)
-	return req, assetID, endUpload(c, rc, err)
+	up, err := s.readMultipart(c.Response().Writer, c.Request(), op)
+	if err := endUpload(c, rc, err); err != nil {
+		return jobs.Request{Op: op}, "", err
+	}
+	return s.checkUpload(c.Request().Context(), op, up)
 }
 
 // endUpload settles the read deadline once an upload's reading is over
@@ -301,25 +306,30 @@ func (s *Server) release(ctx context.Context, log *zerolog.Logger, h billing.Hol
 }
 
 // parseUpload reads the multipart body part by part, capping every part
-// while reading, and validates the fields in the spec's order: a missing
-// image first, then any invalid parameter. assetID is plate-logo's
-// logoAssetId, for the caller to resolve in the account's library.
+// while reading, then checks it (checkUpload).
 func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, assetID string, err error) {
-	req.Op = op
 	up, err := s.readMultipart(c.Response().Writer, c.Request(), op)
 	if err != nil {
-		return req, "", err
+		return jobs.Request{Op: op}, "", err
 	}
-	if !up.hasImage {
-		return req, "", carphoto.Errorf(carphoto.EMissingImage,
-			"image missing: send the photo as a multipart/form-data file field named \"image\"")
-	}
-	width, height, err := s.checkHeader("image", up.image)
-	if err != nil {
-		return req, "", err
-	}
-	req.Photo = up.image
+	return s.checkUpload(c.Request().Context(), op, up)
+}
+
+// checkUpload validates the fields in the spec's order: a missing image
+// first, then any invalid parameter; only then are imageUrl and logoUrl
+// fetched, and the images' headers checked. assetID is the logoAssetId,
+// for the caller to resolve in the account's library.
+func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jobs.Request, assetID string, err error) {
+	req.Op = op
 	v := up.values
+	imageURL, hasURL := v["imageUrl"]
+	switch {
+	case !up.hasImage && !hasURL:
+		return req, "", carphoto.Errorf(carphoto.EMissingImage,
+			"image missing: send the photo as a multipart/form-data file field named \"image\", or its address in the field \"imageUrl\"")
+	case up.hasImage && hasURL:
+		return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of image (a file) or imageUrl, not both")
+	}
 	if req.Params.RequirePlate, err = parseBool("requirePlate", v["requirePlate"]); err != nil {
 		return req, "", err
 	}
@@ -340,33 +350,67 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 		if err := parseCanvas(v, &req.Params); err != nil {
 			return req, "", err
 		}
-		if err := s.checkCanvas(req.Params, width, height); err != nil {
-			return req, "", err
-		}
-	}
-	switch op {
 	case jobs.OpLogo:
 		if err := parseOverlay(v, &req.Params); err != nil {
 			return req, "", err
 		}
-		fallthrough
-	case jobs.OpPlateLogo:
-		_, hasID := v["logoAssetId"]
+	}
+	needsLogo := op == jobs.OpLogo || op == jobs.OpPlateLogo
+	logoURL, hasLogoURL := v["logoUrl"]
+	if needsLogo {
+		rawID, hasID := v["logoAssetId"]
+		n := 0
+		for _, has := range []bool{up.hasLogo, hasID, hasLogoURL} {
+			if has {
+				n++
+			}
+		}
 		switch {
-		case up.hasLogo && hasID:
-			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file) or logoAssetId, not both")
-		case !up.hasLogo && !hasID:
-			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file) or logoAssetId")
-		case hasID && strings.TrimSpace(v["logoAssetId"]) == "":
+		case n > 1:
+			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file), logoAssetId or logoUrl, not several")
+		case n == 0:
+			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file), logoAssetId or logoUrl")
+		case hasID && rawID == "":
 			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "logoAssetId is empty")
 		case hasID:
-			assetID = strings.TrimSpace(v["logoAssetId"])
-		default:
-			if _, _, err := s.checkHeader("logo", up.logo); err != nil {
+			assetID = rawID
+		}
+		if hasLogoURL {
+			if _, err := parseSourceURL("logoUrl", logoURL); err != nil {
 				return req, "", err
 			}
-			req.Logo = up.logo
 		}
+	}
+
+	field := "image"
+	if hasURL {
+		field = "imageUrl"
+		if up.image, err = s.fetch(ctx, field, imageURL); err != nil {
+			return req, "", err
+		}
+	}
+	width, height, err := s.checkHeader(field, up.image)
+	if err != nil {
+		return req, "", err
+	}
+	req.Photo = up.image
+	if op == jobs.OpCarShadow || op == jobs.OpCarCutout {
+		if err := s.checkCanvas(req.Params, width, height); err != nil {
+			return req, "", err
+		}
+	}
+	if needsLogo && assetID == "" {
+		field := "logo"
+		if hasLogoURL {
+			field = "logoUrl"
+			if up.logo, err = s.fetch(ctx, field, logoURL); err != nil {
+				return req, "", err
+			}
+		}
+		if _, _, err := s.checkHeader(field, up.logo); err != nil {
+			return req, "", err
+		}
+		req.Logo = up.logo
 	}
 	return req, assetID, nil
 }
@@ -518,8 +562,9 @@ func (s *Server) checkCanvas(p jobs.Params, width, height int) error {
 }
 
 // readMultipart streams the body. Files are capped at MaxUploadBytes while
-// reading; the first problem other than a missing image is kept and
-// returned after the whole body is read, so missing_image wins over it.
+// reading; the first problem other than a missing image (no image and no
+// imageUrl) is kept and returned after the whole body is read, so
+// missing_image wins over it.
 func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string) (*upload, error) {
 	up := &upload{values: map[string]string{}}
 	ct := r.Header.Get(echo.HeaderContentType)
@@ -575,8 +620,11 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 		}
 		seen[name] = true
 		limit := int64(maxFieldBytes)
-		if name == "image" || name == "logo" {
+		switch name {
+		case "image", "logo":
 			limit = s.cfg.MaxUploadBytes
+		case "imageUrl", "logoUrl":
+			limit = maxURLBytes
 		}
 		data, err := io.ReadAll(io.LimitReader(part, limit+1))
 		if err != nil {
@@ -597,7 +645,7 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 				return nil, tooLarge(name, s.cfg.MaxUploadBytes)
 			}
 			if invalid == nil {
-				invalid = carphoto.Errorf(carphoto.EInvalidParams, "field %q is longer than %d bytes", name, maxFieldBytes)
+				invalid = carphoto.Errorf(carphoto.EInvalidParams, "field %q is longer than %d bytes", name, limit)
 			}
 			continue
 		}
@@ -610,7 +658,7 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 			up.values[name] = strings.TrimSpace(string(data))
 		}
 	}
-	if up.hasImage && invalid != nil {
+	if _, hasURL := up.values["imageUrl"]; (up.hasImage || hasURL) && invalid != nil {
 		return nil, invalid
 	}
 	return up, nil

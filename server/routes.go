@@ -49,7 +49,16 @@ func (s *Server) unknownTool(c echo.Context) error {
 	if r.Method != http.MethodPost {
 		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; operations are POST", r.Method, r.URL.Path)
 	}
-	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q; available: %s", c.Param("*"), strings.Join(jobs.Ops, ", "))
+	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q; available: %s", c.Param("*"), strings.Join(s.ops(), ", "))
+}
+
+// ops are the operations this server offers: the photo operations, and
+// video-blur when it is enabled.
+func (s *Server) ops() []string {
+	if s.cfg.Video.Store == nil {
+		return jobs.Ops
+	}
+	return append(append([]string(nil), jobs.Ops...), jobs.OpVideoBlur)
 }
 
 func (s *Server) healthz(c echo.Context) error {

@@ -15,6 +15,7 @@ import (
 
 	"carphoto/billing"
 	"carphoto/idempotency"
+	"carphoto/internal/netguard"
 	"carphoto/jobs"
 	"carphoto/metrics"
 )
@@ -29,8 +30,11 @@ type Config struct {
 	// IdempotencyTTL is how long the answer to a photo request sent with
 	// an Idempotency-Key is kept for its retries; zero ignores the header.
 	IdempotencyTTL time.Duration
-	MaxUploadBytes int64 // cap on one uploaded file
-	MaxPixels      int   // cap on width × height, checked from the header
+	MaxUploadBytes int64 // cap on one uploaded file, or one fetched by URL
+	// AllowPrivateURLs lets imageUrl and logoUrl reach loopback, private
+	// and reserved addresses (development and tests only).
+	AllowPrivateURLs bool
+	MaxPixels        int // cap on width × height, checked from the header
 	// MaxSide and MaxAspect bound an image's shape from its header: each
 	// side, and the longer side ÷ the shorter. Zero takes imageops' default.
 	MaxSide    int
@@ -65,6 +69,8 @@ type Server struct {
 	// videoQueue enqueues video jobs.
 	videoQueue *asynq.Client
 	idem       *idempotency.Store
+	// fetcher gets imageUrl and logoUrl through the address guard.
+	fetcher *http.Client
 }
 
 // New wires the routes. rdb is the service's Redis; b and j are built on it.
@@ -75,7 +81,8 @@ func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.S
 		videoQueue: asynq.NewClientFromRedisClient(rdb),
 		slots:      make(chan struct{}, max(cfg.MaxInFlight, 1)),
 		// A claim outlives the longest request by a margin, then lapses.
-		idem: idempotency.New(rdb, cfg.IdempotencyTTL, cfg.RequestTimeout+10*time.Second),
+		idem:    idempotency.New(rdb, cfg.IdempotencyTTL, cfg.RequestTimeout+10*time.Second),
+		fetcher: newFetchClient(netguard.Guard{AllowPrivate: cfg.AllowPrivateURLs}),
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

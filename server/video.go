@@ -50,7 +50,7 @@ func (vc VideoConfig) limits() video.Limits {
 }
 
 // OpVideoBlur is the video operation's name in the URL and the ledger.
-const OpVideoBlur = "video-blur"
+const OpVideoBlur = jobs.OpVideoBlur
 
 func (s *Server) videoRoutes(v1 *echo.Group) {
 	v1.POST("/"+OpVideoBlur, s.videoBlur)

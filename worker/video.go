@@ -176,6 +176,10 @@ func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields m
 	if status == video.Failed {
 		vc.Billing.ReleaseID(ctx, job.Hold)
 	}
+	if status == video.Done && w.cfg.Metrics != nil {
+		// Counted once: only the worker whose update ended the job gets here.
+		w.cfg.Metrics.Charged(jobs.OpVideoBlur, job.Credits)
+	}
 	vc.Store.Delete(ctx, video.InputKey(job.ID))
 	if job.Webhook == "" {
 		return

@@ -40,6 +40,9 @@ type Config struct {
 type Observer interface {
 	TaskDone(op, outcome string, processing time.Duration)
 	WorkerRunning(running func() float64)
+	// Charged records credits captured by the worker (a video job's, when
+	// it is done); photo calls' are recorded by the web side.
+	Charged(op string, credits int64)
 }
 
 // limits are the bounds every decoded image (photo or design) is held to,

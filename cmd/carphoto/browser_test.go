@@ -8,17 +8,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"carphoto/internal/videotest"
+	"carphoto/video"
 )
 
 // chromium is the one headless Chromium the browser tests share, started
@@ -287,5 +293,195 @@ func TestDocsPage(t *testing.T) {
 	see("the blur-plates operation", "X-Credits-Remaining", "X-Plates-Found", "Idempotency-Key")
 	if out := requests.elsewhere(s.url); len(out) > 0 {
 		t.Errorf("the page fetched from elsewhere: %v", out)
+	}
+}
+
+// tryCase is one call made on the try-it page: the operation, the values
+// set in its fields (by element id; "true" ticks a checkbox), the files
+// chosen, and what the page must then show.
+type tryCase struct {
+	op       string
+	values   map[string]string
+	files    map[string]string
+	wantType string // in the status line: "Done: <type>, N KB."
+	suffix   string // of the download's file name
+}
+
+// TestTryItPageEveryOperation drives every operation of / with its options
+// in Chromium, then a failure after a success: the page must show the
+// error and nothing of the earlier result (image, plates, credits,
+// download link). Before any call no facts show.
+func TestTryItPageEveryOperation(t *testing.T) {
+	ctx := browser(t)
+	// The photo by URL comes from a server on loopback, which the
+	// service may reach only with ALLOW_PRIVATE_URLS.
+	env := map[string]string{"ALLOW_PRIVATE_URLS": "true"}
+	withVideo := video.Available() == nil
+	if withVideo {
+		env["VIDEO_DIR"] = t.TempDir()
+	}
+	s := startService(t, env)
+	id, key := s.account(t, 20)
+	samples, err := filepath.Abs(filepath.Join("..", "..", "docs", "samples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	car, design := filepath.Join(samples, "car.jpg"), filepath.Join(samples, "plate-design.png")
+	var fetched atomic.Int32
+	files := http.FileServer(http.Dir(samples))
+	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(cdn.Close)
+
+	shown := func() []string {
+		t.Helper()
+		ids, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`["facts", "download", "result", "resultVideo"].filter(
+			(id) => getComputedStyle(document.getElementById(id)).display !== "none")`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/"),
+		chromedp.WaitVisible(chromedp.ID("run")),
+		chromedp.SetValue(chromedp.ID("key"), key),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := shown(); len(ids) != 0 {
+		t.Errorf("before any call the page shows %v, want none of the result's parts", ids)
+	}
+
+	// call sets the fields of c, presses Process and returns the status
+	// line once the call has ended ("ok: …" or "error: …").
+	call := func(c tryCase, photo string) string {
+		t.Helper()
+		values, _ := json.Marshal(c.values)
+		err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+			const $ = (id) => document.getElementById(id);
+			$("op").value = `+strconv.Quote(c.op)+`;
+			$("op").dispatchEvent(new Event("change"));
+			for (const el of document.querySelectorAll("form input[type=text], form select")) {
+				if (el.id !== "op") el.value = "";
+			}
+			for (const el of document.querySelectorAll("form input[type=checkbox]")) el.checked = false;
+			for (const [id, v] of Object.entries(`+string(values)+`)) {
+				if ($(id).type === "checkbox") $(id).checked = v === "true"; else $(id).value = v;
+			}
+			$("status").textContent = "";
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]string{"photo": photo}
+		for id, path := range c.files {
+			files[id] = path
+		}
+		for id, path := range files {
+			if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID(id), []string{path})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("run"))); err != nil {
+			t.Fatal(err)
+		}
+		out, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
+			const s = document.getElementById("status"), t = s.textContent;
+			if (document.getElementById("run").disabled || t === "" || t.startsWith("Processing") || t.startsWith("Job ")) return "";
+			return (s.className === "error" ? "error: " : "ok: ") + t;
+		})()`, chromedp.WithPollingTimeout(80*time.Second)))
+		if err != nil {
+			t.Fatalf("%s: the call never ended: %v", c.op, err)
+		}
+		return out
+	}
+	type facts struct {
+		Plates, Charged, Download, Href, ResultSrc, VideoSrc string
+		ResultW, ResultH                                     int
+	}
+	read := func() facts {
+		t.Helper()
+		f, err := chromedp.Run(ctx, chromedp.Evaluate[facts](`(() => {
+			const $ = (id) => document.getElementById(id);
+			return {Plates: $("plates").textContent, Charged: $("charged").textContent,
+				Download: $("download").download, Href: $("download").href,
+				ResultSrc: $("result").getAttribute("src") || "", VideoSrc: $("resultVideo").getAttribute("src") || "",
+				ResultW: $("result").naturalWidth, ResultH: $("result").naturalHeight};
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+
+	cases := []tryCase{
+		{"blur-plates", map[string]string{"style": "pixelate"}, nil, "image/jpeg", "-blur-plates.jpg"},
+		{"plate-logo", map[string]string{"requirePlate": "true"}, map[string]string{"logo": design}, "image/jpeg", "-plate-logo.jpg"},
+		{"car-shadow", map[string]string{"reflection": "true", "crop": "true", "padding": "5%", "aspect": "4:3", "background": "#FFFFFF"}, nil, "image/jpeg", "-car-shadow.jpg"},
+		{"car-cutout", map[string]string{"crop": "true", "padding": "10"}, nil, "image/png", "-car-cutout.png"},
+		{"blur-plates", map[string]string{"imageUrl": cdn.URL + "/car.jpg", "style": "black", "format": "png"}, nil, "image/png", "-blur-plates.png"},
+		{"logo-overlay", map[string]string{"position": "top-left", "scale": "0.3", "opacity": "0.8", "margin": "0.05", "format": "webp"},
+			map[string]string{"logo": design}, "image/webp", "-logo-overlay.webp"},
+	}
+	charged := 0
+	for _, c := range cases {
+		out := call(c, car)
+		if !strings.HasPrefix(out, "ok: Done: "+c.wantType+", ") {
+			t.Errorf("%s: the page says %q, want done with %s", c.op, out, c.wantType)
+			continue
+		}
+		charged++
+		f := read()
+		if f.Charged != "1" || !strings.HasSuffix(f.Download, c.suffix) || !strings.HasPrefix(f.Href, "blob:") || f.ResultW == 0 {
+			t.Errorf("%s: page shows %+v; want 1 credit charged, a result image and a download named …%s", c.op, f, c.suffix)
+		}
+		if n, err := strconv.Atoi(f.Plates); (c.op == "blur-plates" || c.op == "plate-logo") && (err != nil || n < 1) {
+			t.Errorf("%s: plates found %q, want at least 1 on the sample photo", c.op, f.Plates)
+		}
+		if d := f.ResultW*3 - f.ResultH*4; c.op == "car-shadow" && (d < -4 || d > 4) {
+			t.Errorf("car-shadow at aspect 4:3: result %d×%d", f.ResultW, f.ResultH)
+		}
+		if ids := shown(); len(ids) != 3 {
+			t.Errorf("%s: the page shows %v, want facts, download and result", c.op, ids)
+		}
+	}
+	if withVideo {
+		clip := videotest.Make(t, filepath.Join("..", ".."), t.TempDir())
+		out := call(tryCase{op: "video-blur", values: map[string]string{"style": "black"}}, clip)
+		if !strings.HasPrefix(out, "ok: Done: video/mp4, ") {
+			t.Errorf("video-blur: the page says %q, want done with video/mp4", out)
+		} else {
+			charged++
+			f := read()
+			if f.Charged != "1" || !strings.HasSuffix(f.Download, "-video-blur.mp4") || !strings.HasPrefix(f.VideoSrc, "blob:") {
+				t.Errorf("video-blur: page shows %+v; want 1 credit, the video and a download named …-video-blur.mp4", f)
+			}
+		}
+	} else {
+		t.Logf("video-blur not driven: %v", video.Available())
+	}
+
+	if n := fetched.Load(); n != 1 {
+		t.Errorf("the photo's URL was fetched %d times, want once (the imageUrl call)", n)
+	}
+
+	// A failure after a success: the error shows, and nothing of the
+	// success stays on the page.
+	out := call(tryCase{op: "car-cutout", values: map[string]string{"padding": "lots"}}, car)
+	if !strings.HasPrefix(out, "error: 400 invalid_params: padding") {
+		t.Errorf("a bad padding: the page says %q, want 400 invalid_params about padding", out)
+	}
+	if f := read(); f.Charged != "–" || f.Plates != "–" || f.ResultSrc != "" || f.VideoSrc != "" || f.Href != "" {
+		t.Errorf("after the failure the page still holds %+v", f)
+	}
+	if ids := shown(); len(ids) != 0 {
+		t.Errorf("after the failure the page shows %v, want only the error", ids)
+	}
+	if got := s.credits(t, id); got != int64(20-charged) {
+		t.Errorf("balance %d, want %d: each of %d successes charged once, the failure not", got, 20-charged, charged)
 	}
 }

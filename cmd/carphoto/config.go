@@ -66,7 +66,10 @@ type config struct {
 	VideoResultTTL         time.Duration
 	VideoWorkerConcurrency int
 	WebhookSecret          string
-	WebhookAllowPrivate    bool
+	// AllowPrivateURLs lets webhooks, imageUrl and logoUrl reach loopback,
+	// private and reserved addresses: ALLOW_PRIVATE_URLS, or its older
+	// name WEBHOOK_ALLOW_PRIVATE (development and tests only).
+	AllowPrivateURLs bool
 
 	MetricsToken string // bearer token /metrics needs; empty = open
 	MetricsPort  string // worker's own /metrics port; empty = none
@@ -154,12 +157,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.VideoResultTTL = dur("VIDEO_RESULT_TTL", 24*time.Hour, time.Minute)
 	c.VideoWorkerConcurrency = int(num("VIDEO_WORKER_CONCURRENCY", 1, 1))
 	c.WebhookSecret = getenv("WEBHOOK_SECRET")
-	switch v := getenv("WEBHOOK_ALLOW_PRIVATE"); v {
-	case "", "false":
-	case "true":
-		c.WebhookAllowPrivate = true
-	default:
-		errs = append(errs, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE=%q: want true or false", v))
+	for _, name := range []string{"ALLOW_PRIVATE_URLS", "WEBHOOK_ALLOW_PRIVATE"} {
+		switch v := getenv(name); v {
+		case "", "false":
+		case "true":
+			c.AllowPrivateURLs = true
+		default:
+			errs = append(errs, fmt.Errorf("%s=%q: want true or false", name, v))
+		}
 	}
 	if c.WebhookSecret != "" && len(c.WebhookSecret) < 16 {
 		errs = append(errs, errors.New("WEBHOOK_SECRET: use at least 16 characters"))
@@ -287,16 +292,17 @@ func (c config) redisOptions(url string) (*redis.Options, error) {
 
 func (c config) serverConfig() server.Config {
 	return server.Config{
-		RequestTimeout: c.RequestTimeout,
-		UploadTimeout:  c.UploadTimeout,
-		IdempotencyTTL: c.IdempotencyTTL,
-		MaxUploadBytes: c.MaxUploadBytes,
-		MaxPixels:      c.MaxPixels,
-		MaxSide:        c.MaxImageSide,
-		MaxAspect:      float64(c.MaxImageAspect),
-		AdminToken:     c.AdminToken,
-		HoldTTL:        c.holdTTL(),
-		MetricsToken:   c.MetricsToken,
+		RequestTimeout:   c.RequestTimeout,
+		UploadTimeout:    c.UploadTimeout,
+		IdempotencyTTL:   c.IdempotencyTTL,
+		MaxUploadBytes:   c.MaxUploadBytes,
+		AllowPrivateURLs: c.AllowPrivateURLs,
+		MaxPixels:        c.MaxPixels,
+		MaxSide:          c.MaxImageSide,
+		MaxAspect:        float64(c.MaxImageAspect),
+		AdminToken:       c.AdminToken,
+		HoldTTL:          c.holdTTL(),
+		MetricsToken:     c.MetricsToken,
 		// Leave connections for billing, rate limits and enqueueing.
 		MaxInFlight: max(c.RedisPoolSize-16, 1),
 	}
@@ -319,7 +325,7 @@ func (c config) videoLimits() video.Limits {
 }
 
 func (c config) notifier() video.Notifier {
-	return video.Notifier{Secret: []byte(c.WebhookSecret), AllowPrivate: c.WebhookAllowPrivate}
+	return video.Notifier{Secret: []byte(c.WebhookSecret), AllowPrivate: c.AllowPrivateURLs}
 }
 
 func (c config) workerConfig() worker.Config {

@@ -46,6 +46,29 @@ func TestConfigRefusals(t *testing.T) {
 	}
 }
 
+// ALLOW_PRIVATE_URLS opens imageUrl, logoUrl and webhooks to private
+// addresses; WEBHOOK_ALLOW_PRIVATE, its older name, still does.
+func TestConfigAllowPrivateURLs(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{nil, false},
+		{map[string]string{"ALLOW_PRIVATE_URLS": "true"}, true},
+		{map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true"}, true},
+		{map[string]string{"ALLOW_PRIVATE_URLS": "false"}, false},
+	} {
+		c, err := loadConfig(envOf(tc.env))
+		if err != nil || c.AllowPrivateURLs != tc.want || c.serverConfig().AllowPrivateURLs != tc.want || c.notifier().AllowPrivate != tc.want {
+			t.Errorf("%v: allow private %v (server %v, webhooks %v), %v; want %v", tc.env, c.AllowPrivateURLs,
+				c.serverConfig().AllowPrivateURLs, c.notifier().AllowPrivate, err, tc.want)
+		}
+	}
+	if _, err := loadConfig(envOf(map[string]string{"ALLOW_PRIVATE_URLS": "yes"})); err == nil || !strings.Contains(err.Error(), "ALLOW_PRIVATE_URLS") {
+		t.Errorf("ALLOW_PRIVATE_URLS=yes: %v, want an error naming it", err)
+	}
+}
+
 // VIDEO_STORE=s3://bucket/prefix takes its server and keys from the
 // variables every S3 client reads; a wrong one is named at start, and so
 // are VIDEO_DIR and VIDEO_STORE set together.

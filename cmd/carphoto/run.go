@@ -129,7 +129,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 	}
 	log.Info().Str("redis", opt.Addr).Bool("embedded_redis", embedded).
 		Dur("request_timeout", cfg.RequestTimeout).Dur("upload_timeout", cfg.UploadTimeout).Dur("idempotency_ttl", cfg.IdempotencyTTL).
-		Int64("max_upload_bytes", cfg.MaxUploadBytes).
+		Int64("max_upload_bytes", cfg.MaxUploadBytes).Bool("allow_private_urls", cfg.AllowPrivateURLs).
 		Int("max_pixels", cfg.MaxPixels).Int("max_image_side", cfg.MaxImageSide).Int("max_image_aspect", cfg.MaxImageAspect).Dur("task_check_interval", cfg.TaskCheckInterval).
 		Int("redis_pool_size", cfg.RedisPoolSize).Int("worker_concurrency", cfg.WorkerConcurrency).
 		Int("rate_limit_per_minute", cfg.RateLimitPerMinute).Int("max_in_flight_per_key", cfg.MaxInFlightPerKey).
@@ -277,14 +277,16 @@ func printDemo(ctx context.Context, b *billing.Service, addr, redisURL string, s
 	}
 	fmt.Fprintf(stdout, `carphoto dev mode: web + worker in one process on an embedded Redis.
 Embedded Redis: %[3]s  (admin CLI: REDIS_URL=%[3]s go run ./cmd/carphoto credits show %[4]s)
-Demo account %[4]s has %[5]d credits. Hide the plates of a photo:
+Demo account %[4]s has %[5]d credits. From the repository's root, hide the plates of the sample photo:
 
-  curl -sS -X POST %[1]s/v1/blur-plates -H "Authorization: Bearer %[2]s" -F image=@car.jpg -o car-blurred.jpg
+  curl -sS --fail-with-body -X POST %[1]s/v1/blur-plates -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -o car-blurred.jpg
 
-Replace the plate with a design, or add a shadow:
+Replace the plate with the sample design, or add a shadow:
 
-  curl -sS -X POST %[1]s/v1/plate-logo -H "Authorization: Bearer %[2]s" -F image=@car.jpg -F logo=@logo.png -o car-logo.jpg
-  curl -sS -X POST %[1]s/v1/car-shadow -H "Authorization: Bearer %[2]s" -F image=@car.jpg -o car-shadow.png
+  curl -sS --fail-with-body -X POST %[1]s/v1/plate-logo -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -F logo=@docs/samples/plate-design.png -o car-logo.jpg
+  curl -sS --fail-with-body -X POST %[1]s/v1/car-shadow -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -o car-shadow.png
+
+Or try every operation in a browser: %[1]s/
 
 `, addr, key, redisURL, acct.ID, acct.Credits)
 	return nil

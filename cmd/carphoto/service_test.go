@@ -11,6 +11,9 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,8 +27,10 @@ import (
 	"carphoto/internal/redistest"
 )
 
-// A newcomer runs `carphoto` with no setup, pastes the printed curl line
-// with a real photo, and gets a processed JPEG back.
+// A newcomer runs `carphoto` with no setup, pastes the printed curl lines
+// as they are, from the repository's root, and gets the sample photo
+// processed: each line names the committed samples and fails with the
+// error's body rather than writing it into the image file.
 func TestDevModePrintsWorkingCurlExample(t *testing.T) {
 	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -43,26 +48,61 @@ func TestDevModePrintsWorkingCurlExample(t *testing.T) {
 			t.Errorf("run: %v", err)
 		}
 	}()
-	m := regexp.MustCompile(`curl -sS -X POST (http://\S+/v1/blur-plates) -H "Authorization: Bearer (\S+)" -F image=@car.jpg`)
-	waitFor(t, out, m)
+	m := regexp.MustCompile(`curl -sS --fail-with-body -X POST (http://\S+/v1/blur-plates) -H "Authorization: Bearer (\S+)" -F image=@docs/samples/car.jpg -o car-blurred.jpg`)
+	waitFor(t, out, regexp.MustCompile(`Or try every operation in a browser`))
 	got := m.FindStringSubmatch(out.String())
+	if got == nil {
+		t.Fatalf("no blur-plates line on the sample photo in:\n%s", out)
+	}
 	if !strings.Contains(out.String(), "Embedded Redis: redis://127.0.0.1:") {
 		t.Errorf("banner does not show the embedded Redis URL:\n%s", out)
 	}
 	waitReady(t, strings.TrimSuffix(got[1], "/v1/blur-plates"))
 
-	status, h, body := post(t, got[1], got[2], file("image", carPhoto(t)))
-	if status != http.StatusOK {
-		t.Fatalf("status %d: %s", status, body)
+	var curls []string
+	for _, l := range lines(out.String()) {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "curl ") {
+			curls = append(curls, l)
+		}
 	}
-	if ct := h.Get("Content-Type"); ct != "image/jpeg" {
-		t.Errorf("Content-Type %q, want image/jpeg", ct)
+	if len(curls) != 3 {
+		t.Fatalf("%d curl lines, want 3:\n%s", len(curls), out)
 	}
-	if _, format, err := image.Decode(bytes.NewReader(body)); err != nil || format != "jpeg" {
-		t.Errorf("body is not a JPEG: %v %q", err, format)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skipf("curl is not installed: the printed lines are not run")
 	}
-	if got := h.Get("X-Credits-Remaining"); got != "99" {
-		t.Errorf("X-Credits-Remaining %q, want 99 (demo account starts at 100)", got)
+	// The lines run where the repository's docs/ is at hand, as in its root.
+	dir := t.TempDir()
+	docs, err := filepath.Abs(filepath.Join("..", "..", "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(docs, filepath.Join(dir, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range curls {
+		cmd := exec.Command("bash", "-c", line)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, b)
+		}
+	}
+	for name, format := range map[string]string{"car-blurred.jpg": "jpeg", "car-logo.jpg": "jpeg", "car-shadow.png": "png"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, f, err := image.Decode(bytes.NewReader(b)); err != nil || f != format {
+			t.Errorf("%s is not a %s: %v %q", name, format, err, f)
+		}
+	}
+	// With a wrong key a line fails (curl exits 22 saying 401), not 0
+	// with the JSON error saved as if it were the photo.
+	bad := strings.Replace(curls[0], got[2], "cp_live_wrong", 1)
+	cmd := exec.Command("bash", "-c", strings.Replace(bad, "car-blurred.jpg", "bad.jpg", 1))
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "401") {
+		t.Errorf("a wrong key: %v, output %q; want curl to fail with the 401", err, b)
 	}
 }
 

@@ -133,6 +133,23 @@ func TestVideoBlur(t *testing.T) {
 	if got := s.credits(t, id); got != 4 {
 		t.Errorf("balance %d after the job, want 4: charged once, 1 credit", got)
 	}
+	// video-blur is priced in /v1/account (per started 10 s), offered in
+	// unknown_tool's list and counted in the credits metric.
+	_, _, acct := do(t, http.MethodGet, s.url+"/v1/account", key, "", nil)
+	var account struct {
+		Cost map[string]int64 `json:"cost_per_operation"`
+	}
+	if err := json.Unmarshal(acct, &account); err != nil || account.Cost["video-blur"] != 1 {
+		t.Errorf("/v1/account %s: want video-blur priced 1 (per started 10 s)", acct)
+	}
+	status, h, body = post(t, s.url+"/v1/video-blurs", key, file("video", data))
+	wantError(t, status, h, body, 400, "unknown_tool")
+	if !strings.Contains(string(body), "video-blur") {
+		t.Errorf("unknown_tool %s does not list video-blur", body)
+	}
+	if got := value(scrape(t, http.DefaultClient, s.url+"/metrics"), "carphoto_credits_charged_total", "op", "video-blur"); got != 1 {
+		t.Errorf("carphoto_credits_charged_total{op=video-blur} = %v, want 1", got)
+	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		mu.Lock()
 		n := len(hooks)

@@ -1,7 +1,7 @@
 // carphoto with Node's fetch (Node 18+): every operation and the Assets library.
 //
 //   CARPHOTO_URL=http://localhost:8080 CARPHOTO_KEY=cp_live_... \
-//     PHOTO=car.jpg LOGO=dealer-plate.png OUT=out node client.mjs
+//     PHOTO=../samples/car.jpg LOGO=../samples/plate-design.png OUT=out node client.mjs
 //
 // Calls are retried on 429 (waiting the Retry-After the server sends), 500
 // and 503 (both uncharged), with an Idempotency-Key on photo calls so that a

@@ -2,7 +2,7 @@
 
     pip install requests
     CARPHOTO_URL=http://localhost:8080 CARPHOTO_KEY=cp_live_... \
-        PHOTO=car.jpg LOGO=dealer-plate.png OUT=out python3 client.py
+        PHOTO=../samples/car.jpg LOGO=../samples/plate-design.png OUT=out python3 client.py
 
 Calls are retried on 429 (waiting the Retry-After the server sends), 500
 and 503 (both uncharged), with an Idempotency-Key on photo calls so that a

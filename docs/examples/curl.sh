@@ -2,7 +2,7 @@
 # carphoto with curl: every operation and the Assets library.
 #
 #   CARPHOTO_URL=http://localhost:8080 CARPHOTO_KEY=cp_live_... \
-#     PHOTO=car.jpg LOGO=dealer-plate.png OUT=out bash curl.sh
+#     PHOTO=../samples/car.jpg LOGO=../samples/plate-design.png OUT=out bash curl.sh
 #
 # curl --retry retries 408, 429, 500, 502, 503 and 504, waiting what the
 # server's Retry-After says (else 1 s, doubling). Photo calls also send an

@@ -118,6 +118,15 @@ func TestControl(t *testing.T) {
 	if err := (netguard.Guard{AllowPrivate: true}).Control("tcp", "127.0.0.1:80", nil); err != nil {
 		t.Errorf("AllowPrivate: %v", err)
 	}
+	// Except lets exactly its addresses through: not the same host on
+	// another port.
+	except := netguard.Guard{Except: []string{"127.0.0.1:8080"}}
+	if err := except.Control("tcp", "127.0.0.1:8080", nil); err != nil {
+		t.Errorf("Except: %v", err)
+	}
+	if err := except.Control("tcp", "127.0.0.1:8081", nil); !errors.Is(err, netguard.ErrBlocked) {
+		t.Errorf("Except, another port: %v, want ErrBlocked", err)
+	}
 }
 
 // A client on the guard's Transport cannot reach a server on loopback, by
