@@ -3,6 +3,7 @@
 package plates
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"image"
@@ -28,6 +29,8 @@ import (
 // PLATES_MINE_LOOK=relook the windows the jury's second look judges: the
 // refined boxes of every look's proposals the shipped jury does not reject
 // (log-odds ≥ relook), each with its proposal's first-stage score, and
+// PLATES_MINE_SKIP=FILE leaves out the photos an earlier run's output
+// FILE holds (to finish a run that was stopped), and
 // PLATES_MINE_LOOK=text the text detector's proposals (textProposals), each
 // with its rank's score (1 for the strongest, falling by 0.01 a rank).
 func TestMine(t *testing.T) {
@@ -61,7 +64,11 @@ func TestMine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	skip := minedBefore(t)
 	mine := func(split string, p labelled) {
+		if skip[p.set+"/"+p.file] {
+			return
+		}
 		cands := [][5]float64{}
 		if text {
 			props, err := textProposals(context.Background(), p.img, 1)
@@ -118,4 +125,26 @@ func TestMine(t *testing.T) {
 	for _, p := range listedPhotos(t, "../../train/plates/plateless.json") {
 		mine("train", p)
 	}
+}
+
+// minedBefore reads the photos PLATES_MINE_SKIP's JSON lines name.
+func minedBefore(t *testing.T) map[string]bool {
+	done := map[string]bool{}
+	path := os.Getenv("PLATES_MINE_SKIP")
+	if path == "" {
+		return done
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var e struct{ Set, File string }
+		if err := dec.Decode(&e); err != nil {
+			t.Fatal(err)
+		}
+		done[e.Set+"/"+e.File] = true
+	}
+	return done
 }
