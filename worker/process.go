@@ -276,9 +276,8 @@ func carOf(ctx context.Context, in *imageops.Photo) (*image.NRGBA, error) {
 
 // carFound is car_not_found when the cut-out holds no car: its confident
 // car (alpha >= 128) covers less than cutout.MinCarShare of the photo, as
-// on a photo of a wall, the sky or a licence plate close up. An empty or
-// fragmentary cut-out is never what a client wants, so no opt-in, unlike
-// requirePlate. A transparent photo (the client's own cut-out) is not
+// on a photo of a plain wall or sky. An empty cut-out is never what a client
+// wants, so no opt-in, unlike requirePlate. A transparent photo (the client's own cut-out) is not
 // judged.
 func carFound(car *image.NRGBA) error {
 	if cutout.CarShare(car) >= cutout.MinCarShare {
