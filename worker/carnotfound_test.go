@@ -6,6 +6,8 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"carphoto"
@@ -30,15 +32,23 @@ func noCarJPEG(t *testing.T) []byte {
 }
 
 // car-cutout and car-shadow refuse a photo whose cut-out holds no car with
-// car_not_found (cutout.MinCarShare), and answer a real car photo.
+// car_not_found (cutout.MinCarShare), and answer a real car photo and the
+// smallest car in cars-seg (0137, a distant car: 0.65% of the photo).
 func TestCarNotFound(t *testing.T) {
 	photos, _ := cutoutSet(t, 1)
+	small, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "cars-seg", "images", "cars-seg-0137.jpg"))
+	if err != nil {
+		t.Skip(err)
+	}
+	photos = append(photos, small)
 	ctx := context.Background()
 	lim := imageops.Limits{}
 	for _, op := range []string{jobs.OpCarCutout, jobs.OpCarShadow} {
-		res, err := Process(ctx, op, photos[0], nil, jobs.Params{}, lim)
-		if err != nil || len(res.Body) == 0 {
-			t.Errorf("%s of a held-out car photo: %v; want the answer", op, err)
+		for i, photo := range photos {
+			res, err := Process(ctx, op, photo, nil, jobs.Params{}, lim)
+			if err != nil || len(res.Body) == 0 {
+				t.Errorf("%s of car photo %d: %v; want the answer", op, i, err)
+			}
 		}
 		_, err = Process(ctx, op, noCarJPEG(t), nil, jobs.Params{}, lim)
 		if code := carphoto.ErrorCode(err); code != carphoto.ECarNotFound {
