@@ -20,6 +20,7 @@ var statuses = map[string]int{
 	carphoto.EProcessingFailed:     http.StatusInternalServerError,
 	carphoto.EPayloadTooLarge:      http.StatusRequestEntityTooLarge,
 	carphoto.EPlateNotFound:        http.StatusUnprocessableEntity,
+	carphoto.ECarNotFound:          http.StatusUnprocessableEntity,
 	carphoto.ENotFound:             http.StatusNotFound,
 	carphoto.EMethodNotAllowed:     http.StatusMethodNotAllowed,
 	carphoto.EUnavailable:          http.StatusServiceUnavailable,

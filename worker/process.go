@@ -265,7 +265,26 @@ func carOf(ctx context.Context, in *imageops.Photo) (*image.NRGBA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cut out: %w", err)
 	}
-	return car, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := carFound(car); err != nil {
+		return nil, err
+	}
+	return car, nil
+}
+
+// carFound is car_not_found when the cut-out holds no car: its confident
+// car (alpha >= 128) covers less than cutout.MinCarShare of the photo, as
+// on a photo of a plain wall or sky. An empty cut-out is never what a client
+// wants, so no opt-in, unlike requirePlate. A transparent photo (the client's own cut-out) is not
+// judged.
+func carFound(car *image.NRGBA) error {
+	if cutout.CarShare(car) >= cutout.MinCarShare {
+		return nil
+	}
+	return carphoto.Errorf(carphoto.ECarNotFound,
+		"no car was found in the photo; you were not charged (send a photo with a whole car in view)")
 }
 
 // framed frames a car (with its shadow) as p asks and encodes it: a PNG

@@ -261,6 +261,8 @@ func TestErrors(t *testing.T) {
 		{"bad params beat no credits", "/v1/blur-plates", emptyKey, []part{file("image", photo), field("style", "sparkle")}, 400, "invalid_params"},
 		{"no credits", "/v1/blur-plates", emptyKey, []part{file("image", photo)}, 402, "insufficient_credits"},
 		{"requirePlate with no plate", "/v1/blur-plates", key, []part{file("image", plainJPEG(t)), field("requirePlate", "true")}, 422, "plate_not_found"},
+		{"car-cutout with no car", "/v1/car-cutout", key, []part{file("image", plainJPEG(t))}, 422, "car_not_found"},
+		{"car-shadow with no car", "/v1/car-shadow", key, []part{file("image", plainJPEG(t)), field("crop", "true")}, 422, "car_not_found"},
 		{"bad requirePlate", "/v1/plate-logo", key, []part{file("image", photo), file("logo", twoColourLogo(t)), field("requirePlate", "sure")}, 400, "invalid_params"},
 		{"requirePlate=1", "/v1/blur-plates", key, []part{file("image", photo), field("requirePlate", "1")}, 400, "invalid_params"},
 		{"requirePlate=TRUE", "/v1/blur-plates", key, []part{file("image", photo), field("requirePlate", "TRUE")}, 400, "invalid_params"},
@@ -295,6 +297,12 @@ func TestErrors(t *testing.T) {
 			wantError(t, status, h, body, tt.status, tt.code)
 		})
 	}
+	t.Run("car_not_found says what to send", func(t *testing.T) {
+		_, _, body := post(t, s.url+"/v1/car-shadow", key, file("image", plainJPEG(t)))
+		if !strings.Contains(string(body), "a photo with a whole car in view") || !strings.Contains(string(body), "not charged") {
+			t.Errorf("car_not_found message %s; want it to say what to send and that the call was not charged", body)
+		}
+	})
 	t.Run("messages name the accepted values", func(t *testing.T) {
 		_, _, body := post(t, s.url+"/v1/car-shadow", key, file("image", photo), field("reflection", "1"))
 		if !strings.Contains(string(body), "exactly true or false") {
