@@ -71,6 +71,15 @@ func TestImageURL(t *testing.T) {
 		t.Fatalf("credits after a call by URL: %d, want 9", got)
 	}
 
+	// A fetched image is held to an upload's bounds from its header before
+	// any work (hostile_test.go's degenerate strip and oversized canvas).
+	strip := grayPNG(t, 59999999, 1)
+	stripSrc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(strip)
+	}))
+	t.Cleanup(stripSrc.Close)
+
 	for _, tc := range []struct {
 		name   string
 		path   string
@@ -88,6 +97,9 @@ func TestImageURL(t *testing.T) {
 		{"both image and imageUrl", "/v1/blur-plates", []part{file("image", photo), field("imageUrl", src.URL+"/car.jpg")}, 400, "invalid_params", "exactly one of image (a file) or imageUrl"},
 		{"neither", "/v1/blur-plates", []part{field("style", "pixelate")}, 400, "missing_image", "imageUrl"},
 		{"logoUrl and logo", "/v1/plate-logo", []part{file("image", photo), file("logo", twoColourLogo(t)), field("logoUrl", src.URL+"/logo.png")}, 400, "invalid_params", "exactly one of logo (a file), logoAssetId or logoUrl"},
+		{"59999999×1 PNG by URL", "/v1/car-shadow", []part{field("imageUrl", stripSrc.URL+"/strip.png")}, 400, "invalid_params", "each side may be at most 20000 pixels"},
+		{"59999999×1 PNG design by URL", "/v1/plate-logo", []part{field("imageUrl", src.URL+"/car.jpg"), field("logoUrl", stripSrc.URL+"/strip.png")}, 400, "invalid_params", "logoUrl: image is 59999999×1; each side may be at most 20000 pixels"},
+		{"canvas too large by URL", "/v1/car-shadow", []part{field("imageUrl", src.URL+"/car.jpg"), field("crop", "true"), field("padding", "10000")}, 400, "invalid_params", "the limit is 60 MP"},
 		{"logoUrl 404", "/v1/logo-overlay", []part{field("imageUrl", src.URL+"/car.jpg"), field("logoUrl", src.URL+"/gone.png")}, 400, "invalid_params", "logoUrl: the source answered 404"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
