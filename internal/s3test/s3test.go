@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -132,7 +131,9 @@ func startWeed(tb testing.TB) string {
 		"-filer", port("filer.port", p[4]), port("filer.port.grpc", p[5]),
 		"-s3", port("s3.port", p[6]), port("s3.port.grpc", p[7]), "-s3.port.iceberg=0", "-s3.port.lance=0",
 		"-s3.config="+cfg)
-	var log syncBuffer
+	// One writer for both streams: exec writes to it from one goroutine at
+	// a time, and it is read only once Wait has returned (exited).
+	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("s3test: start %s: %v", bin, err)
@@ -181,21 +182,4 @@ func freePorts(tb testing.TB, n int) []int {
 		ps = append(ps, ln.Addr().(*net.TCPAddr).Port)
 	}
 	return ps
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
