@@ -40,11 +40,7 @@ func textProposals(ctx context.Context, img image.Image, scale float64) ([]box, 
 	o := img.Bounds().Min
 	props := make([]box, 0, len(regs))
 	for _, r := range regs {
-		lo, hi := r.Quad[0], r.Quad[0]
-		for _, p := range r.Quad[1:] {
-			lo = textdet.Point{X: min(lo.X, p.X), Y: min(lo.Y, p.Y)}
-			hi = textdet.Point{X: max(hi.X, p.X), Y: max(hi.Y, p.Y)}
-		}
+		lo, hi := r.Quad.Extent()
 		props = append(props, box{
 			score: textPrior, text: true,
 			x0: (lo.X - float64(o.X)) / scale, y0: (lo.Y - float64(o.Y)) / scale,

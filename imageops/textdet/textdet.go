@@ -39,13 +39,20 @@ type Point struct{ X, Y float64 }
 // Quad is a region's four corners, clockwise from the top-left one.
 type Quad [4]Point
 
-// Bounds returns the smallest integer rectangle that holds the quad.
-func (q Quad) Bounds() image.Rectangle {
-	lo, hi := q[0], q[0]
+// Extent returns the quad's smallest and largest coordinates: the corners of
+// the axis-aligned box that holds it.
+func (q Quad) Extent() (lo, hi Point) {
+	lo, hi = q[0], q[0]
 	for _, p := range q[1:] {
 		lo = Point{min(lo.X, p.X), min(lo.Y, p.Y)}
 		hi = Point{max(hi.X, p.X), max(hi.Y, p.Y)}
 	}
+	return lo, hi
+}
+
+// Bounds returns the smallest integer rectangle that holds the quad.
+func (q Quad) Bounds() image.Rectangle {
+	lo, hi := q.Extent()
 	return image.Rect(int(math.Floor(lo.X)), int(math.Floor(lo.Y)), int(math.Ceil(hi.X)), int(math.Ceil(hi.Y)))
 }
 
