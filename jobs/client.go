@@ -5,17 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"carphoto"
+	"carphoto/internal/redisha"
 )
 
 // Request is one photo to process, as the web process hands it over.
@@ -33,12 +30,13 @@ type Request struct {
 type Client struct {
 	rdb redis.UniversalClient
 	aq  *asynq.Client
+	ins *asynq.Inspector
 }
 
 // NewClient returns a Client on rdb. Every waiting request holds one of
 // rdb's pooled connections in BLPOP: size the pool above the concurrency.
 func NewClient(rdb redis.UniversalClient) *Client {
-	return &Client{rdb: rdb, aq: asynq.NewClientFromRedisClient(rdb)}
+	return &Client{rdb: rdb, aq: asynq.NewClientFromRedisClient(rdb), ins: asynq.NewInspectorFromRedisClient(rdb)}
 }
 
 // ErrTimeout is returned by Do when no result arrived before the deadline.
@@ -63,6 +61,15 @@ const maxDeaths = 2
 // request's task died during it maxDeaths times: the task is not run
 // again.
 var ErrWorkersDied = errors.New("the worker processes running the task died during it")
+
+// maxLost is how many times Do enqueues a request again whose task, photo
+// or result Redis lost (a master that failed before its replica had the
+// write); then it ends with ErrLost.
+const maxLost = 2
+
+// ErrLost is returned by Do when Redis lost the request's task, inputs or
+// result more than maxLost times.
+var ErrLost = errors.New("redis lost the task, its photo or its result")
 
 // Do stores the inputs, enqueues the task and blocks until a worker answers,
 // the deadline passes (ErrTimeout), the task has killed maxDeaths worker
@@ -92,23 +99,28 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		defer dcancel()
 		Retry(dctx, func(ctx context.Context) error { return c.rdb.Del(ctx, photoKey, logoKey).Err() })
 	}()
-	err := Retry(ctx, func(ctx context.Context) error {
-		pipe := c.rdb.Pipeline()
-		pipe.Set(ctx, photoKey, req.Photo, ttl)
-		if req.Logo != nil {
-			pipe.Set(ctx, logoKey, req.Logo, ttl)
-		}
-		_, err := pipe.Exec(ctx)
-		return err
-	})
-	if err != nil {
+	store := func() error {
+		return Retry(ctx, func(ctx context.Context) error {
+			pipe := c.rdb.Pipeline()
+			pipe.Set(ctx, photoKey, req.Photo, ttl)
+			if req.Logo != nil {
+				pipe.Set(ctx, logoKey, req.Logo, ttl)
+			}
+			_, err := pipe.Exec(ctx)
+			return err
+		})
+	}
+	if err := store(); err != nil {
 		return nil, c.failed(ctx, "store inputs", err)
 	}
-	enqueue := func() error {
-		id := req.ID
+	taskID := func() string {
 		if p.Run > 1 {
-			id = fmt.Sprintf("%s.%d", req.ID, p.Run)
+			return fmt.Sprintf("%s.%d", req.ID, p.Run)
 		}
+		return req.ID
+	}
+	enqueue := func() error {
+		id := taskID()
 		body, err := json.Marshal(p)
 		if err != nil {
 			return err
@@ -123,6 +135,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		return nil, c.failed(ctx, "enqueue", err)
 	}
 	var w watch
+	lost := 0
 	for {
 		// BLPOP has a resolution of milliseconds; go-redis adds the timeout
 		// to the connection's read deadline for blocking commands. Redis
@@ -149,6 +162,24 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 			w.unreachable(time.Now())
 			continue
 		}
+		// Nobody beats for the task and Asynq no longer has it, yet no
+		// result came: a master failed before its replica had the task,
+		// the photo or the result (a worker finding no photo drops the
+		// task). The inputs are stored and the task enqueued again.
+		if holder == "" && c.taskGone(ctx, taskID()) {
+			if lost++; lost > maxLost {
+				return nil, fmt.Errorf("%w (%d times)", ErrLost, lost)
+			}
+			p.Run++
+			w = watch{deaths: w.deaths, dead: w.dead, lastOutage: w.lastOutage}
+			if err := store(); err != nil {
+				return nil, c.failed(ctx, "store inputs again", err)
+			}
+			if err := enqueue(); err != nil {
+				return nil, c.failed(ctx, "enqueue again", err)
+			}
+			continue
+		}
 		switch w.observe(time.Now(), holder, process) {
 		case died:
 			if w.deaths >= maxDeaths {
@@ -159,6 +190,24 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 				return nil, c.failed(ctx, "enqueue again", err)
 			}
 		}
+	}
+}
+
+// taskGone reports whether Asynq has no task of that id in the photo
+// queue (nor the queue itself) any more. An error, or ctx ending first,
+// is not gone: the wait goes on.
+func (c *Client) taskGone(ctx context.Context, id string) bool {
+	// Inspector calls take no context: the wait is bounded here instead.
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.ins.GetTaskInfo(Queue, id)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound)
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -293,54 +342,19 @@ func (c *Client) failed(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// Backoff between tries of a Redis command that failed.
-const (
-	retryFirst = 50 * time.Millisecond
-	retryMost  = time.Second
-)
-
 // Retry runs fn until it succeeds, fails for a reason other than Redis
 // being out of reach (Transient), or ctx is done, sleeping with
 // exponential backoff between tries: a Redis that restarts or fails over
 // within the deadline costs the request time, not its answer. It returns
 // fn's last error.
 func Retry(ctx context.Context, fn func(ctx context.Context) error) error {
-	backoff := retryFirst
-	for {
-		err := fn(ctx)
-		if !Transient(err) || ctx.Err() != nil {
-			return err
-		}
-		if !sleep(ctx, backoff) {
-			return err
-		}
-		backoff = min(2*backoff, retryMost)
-	}
+	return redisha.Retry(ctx, fn)
 }
 
 // Transient reports whether err says Redis could not be reached or is not
 // ready to answer yet (starting, loading its data, failing over), so that
 // the same command may succeed a moment later.
-func Transient(err error) bool {
-	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, redis.ErrClosed) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return true
-	}
-	var re redis.Error
-	if errors.As(err, &re) {
-		for _, busy := range []string{"LOADING", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY"} {
-			if strings.HasPrefix(re.Error(), busy) {
-				return true
-			}
-		}
-	}
-	return false
-}
+func Transient(err error) bool { return redisha.Transient(err) }
 
 // sleep waits d, or less if ctx ends first; it reports whether ctx is
 // still live.
