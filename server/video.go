@@ -324,7 +324,7 @@ func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
 	next := job.Attempt + 1
 	if next > maxVideoRuns {
 		if ok, _ := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"); ok {
-			s.billing.ReleaseID(context.WithoutCancel(ctx), job.Hold)
+			s.billing.ReleaseID(context.WithoutCancel(ctx), job.Account, job.Hold)
 		}
 		return
 	}

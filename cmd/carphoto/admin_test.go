@@ -17,7 +17,7 @@ func adminCLI(t *testing.T, r *redistest.Server, args ...string) (map[string]any
 	t.Helper()
 	var out bytes.Buffer
 	getenv := func(k string) string {
-		if k == "REDIS_URL" {
+		if k == r.EnvName() {
 			return r.URL
 		}
 		return ""
