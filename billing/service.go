@@ -22,7 +22,7 @@ const prefix = "cp:"
 type Service struct {
 	rdb      redis.UniversalClient
 	cfg      Config
-	durable  redisha.Durability // how money writes wait for a replica
+	durable  *redisha.Durability // how money writes wait for a replica
 	limiter  *redis_rate.Limiter
 	now      func() time.Time // replaced in tests
 	waiters  waiters          // requests of this process waiting for a key's slot
@@ -37,7 +37,7 @@ func New(rdb redis.UniversalClient, cfg Config) *Service {
 		limiter: redis_rate.NewLimiter(rdb),
 		now:     time.Now,
 	}
-	s.durable = redisha.Durability{Replicas: s.cfg.WaitReplicas, Timeout: s.cfg.WaitTimeout,
+	s.durable = &redisha.Durability{Replicas: s.cfg.WaitReplicas, Timeout: s.cfg.WaitTimeout,
 		Degraded: func(master string, connected int) {
 			s.cfg.Log.Warn().Str("master", master).Int("replicas", connected).Int("wanted", s.cfg.WaitReplicas).
 				Msg("billing: a money write's master has too few replicas to confirm it; accepted (the shard lost one)")

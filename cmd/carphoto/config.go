@@ -18,6 +18,7 @@ import (
 
 	"carphoto/billing"
 	"carphoto/imageops"
+	"carphoto/internal/redisha"
 	"carphoto/server"
 	"carphoto/video"
 	"carphoto/worker"
@@ -330,7 +331,9 @@ func (c config) redisClient(url string) (rdb redis.UniversalClient, addr string,
 	opt.PoolSize = c.RedisPoolSize
 	opt.ContextTimeoutEnabled = true
 	opt.PoolTimeout = c.RequestTimeout
-	return redis.NewClusterClient(opt), "cluster " + strings.Join(opt.Addrs, ","), nil
+	cc := redis.NewClusterClient(opt)
+	redisha.Heal(cc)
+	return cc, "cluster " + strings.Join(opt.Addrs, ","), nil
 }
 
 // redisConfigured reports whether REDIS_URL or REDIS_CLUSTER_URL is set.

@@ -54,15 +54,32 @@ var ErrNotReplicated = errors.New("redis: the write was not confirmed by a repli
 
 // Durability is how writes that must survive a failover are made: after
 // each, WAIT for Replicas replicas for at most Timeout. Replicas 0 (one
-// Redis, no replica) makes Durable a plain script run.
+// Redis, no replica) makes Durable a plain script run. Use one Durability
+// per process (by pointer): it remembers which masters have too few
+// replicas.
 type Durability struct {
 	Replicas int
 	Timeout  time.Duration
-	// Degraded, when set, is told of a write made while its master had
-	// fewer replicas connected than Replicas (after a failover, before a
-	// new replica joins): it was accepted, as nothing could confirm it.
+	// Degraded, when set, is told (at most once a second per master) of
+	// writes made while their master had fewer replicas connected than
+	// Replicas (after a failover, before a new replica joins): they were
+	// accepted on the replicas there are, as nothing more could confirm
+	// them.
 	Degraded func(master string, connected int)
+
+	mu    sync.Mutex
+	short map[string]shortOf // masters seen with fewer replicas than Replicas
 }
+
+type shortOf struct {
+	connected int
+	at        time.Time
+}
+
+// recheckShort is how often a master known to lack replicas is asked
+// again (ROLE) before a write, instead of letting each write wait out
+// Timeout for a replica that is not there.
+const recheckShort = time.Second
 
 // Durable runs script on the master of keys[0] and, with d.Replicas set,
 // WAITs on the same connection for the replicas to have it: WAIT counts
@@ -72,27 +89,34 @@ type Durability struct {
 //
 // When fewer replicas than wanted confirm it but that many are connected,
 // it returns ErrNotReplicated along with the script's answer; when the
-// master has fewer connected (a shard that lost one), the write counts and
-// d.Degraded is told.
-func (d Durability) Durable(ctx context.Context, rdb redis.UniversalClient, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
+// master has fewer connected (a shard that lost one), the write counts
+// once the replicas it has confirm it, and d.Degraded is told.
+func (d *Durability) Durable(ctx context.Context, rdb redis.UniversalClient, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
 	if d.Replicas <= 0 {
 		cmd := script.Run(ctx, rdb, keys, args...)
 		return cmd, cmd.Err()
 	}
 	var node redis.UniversalClient = rdb
+	addr := ""
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		m, err := cc.MasterForKey(ctx, keys[0])
 		if err != nil {
 			return nil, err
 		}
-		node = m
+		node, addr = m, m.Options().Addr
+	} else if c, ok := rdb.(*redis.Client); ok {
+		addr = c.Options().Addr
 	}
+	want := d.wanted(ctx, node, addr)
 	run := func(eval func(p redis.Pipeliner) *redis.Cmd) (*redis.Cmd, *redis.IntCmd, error) {
 		p := node.Pipeline()
 		cmd := eval(p)
-		w := p.(interface {
-			Wait(context.Context, int, time.Duration) *redis.IntCmd
-		}).Wait(ctx, d.Replicas, d.Timeout)
+		var w *redis.IntCmd
+		if want > 0 {
+			w = p.(interface {
+				Wait(context.Context, int, time.Duration) *redis.IntCmd
+			}).Wait(ctx, want, d.Timeout)
+		}
 		_, err := p.Exec(ctx)
 		if cmd.Err() != nil {
 			return cmd, w, cmd.Err()
@@ -109,24 +133,59 @@ func (d Durability) Durable(ctx context.Context, rdb redis.UniversalClient, scri
 		}
 		return cmd, err
 	}
-	if int(w.Val()) >= d.Replicas {
+	if w == nil || int(w.Val()) >= want {
 		return cmd, nil
 	}
+	// Fewer confirmed than asked: a replica lags, or is gone.
 	connected, err := connectedReplicas(ctx, node)
 	if err != nil {
 		return cmd, err
 	}
-	if connected >= d.Replicas {
-		return cmd, fmt.Errorf("%w (%d of %d within %v)", ErrNotReplicated, w.Val(), d.Replicas, d.Timeout)
+	if connected >= want {
+		return cmd, fmt.Errorf("%w (%d of %d within %v)", ErrNotReplicated, w.Val(), want, d.Timeout)
 	}
-	if d.Degraded != nil {
-		addr := ""
-		if c, ok := node.(*redis.Client); ok {
-			addr = c.Options().Addr
+	d.noteShort(addr, connected)
+	return cmd, fmt.Errorf("%w (%d of %d within %v; %d connected now)", ErrNotReplicated, w.Val(), want, d.Timeout, connected)
+}
+
+// wanted is how many replicas a write on the master at addr waits for:
+// Replicas, or as many as it has when it is known to have fewer (asked
+// again every recheckShort).
+func (d *Durability) wanted(ctx context.Context, node redis.UniversalClient, addr string) int {
+	d.mu.Lock()
+	s, ok := d.short[addr]
+	d.mu.Unlock()
+	if !ok {
+		return d.Replicas
+	}
+	if time.Since(s.at) >= recheckShort {
+		n, err := connectedReplicas(ctx, node)
+		if err != nil {
+			return d.Replicas
 		}
+		s = d.noteShort(addr, n)
+	}
+	return min(s.connected, d.Replicas)
+}
+
+// noteShort records that the master at addr has connected replicas, and
+// forgets it once it has enough again.
+func (d *Durability) noteShort(addr string, connected int) shortOf {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := shortOf{connected: connected, at: time.Now()}
+	if connected >= d.Replicas {
+		delete(d.short, addr)
+		return s
+	}
+	if d.short == nil {
+		d.short = map[string]shortOf{}
+	}
+	d.short[addr] = s
+	if d.Degraded != nil {
 		d.Degraded(addr, connected)
 	}
-	return cmd, nil
+	return s
 }
 
 // connectedReplicas is the number of replicas ROLE lists on node.
@@ -216,4 +275,35 @@ func crc16(s string) uint16 {
 		}
 	}
 	return crc
+}
+
+// Heal makes cc reload its map of the cluster's slots whenever a command
+// fails in a way Transient says may pass. go-redis reloads it on a MOVED
+// reply, which a master that died never sends: without Heal, commands for
+// its slots would go on dialling it after its replica took over, until
+// the map's periodic reload.
+func Heal(cc *redis.ClusterClient) { cc.AddHook(healHook{cc}) }
+
+type healHook struct{ cc *redis.ClusterClient }
+
+func (h healHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h healHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if Transient(err) {
+			h.cc.ReloadState(ctx) // in the background, at most every 200 ms
+		}
+		return err
+	}
+}
+
+func (h healHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if Transient(err) {
+			h.cc.ReloadState(ctx)
+		}
+		return err
+	}
 }

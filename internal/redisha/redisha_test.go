@@ -80,12 +80,33 @@ func TestDurableOnCluster(t *testing.T) {
 		t.Errorf("Durable with the replica stalled: %v, want ErrNotReplicated (transient)", err)
 	}
 
+	// Wanting more replicas than the master has: the first write finds
+	// out (ErrNotReplicated, to be made again), and from then on writes
+	// wait for the replica there is, without waiting out the timeout.
 	var told string
-	d2 := redisha.Durability{Replicas: 2, Timeout: 200 * time.Millisecond, Degraded: func(m string, n int) { told = fmt.Sprint(m, " ", n) }}
-	if _, err := d2.Durable(ctx, c.Client, script, keys); err != nil {
-		t.Errorf("Durable wanting 2 replicas of a master with 1: %v, want accepted", err)
+	d2 := redisha.Durability{Replicas: 2, Timeout: 300 * time.Millisecond, Degraded: func(m string, n int) { told = fmt.Sprint(m, " ", n) }}
+	if _, err := d2.Durable(ctx, c.Client, script, keys); !errors.Is(err, redisha.ErrNotReplicated) {
+		t.Errorf("Durable wanting 2 replicas of a master with 1: %v, want ErrNotReplicated the first time", err)
 	}
 	if told != master+" 1" {
 		t.Errorf("Degraded told %q, want %q", told, master+" 1")
+	}
+	start := time.Now()
+	for range 5 {
+		if _, err := d2.Durable(ctx, c.Client, script, keys); err != nil {
+			t.Fatalf("Durable on a master known to have 1 replica of 2: %v, want accepted", err)
+		}
+	}
+	if d := time.Since(start); d > 300*time.Millisecond {
+		t.Errorf("5 writes on a master short of replicas took %v: each waited out the timeout", d)
+	}
+	resume, err = c.Stall(replica)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d2.Durable(ctx, c.Client, script, keys)
+	resume()
+	if !errors.Is(err, redisha.ErrNotReplicated) {
+		t.Errorf("Durable, short master, its one replica stalled: %v, want ErrNotReplicated", err)
 	}
 }

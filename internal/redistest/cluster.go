@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"carphoto/internal/redisha"
 )
 
 // Cluster is a Redis Cluster of real redis-server processes: 3 masters,
@@ -56,6 +58,7 @@ func sharedCluster(tb testing.TB) *Cluster {
 				return
 			}
 			shared.c = &Cluster{URL: url, Client: redis.NewClusterClient(opt)}
+			redisha.Heal(shared.c.Client)
 			return
 		}
 		shared.c, shared.err = startCluster(os.TempDir())
@@ -210,6 +213,7 @@ func (c *Cluster) join() error {
 		return err
 	}
 	c.Client = redis.NewClusterClient(opt)
+	redisha.Heal(c.Client)
 	return poll(ctx, func() error { return c.synced(ctx) })
 }
 
