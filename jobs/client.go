@@ -162,10 +162,11 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 			w.unreachable(time.Now())
 			continue
 		}
-		// Nobody beats for the task and Asynq no longer has it, yet no
-		// result came: a master failed before its replica had the task,
+		// Nobody beats for the task and Asynq no longer has it to run, yet
+		// no result came: a master failed before its replica had the task,
 		// the photo or the result (a worker finding no photo drops the
-		// task). The inputs are stored and the task enqueued again.
+		// task), or the worker could not deliver. The inputs are stored and
+		// the task enqueued again.
 		if holder == "" && c.taskGone(ctx, taskID()) {
 			if lost++; lost > maxLost {
 				return nil, fmt.Errorf("%w (%d times)", ErrLost, lost)
@@ -193,19 +194,29 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	}
 }
 
-// taskGone reports whether Asynq has no task of that id in the photo
-// queue (nor the queue itself) any more. An error, or ctx ending first,
-// is not gone: the wait goes on.
+// taskGone reports whether Asynq no longer has the task of that id to
+// run: it is not in the photo queue (nor is the queue), or it was
+// archived, which is where a run that failed without answering ends (the
+// worker could not deliver through an outage, say: tasks are never
+// retried by Asynq). An error, or ctx ending first, is not gone: the wait
+// goes on.
 func (c *Client) taskGone(ctx context.Context, id string) bool {
+	type answer struct {
+		info *asynq.TaskInfo
+		err  error
+	}
 	// Inspector calls take no context: the wait is bounded here instead.
-	done := make(chan error, 1)
+	done := make(chan answer, 1)
 	go func() {
-		_, err := c.ins.GetTaskInfo(Queue, id)
-		done <- err
+		info, err := c.ins.GetTaskInfo(Queue, id)
+		done <- answer{info, err}
 	}()
 	select {
-	case err := <-done:
-		return errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound)
+	case a := <-done:
+		if a.err == nil {
+			return a.info.State == asynq.TaskStateArchived
+		}
+		return errors.Is(a.err, asynq.ErrTaskNotFound) || errors.Is(a.err, asynq.ErrQueueNotFound)
 	case <-ctx.Done():
 		return false
 	}
