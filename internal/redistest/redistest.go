@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -105,4 +106,32 @@ func withDB(url string, db int) string {
 		auth = opt.Username + ":" + opt.Password + "@"
 	}
 	return fmt.Sprintf("%s://%s%s/%d", scheme, auth, opt.Addr, db)
+}
+
+// Keys returns every key matching pattern: on a cluster, from every master
+// (a plain KEYS would ask one node).
+func (s *Server) Keys(tb testing.TB, pattern string) []string {
+	tb.Helper()
+	ctx := context.Background()
+	cc, ok := s.Client.(*redis.ClusterClient)
+	if !ok {
+		keys, err := s.Client.Keys(ctx, pattern).Result()
+		if err != nil {
+			tb.Fatalf("redistest: KEYS %s: %v", pattern, err)
+		}
+		return keys
+	}
+	var mu sync.Mutex
+	var all []string
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		keys, err := m.Keys(ctx, pattern).Result()
+		mu.Lock()
+		all = append(all, keys...)
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("redistest: KEYS %s: %v", pattern, err)
+	}
+	return all
 }
