@@ -26,6 +26,7 @@
 //	cp:inseq:{<key_id>}               string the arrival counter of the key's queue
 //	cp:inwake                         pubsub key_id, published when one of its slots frees
 //	cp:layout                         string "2" once MigrateLayout moved the keys of layout 1
+//	cp:sweep                          string the expiry sweep's turn (SET NX, half a ReapInterval)
 //
 // credits is the balance the client can spend right now: a hold moves its
 // amount out of credits at once, a capture keeps it out, a release or expiry

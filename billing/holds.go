@@ -255,18 +255,27 @@ func (s *Service) reap(ctx context.Context) (int, error) {
 	return total, nil
 }
 
+// sweepTurn is taken (SET NX) by the web process that sweeps, for half a
+// ReapInterval: a sweep asks every one of the 16 384 slots' indexes, so
+// the fleet sweeps about twice per interval, not once per process.
+const sweepTurn = prefix + "sweep"
+
 // Run returns expired holds to their balances every ReapInterval until ctx
-// is done, then returns nil. Every web process runs it: holds left by a
-// process that died come back within HoldTTL + ReapInterval, and processes
-// sweeping at once cannot return a hold twice.
+// is done, then returns nil. Every web process runs it, taking turns: holds
+// left by a process that died come back within HoldTTL + ReapInterval, and
+// processes sweeping at once cannot return a hold twice.
 func (s *Service) Run(ctx context.Context) error {
 	t := time.NewTicker(s.cfg.ReapInterval)
 	defer t.Stop()
 	for {
-		if n, err := s.reap(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Log.Error().Err(err).Msg("billing: expire holds")
-		} else if n > 0 {
-			s.cfg.Log.Info().Int("holds", n).Msg("billing: returned expired holds to their balances")
+		// Not this process's turn: another swept moments ago (or Redis is
+		// out of reach, and the next tick tries again).
+		if turn, _ := s.rdb.SetNX(ctx, sweepTurn, 1, s.cfg.ReapInterval/2).Result(); turn {
+			if n, err := s.reap(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Log.Error().Err(err).Msg("billing: expire holds")
+			} else if n > 0 {
+				s.cfg.Log.Info().Int("holds", n).Msg("billing: returned expired holds to their balances")
+			}
 		}
 		select {
 		case <-ctx.Done():
