@@ -40,7 +40,7 @@ func New(rdb redis.UniversalClient, cfg Config) *Service {
 	s.durable = &redisha.Durability{Replicas: s.cfg.WaitReplicas, Timeout: s.cfg.WaitTimeout,
 		Degraded: func(master string, connected int) {
 			s.cfg.Log.Warn().Str("master", master).Int("replicas", connected).Int("wanted", s.cfg.WaitReplicas).
-				Msg("billing: a money write's master has too few replicas to confirm it; accepted (the shard lost one)")
+				Msg("billing: a money write's master has fewer replicas than REDIS_WAIT_REPLICAS: its writes are confirmed by those it has")
 		}}
 	return s
 }
