@@ -17,7 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/server"
 	"carphoto/video"
 	"carphoto/worker"
@@ -117,8 +117,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RequestTimeout:          dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
 		MaxUploadBytes:          num("MAX_UPLOAD_BYTES", 25<<20, 1024),
 		MaxPixels:               int(num("MAX_PIXELS", 60_000_000, 1)),
-		MaxImageSide:            int(num("MAX_IMAGE_SIDE", imageops.DefaultMaxSide, 16)),
-		MaxImageAspect:          int(num("MAX_IMAGE_ASPECT", imageops.DefaultMaxAspect, 1)),
+		MaxImageSide:            int(num("MAX_IMAGE_SIDE", codec.DefaultMaxSide, 16)),
+		MaxImageAspect:          int(num("MAX_IMAGE_ASPECT", codec.DefaultMaxAspect, 1)),
 		TaskCheckInterval:       dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
 		RedisPoolSize:           int(num("REDIS_POOL_SIZE", 256, 20)),
 		WorkerConcurrency:       int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
