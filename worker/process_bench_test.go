@@ -94,7 +94,7 @@ func BenchmarkProcess12MP(b *testing.B) {
 		b.Run(op.name, func(b *testing.B) {
 			u0 := usageNow()
 			for b.Loop() {
-				if _, err := Process(context.Background(), op.op, op.photo, nil, op.params, codec.Limits{}); err != nil {
+				if _, err := process(context.Background(), op.op, op.photo, nil, op.params, codec.Limits{}); err != nil {
 					b.Fatal(err)
 				}
 			}

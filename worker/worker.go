@@ -232,7 +232,7 @@ func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, p jobs.Pay
 			res = failure(carphoto.Errorf(carphoto.EProcessingFailed, "processing failed on our side; you were not charged"))
 		}
 	}()
-	res, err := Process(ctx, p.Op, photo, logo, p.Params, w.cfg.limits())
+	res, err := process(ctx, p.Op, photo, logo, p.Params, w.cfg.limits())
 	if err != nil {
 		if carphoto.ErrorCode(err) == carphoto.EInternal || carphoto.ErrorCode(err) == carphoto.EProcessingFailed {
 			log.Error().Err(err).Msg("processing failed")

@@ -11,14 +11,13 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"carphoto/imageops"
 	"carphoto/internal/benchphoto"
-	"carphoto/jobs"
-	"carphoto/worker"
 )
 
 // runBenchCodec times blur-plates on one JPEG three ways, alternating in
-// one run: the block path (worker.Process on a baseline JPEG), today's
-// full path (worker.ProcessFull: decode, find, hide, encode), and
+// one run: the block path (imageops.Process on a baseline JPEG), the
+// full path (imageops.ProcessFull: decode, find, hide, encode), and
 // `djpeg | cjpeg -quality 90` (libjpeg-turbo, when installed), the
 // decode+encode a user would compare with. It prints CPU-time medians and
 // ratios; --cpuprofile records the block path's runs.
@@ -70,7 +69,8 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		f.Close()
 	}
-	p := jobs.Params{Style: "blur"}
+	in := imageops.Input{Photo: data, Limits: toolLimits}
+	p := imageops.Params{Op: imageops.BlurPlates, Style: "blur"}
 	if *profile != "" {
 		prof, err := os.Create(*profile)
 		if err != nil {
@@ -83,7 +83,7 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	// labelled runs the path with its profile label.
-	labelled := func(path string, f func(context.Context) (*jobs.Result, error)) (res *jobs.Result, err error) {
+	labelled := func(path string, f func(context.Context) (*imageops.Output, error)) (res *imageops.Output, err error) {
 		pprof.Do(ctx, pprof.Labels("path", path), func(ctx context.Context) { res, err = f(ctx) })
 		return res, err
 	}
@@ -91,8 +91,8 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 	var blockBytes, fullBytes, plates, fullPlates int
 	for i := 0; i < *n; i++ {
 		c0 := processCPUTime()
-		res, err := labelled("block", func(ctx context.Context) (*jobs.Result, error) {
-			return worker.Process(ctx, jobs.OpBlurPlates, data, nil, p, toolLimits)
+		res, err := labelled("block", func(ctx context.Context) (*imageops.Output, error) {
+			return imageops.Process(ctx, in, p)
 		})
 		c1 := processCPUTime()
 		if err != nil {
@@ -102,8 +102,8 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 		blockBytes, plates = len(res.Body), res.PlatesFound
 
 		c0 = processCPUTime()
-		res, err = labelled("full", func(ctx context.Context) (*jobs.Result, error) {
-			return worker.ProcessFull(ctx, jobs.OpBlurPlates, data, nil, p, toolLimits)
+		res, err = labelled("full", func(ctx context.Context) (*imageops.Output, error) {
+			return imageops.ProcessFull(ctx, in, p)
 		})
 		c1 = processCPUTime()
 		if err != nil {

@@ -1,4 +1,4 @@
-package worker
+package imageops
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"carphoto"
 	"carphoto/imageops/codec"
 	"carphoto/imageops/plates"
-	"carphoto/jobs"
 )
 
 // phoneJPEG is what a phone sends: a w×h JPEG stored sideways with EXIF
@@ -73,7 +72,7 @@ func TestProcessKeepsProfileDropsGPSAppliesOrientation(t *testing.T) {
 	icc := rgbProfile(680)
 	in := phoneJPEG(t, 320, 200, 82, icc)
 	lim := codec.Limits{MaxPixels: 1e7}
-	res, err := Process(context.Background(), jobs.OpBlurPlates, in, nil, jobs.Params{Style: "blur"}, lim)
+	res, err := Process(context.Background(), Input{Photo: in, Limits: lim}, Params{Op: BlurPlates, Style: "blur"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +127,7 @@ func TestShadowKeepsProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	lim := codec.Limits{MaxPixels: 1e7}
-	res, err := Process(context.Background(), jobs.OpCarShadow, in.Bytes(), nil, jobs.Params{}, lim)
+	res, err := Process(context.Background(), Input{Photo: in.Bytes(), Limits: lim}, Params{Op: CarShadow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +149,7 @@ func TestShadowKeepsProfile(t *testing.T) {
 func TestPlateOpBlockPath(t *testing.T) {
 	lim := codec.Limits{MaxPixels: 1e7}
 	in := phoneJPEG(t, 320, 200, 82, nil)
-	res, err := Process(context.Background(), jobs.OpBlurPlates, in, nil, jobs.Params{Style: "blur"}, lim)
+	res, err := Process(context.Background(), Input{Photo: in, Limits: lim}, Params{Op: BlurPlates, Style: "blur"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,11 +166,11 @@ func TestPlateOpBlockPath(t *testing.T) {
 		t.Errorf("no plate (found %d): the photo's pixels changed", res.PlatesFound)
 	}
 
-	prog, err := os.ReadFile("../imageops/codec/testdata/quad.progressive.icc.jpg")
+	prog, err := os.ReadFile("codec/testdata/quad.progressive.icc.jpg")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = Process(context.Background(), jobs.OpBlurPlates, prog, nil, jobs.Params{Style: "blur"}, lim)
+	res, err = Process(context.Background(), Input{Photo: prog, Limits: lim}, Params{Op: BlurPlates, Style: "blur"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,17 +211,12 @@ func plateLogoPhoto() (*codec.Photo, [2]plates.Quad, image.Image) {
 func TestPlateLogoDesignOnlyOnSurePlates(t *testing.T) {
 	ctx := context.Background()
 	lim := codec.Limits{MaxPixels: 1e7}
-	var logo bytes.Buffer
-	_, _, design := plateLogoPhoto()
-	if err := codec.EncodePNG(&logo, design, nil); err != nil {
-		t.Fatal(err)
-	}
-	in, q, _ := plateLogoPhoto()
+	in, q, design := plateLogoPhoto()
 	found := []plates.Plate{
 		{Quad: q[0], Hide: plates.HideOf(q[0]), Score: plates.DesignConfidence + 0.01},
 		{Quad: q[1], Hide: plates.HideOf(q[1]), Score: plates.DesignConfidence - 0.1},
 	}
-	res, err := plateOp(ctx, jobs.OpPlateLogo, in, logo.Bytes(), jobs.Params{RequirePlate: true}, lim, found)
+	res, err := paintPlates(ctx, Input{Limits: lim}, Params{Op: PlateLogo, RequirePlate: true}, nil, in, design, found)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,18 +245,18 @@ func TestPlateLogoDesignOnlyOnSurePlates(t *testing.T) {
 
 	for _, tc := range []struct {
 		name  string
-		op    string
+		op    Op
 		score float64
 		want  string
 	}{
-		{"plate-logo, only a doubtful detection", jobs.OpPlateLogo, plates.DesignConfidence - 0.1, carphoto.EPlateNotFound},
-		{"plate-logo, a sure plate", jobs.OpPlateLogo, plates.DesignConfidence, ""},
-		{"blur-plates, a doubtful detection", jobs.OpBlurPlates, plates.DesignConfidence - 0.1, ""},
+		{"plate-logo, only a doubtful detection", PlateLogo, plates.DesignConfidence - 0.1, carphoto.EPlateNotFound},
+		{"plate-logo, a sure plate", PlateLogo, plates.DesignConfidence, ""},
+		{"blur-plates, a doubtful detection", BlurPlates, plates.DesignConfidence - 0.1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in, q, _ := plateLogoPhoto()
+			in, q, design := plateLogoPhoto()
 			found := []plates.Plate{{Quad: q[1], Hide: plates.HideOf(q[1]), Score: tc.score}}
-			_, err := plateOp(ctx, tc.op, in, logo.Bytes(), jobs.Params{Style: "blur", RequirePlate: true}, lim, found)
+			_, err := paintPlates(ctx, Input{Limits: lim}, Params{Op: tc.op, Style: "blur", RequirePlate: true}, nil, in, design, found)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("requirePlate=true: error %v; want the photo", err)

@@ -1,4 +1,4 @@
-package worker
+package imageops
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 
 	"carphoto/imageops/codec"
 	"carphoto/imageops/plates"
-	"carphoto/jobs"
 )
 
 // platePhoto is a real photo of a car whose plate the detector finds, with
@@ -84,7 +83,7 @@ func TestTransparentInputKeepsFormatAndAlpha(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Process(context.Background(), jobs.OpBlurPlates, in.Bytes(), nil, jobs.Params{Style: "blur"}, lim)
+			res, err := Process(context.Background(), Input{Photo: in.Bytes(), Limits: lim}, Params{Op: BlurPlates, Style: "blur"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +126,7 @@ func TestTransparentInputKeepsFormatAndAlpha(t *testing.T) {
 		if err := codec.EncodePNG(&in, img, nil); err != nil {
 			t.Fatal(err)
 		}
-		res, err := Process(context.Background(), jobs.OpBlurPlates, in.Bytes(), nil, jobs.Params{Style: "blur", Format: "jpeg"}, lim)
+		res, err := Process(context.Background(), Input{Photo: in.Bytes(), Limits: lim}, Params{Op: BlurPlates, Style: "blur", Format: "jpeg"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +147,7 @@ func TestFormatAsked(t *testing.T) {
 	lim := codec.Limits{MaxPixels: 1e7}
 	in := phoneJPEG(t, 320, 200, 85, nil)
 	for _, format := range []string{"webp", "png"} {
-		res, err := Process(context.Background(), jobs.OpBlurPlates, in, nil, jobs.Params{Format: format}, lim)
+		res, err := Process(context.Background(), Input{Photo: in, Limits: lim}, Params{Op: BlurPlates, Format: format})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +166,7 @@ func TestFormatAsked(t *testing.T) {
 	if err := codec.EncodePNG(&png, car, nil); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Process(context.Background(), jobs.OpCarShadow, png.Bytes(), nil, jobs.Params{Format: "jpeg"}, lim)
+	res, err := Process(context.Background(), Input{Photo: png.Bytes(), Limits: lim}, Params{Op: CarShadow, Format: "jpeg"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package worker
+package imageops
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 
 	"carphoto/imageops/codec"
 	"carphoto/imageops/cutout"
+	"carphoto/imageops/paint"
 	"carphoto/imageops/shadow"
-	"carphoto/jobs"
 )
 
 // cutoutSet returns the first n held-out cars-seg photos (file bytes) with
@@ -58,7 +58,7 @@ func cutoutSet(t *testing.T, n int) (photos [][]byte, masks []image.Image) {
 }
 
 // alphaOf returns the alpha channel of an answer.
-func alphaOf(t *testing.T, res *jobs.Result) *image.Alpha {
+func alphaOf(t *testing.T, res *Output) *image.Alpha {
 	t.Helper()
 	img, err := codec.Decode(context.Background(), res.Body, codec.Limits{})
 	if err != nil {
@@ -81,7 +81,7 @@ func TestCarCutout(t *testing.T) {
 	lim := codec.Limits{MaxPixels: 1e7}
 	ctx := context.Background()
 	for i, photo := range photos {
-		res, err := Process(ctx, jobs.OpCarCutout, photo, nil, jobs.Params{}, lim)
+		res, err := Process(ctx, Input{Photo: photo, Limits: lim}, Params{Op: CarCutout})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,13 +104,13 @@ func TestCarCutout(t *testing.T) {
 		}
 		car := shadow.OpaqueBounds(n)
 		for _, tc := range []struct {
-			p   jobs.Params
+			p   Params
 			pad int
 		}{
-			{jobs.Params{Crop: true, Padding: 12}, 12},
-			{jobs.Params{Crop: true, Padding: 0.05, PaddingShare: true}, int(0.05*float64(max(car.Dx(), car.Dy())) + 0.5)},
+			{Params{Op: CarCutout, Canvas: shadow.Canvas{Crop: true, Padding: 12}}, 12},
+			{Params{Op: CarCutout, Canvas: shadow.Canvas{Crop: true, Padding: 0.05, PaddingShare: true}}, int(0.05*float64(max(car.Dx(), car.Dy())) + 0.5)},
 		} {
-			res, err := Process(ctx, jobs.OpCarCutout, photo, nil, tc.p, lim)
+			res, err := Process(ctx, Input{Photo: photo, Limits: lim}, tc.p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,8 +144,7 @@ func TestCarCutout(t *testing.T) {
 func TestCarCutoutAspectAndBackground(t *testing.T) {
 	photos, _ := cutoutSet(t, 1)
 	lim := codec.Limits{MaxPixels: 1e7}
-	res, err := Process(context.Background(), jobs.OpCarCutout, photos[0], nil,
-		jobs.Params{Crop: true, Aspect: [2]int{16, 9}, Background: "#102030"}, lim)
+	res, err := Process(context.Background(), Input{Photo: photos[0], Limits: lim}, Params{Op: CarCutout, Background: "#102030", Canvas: shadow.Canvas{Crop: true, Aspect: [2]int{16, 9}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,10 +191,10 @@ func TestLogoOverlayTouchesOnlyTheLogo(t *testing.T) {
 	// 20% of 400 px wide is 80 × 40; the margin 3% of 300 is 9 px.
 	want := image.Rect(400-9-80, 300-9-40, 400-9, 300-9)
 	lim := codec.Limits{MaxPixels: 1e7}
-	p := jobs.Params{Position: "bottom-right", Scale: 0.2, Opacity: 1, Margin: 0.03}
+	p := Params{Op: LogoOverlay, Overlay: paint.OverlayOptions{Position: "bottom-right", Scale: 0.2, Opacity: 1, Margin: 0.03}}
 	for _, format := range []string{"png", "jpeg"} {
 		p.Format = format
-		res, err := Process(context.Background(), jobs.OpLogo, in.Bytes(), lg.Bytes(), p, lim)
+		res, err := Process(context.Background(), Input{Photo: in.Bytes(), Design: lg.Bytes(), Limits: lim}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
