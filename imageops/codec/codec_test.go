@@ -996,3 +996,27 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FlattenInPlace gives Flatten's pixels, in the image's own memory.
+func TestFlattenInPlaceMatchesFlatten(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	img := image.NewNRGBA(image.Rect(0, 0, 67, 41))
+	for i := range img.Pix {
+		img.Pix[i] = byte(r.Uint32())
+	}
+	for i := 3; i < len(img.Pix); i += 16 {
+		img.Pix[i] = []byte{0, 255}[i/16%2] // fully clear and fully opaque pixels too
+	}
+	for _, bg := range []color.Color{color.White, color.NRGBA{0x33, 0x66, 0x99, 255}, color.Black} {
+		want := codec.Flatten(img, bg)
+		mine := image.NewNRGBA(img.Rect)
+		copy(mine.Pix, img.Pix)
+		got := codec.FlattenInPlace(mine, bg)
+		if got.Rect != want.Rect || !bytes.Equal(got.Pix, want.Pix) {
+			t.Errorf("background %v: FlattenInPlace differs from Flatten", bg)
+		}
+		if &got.Pix[0] != &mine.Pix[0] {
+			t.Errorf("background %v: FlattenInPlace made a copy", bg)
+		}
+	}
+}

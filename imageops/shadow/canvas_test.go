@@ -5,38 +5,10 @@ import (
 	"context"
 	"image"
 	"image/color"
-	"image/draw"
-	"math/rand/v2"
 	"testing"
 
-	"carphoto/imageops/codec"
-	"carphoto/imageops/paint"
 	"carphoto/imageops/shadow"
 )
-
-// FlattenInPlace gives Flatten's pixels, in the image's own memory.
-func TestFlattenInPlaceMatchesFlatten(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
-	img := image.NewNRGBA(image.Rect(0, 0, 67, 41))
-	for i := range img.Pix {
-		img.Pix[i] = byte(r.Uint32())
-	}
-	for i := 3; i < len(img.Pix); i += 16 {
-		img.Pix[i] = []byte{0, 255}[i/16%2] // fully clear and fully opaque pixels too
-	}
-	for _, bg := range []color.Color{color.White, color.NRGBA{0x33, 0x66, 0x99, 255}, color.Black} {
-		want := codec.Flatten(img, bg)
-		mine := image.NewNRGBA(img.Rect)
-		copy(mine.Pix, img.Pix)
-		got := codec.FlattenInPlace(mine, bg)
-		if got.Rect != want.Rect || !bytes.Equal(got.Pix, want.Pix) {
-			t.Errorf("background %v: FlattenInPlace differs from Flatten", bg)
-		}
-		if &got.Pix[0] != &mine.Pix[0] {
-			t.Errorf("background %v: FlattenInPlace made a copy", bg)
-		}
-	}
-}
 
 // A crop inside the canvas is a view of its pixels; a frame reaching past
 // the canvas is a new image. Both hold what the frame shows.
@@ -67,32 +39,6 @@ func TestFrameCropsInPlace(t *testing.T) {
 		if car.Dx() != 50 || car.Dy() != 20 || got.NRGBAAt(car.Min.X, car.Min.Y) != (color.NRGBA{20, 30, 7, 255}) {
 			t.Errorf("%+v: the car at %v in the frame, want 50×20 starting with (20,30,7)", c.canvas, car)
 		}
-	}
-}
-
-// Paintable draws on the photo's own pixels where they are RGBA or NRGBA,
-// holding what a copy for rendering would hold (premultiplied).
-func TestPaintableIsTheCopyInPlace(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	n := image.NewNRGBA(image.Rect(0, 0, 53, 29))
-	for i := range n.Pix {
-		n.Pix[i] = byte(r.Uint32())
-	}
-	want := image.NewRGBA(n.Rect)
-	draw.Draw(want, want.Rect, n, image.Point{}, draw.Src)
-	got := paint.Paintable(n)
-	if !bytes.Equal(got.Pix, want.Pix) || got.Rect != want.Rect {
-		t.Error("an NRGBA photo made paintable differs from its RGBA copy")
-	}
-	if &got.Pix[0] != &n.Pix[0] {
-		t.Error("an NRGBA photo was copied")
-	}
-	if rgba := image.NewRGBA(image.Rect(0, 0, 4, 4)); &paint.Paintable(rgba).Pix[0] != &rgba.Pix[0] {
-		t.Error("an RGBA photo was copied")
-	}
-	ycc := image.NewYCbCr(image.Rect(0, 0, 8, 8), image.YCbCrSubsampleRatio420)
-	if p := paint.Paintable(ycc); p.Rect != ycc.Rect || p.Pix[3] != 255 {
-		t.Errorf("a YCbCr photo made paintable: %v, alpha %d", p.Rect, p.Pix[3])
 	}
 }
 
