@@ -65,14 +65,14 @@ func plateGroups(quads []plates.Quad, bounds image.Rectangle) []group {
 // time, written back where the painting changed pixels, so what the
 // plates do not touch is neither copied nor converted (a 12 MP photo's
 // RGBA copy alone took about 50 ms); an *image.RGBA or *image.NRGBA is
-// painted where it is (Paintable); anything else is copied as HidePlates
+// painted where it is (paintable); anything else is copied as HidePlates
 // does. It returns the painted image.
 func HidePlatesInPlace(ctx context.Context, img image.Image, quads []plates.Quad, style Style) (image.Image, error) {
 	if _, err := ParseStyle(string(style)); err != nil {
 		return nil, err
 	}
 	return paintInPlace(ctx, img, quads, func(dst *image.RGBA, qs []plates.Quad, _ []int) error {
-		return HidePlatesOn(ctx, dst, qs, style)
+		return hidePlatesOn(ctx, dst, qs, style)
 	})
 }
 
@@ -84,7 +84,7 @@ func PlaceLogoInPlace(ctx context.Context, img image.Image, quads, unsure []plat
 	all := append(slices.Clip(quads), unsure...)
 	return paintInPlace(ctx, img, all, func(dst *image.RGBA, qs []plates.Quad, which []int) error {
 		sure, doubtful := splitAt(qs, which, len(quads))
-		return PlaceLogoOn(ctx, dst, sure, doubtful, logo)
+		return placeLogoOn(ctx, dst, sure, doubtful, logo)
 	})
 }
 
@@ -110,7 +110,7 @@ func paintInPlace(ctx context.Context, img image.Image, quads []plates.Quad, pai
 	}
 	m, ok := img.(*image.YCbCr)
 	if !ok {
-		dst := Paintable(img)
+		dst := paintable(img)
 		which := make([]int, len(quads))
 		for i := range which {
 			which[i] = i

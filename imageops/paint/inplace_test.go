@@ -134,7 +134,7 @@ func TestPaintInPlace(t *testing.T) {
 	}
 }
 
-// Paintable draws on the photo's own pixels where they are RGBA or NRGBA,
+// paintable draws on the photo's own pixels where they are RGBA or NRGBA,
 // holding what a copy for rendering would hold (premultiplied).
 func TestPaintableIsTheCopyInPlace(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
@@ -144,18 +144,18 @@ func TestPaintableIsTheCopyInPlace(t *testing.T) {
 	}
 	want := image.NewRGBA(n.Rect)
 	draw.Draw(want, want.Rect, n, image.Point{}, draw.Src)
-	got := Paintable(n)
+	got := paintable(n)
 	if !bytes.Equal(got.Pix, want.Pix) || got.Rect != want.Rect {
 		t.Error("an NRGBA photo made paintable differs from its RGBA copy")
 	}
 	if &got.Pix[0] != &n.Pix[0] {
 		t.Error("an NRGBA photo was copied")
 	}
-	if rgba := image.NewRGBA(image.Rect(0, 0, 4, 4)); &Paintable(rgba).Pix[0] != &rgba.Pix[0] {
+	if rgba := image.NewRGBA(image.Rect(0, 0, 4, 4)); &paintable(rgba).Pix[0] != &rgba.Pix[0] {
 		t.Error("an RGBA photo was copied")
 	}
 	ycc := image.NewYCbCr(image.Rect(0, 0, 8, 8), image.YCbCrSubsampleRatio420)
-	if p := Paintable(ycc); p.Rect != ycc.Rect || p.Pix[3] != 255 {
+	if p := paintable(ycc); p.Rect != ycc.Rect || p.Pix[3] != 255 {
 		t.Errorf("a YCbCr photo made paintable: %v, alpha %d", p.Rect, p.Pix[3])
 	}
 }

@@ -45,15 +45,15 @@ func PlaceLogo(ctx context.Context, img image.Image, quads, unsure []plates.Quad
 	}
 	dst := copyForRender(img)
 	at := img.Bounds().Min
-	if err := PlaceLogoOn(ctx, dst, translateQuads(quads, at), translateQuads(unsure, at), logo); err != nil {
+	if err := placeLogoOn(ctx, dst, translateQuads(quads, at), translateQuads(unsure, at), logo); err != nil {
 		return nil, err
 	}
 	return dst, nil
 }
 
-// PlaceLogoOn is PlaceLogo drawing on dst itself (bounds at (0,0); see
-// Paintable), with no copy of the photo.
-func PlaceLogoOn(ctx context.Context, dst *image.RGBA, quads, unsure []plates.Quad, logo image.Image) error {
+// placeLogoOn is PlaceLogo drawing on dst itself (bounds at (0,0); see
+// paintable), with no copy of the photo.
+func placeLogoOn(ctx context.Context, dst *image.RGBA, quads, unsure []plates.Quad, logo image.Image) error {
 	if logo == nil || logo.Bounds().Empty() {
 		return carphoto.Errorf(carphoto.EInvalidParams, "logo is an empty image")
 	}

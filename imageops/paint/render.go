@@ -159,15 +159,15 @@ func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style
 	}
 	dst := copyForRender(img)
 	quads = translateQuads(quads, img.Bounds().Min)
-	if err := HidePlatesOn(ctx, dst, quads, style); err != nil {
+	if err := hidePlatesOn(ctx, dst, quads, style); err != nil {
 		return nil, err
 	}
 	return dst, nil
 }
 
-// HidePlatesOn is HidePlates drawing on dst itself (bounds at (0,0); see
-// Paintable), with no copy of the photo.
-func HidePlatesOn(ctx context.Context, dst *image.RGBA, quads []plates.Quad, style Style) error {
+// hidePlatesOn is HidePlates drawing on dst itself (bounds at (0,0); see
+// paintable), with no copy of the photo.
+func hidePlatesOn(ctx context.Context, dst *image.RGBA, quads []plates.Quad, style Style) error {
 	style, err := ParseStyle(string(style))
 	if err != nil {
 		return err
@@ -215,12 +215,12 @@ func translateQuads(quads []plates.Quad, min image.Point) []plates.Quad {
 	return out
 }
 
-// Paintable returns img as an *image.RGBA that HidePlatesOn and PlaceLogoOn
+// paintable returns img as an *image.RGBA that hidePlatesOn and placeLogoOn
 // may draw on, for a caller that hands img over: an *image.RGBA itself, an
 // *image.NRGBA's own pixels premultiplied where they are (image/draw's
 // arithmetic, so the same values a copy would hold), anything else (a JPEG's
 // *image.YCbCr) copied. Bounds start at (0,0).
-func Paintable(img image.Image) *image.RGBA {
+func paintable(img image.Image) *image.RGBA {
 	switch m := img.(type) {
 	case *image.RGBA:
 		return &image.RGBA{Pix: m.Pix[m.PixOffset(m.Rect.Min.X, m.Rect.Min.Y):], Stride: m.Stride, Rect: image.Rect(0, 0, m.Rect.Dx(), m.Rect.Dy())}
