@@ -19,6 +19,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
+	"carphoto/cmd/carphoto/internal/bench"
 	"carphoto/jobs"
 	"carphoto/metrics"
 	"carphoto/server"
@@ -64,9 +65,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "accounts", "keys", "credits":
 		return runAdmin(ctx, getenv, append([]string{cmd}, args...), stdout)
 	case "plates":
-		return runPlates(ctx, args, stdout, stderr)
+		return bench.FindPlates(ctx, args, stdout, stderr)
 	case "cutout":
-		return runCutout(ctx, args, stdout, stderr)
+		return bench.CutCars(ctx, args, stdout, stderr)
 	case "bench":
 		if len(args) == 0 {
 			return errors.New("bench: say what to measure: service, idle, plates, cutout or codec")
@@ -77,11 +78,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		case "idle":
 			return runBenchIdle(ctx, args[1:], getenv, stdout)
 		case "plates":
-			return runBenchPlates(ctx, args[1:], stdout)
+			return bench.Plates(ctx, args[1:], stdout)
 		case "cutout":
-			return runBenchCutout(ctx, args[1:], stdout)
+			return bench.Cutout(ctx, args[1:], stdout)
 		case "codec":
-			return runBenchCodec(ctx, args[1:], stdout)
+			return bench.Codec(ctx, args[1:], stdout)
 		}
 		return fmt.Errorf("bench: unknown benchmark %q: want service, idle, plates, cutout or codec", args[0])
 	case "help", "-h", "--help":

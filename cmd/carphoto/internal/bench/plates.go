@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -47,12 +47,12 @@ type platesError struct {
 	Error string `json:"error"`
 }
 
-// runPlates implements `carphoto plates [--json] FILE...`: it finds the
+// FindPlates implements `carphoto plates [--json] FILE...`: it finds the
 // plates in each photo (EXIF orientation applied) and prints, per file,
 // either one JSON line or a readable summary. A file that cannot be read
 // (missing, not an image, truncated) does not stop the others: it gets an
 // error line (JSON) or a message on stderr, and the command fails at the end.
-func runPlates(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func FindPlates(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plates", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	asJSON := fs.Bool("json", false, "one JSON line per file")
@@ -110,7 +110,7 @@ func platesOf(ctx context.Context, file string) (platesLine, error) {
 		return platesLine{}, err
 	}
 	b := img.Bounds()
-	line := platesLine{File: file, Width: b.Dx(), Height: b.Dy(), Plates: []platesJSON{}, MS: ms(took)}
+	line := platesLine{File: file, Width: b.Dx(), Height: b.Dy(), Plates: []platesJSON{}, MS: Millis(took)}
 	for _, p := range found {
 		var j platesJSON
 		for i := range p.Quad {
@@ -123,7 +123,7 @@ func platesOf(ctx context.Context, file string) (platesLine, error) {
 	return line, nil
 }
 
-// runBenchPlates implements `carphoto bench plates [--split heldout|val|train|all]
+// Plates implements `carphoto bench plates [--split heldout|val|train|all]
 // [--labels FILE] DIR` over DIR/labels.json (or FILE, its photos' paths
 // relative to DIR): recall (a labelled plate is found when at least
 // 95% of its box lies inside the detected quads), false detections per
@@ -138,7 +138,7 @@ func platesOf(ctx context.Context, file string) (platesLine, error) {
 // plates whose characters are hidden (platechars: at least 95% of the text
 // regions a text detector found on the plate, read from --chars), and
 // names the plates left readable.
-func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error {
+func Plates(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench plates", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	var o benchPlatesOpts
@@ -203,8 +203,8 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 			}
 			fmt.Fprintf(stdout, "| %s | %d | %s | %.3f (%d/%d) | %d/%d | %.2f, %.2f | %.2f | %.3f (%d) | %.0f / %.0f ms |\n",
 				filepath.Base(filepath.Clean(dirs[i])), sc.images, chars, frac(sc.wide.found, sc.wide.total), sc.wide.found, sc.wide.total,
-				sc.found-sc.wide.found, sc.total-sc.wide.total, pct(sc.area, 50), pct(sc.area, 90), pct(sc.iou, 50),
-				frac(sc.falses, sc.images), sc.falses, pct(sc.times, 50), pct(sc.times, 95))
+				sc.found-sc.wide.found, sc.total-sc.wide.total, Percentile(sc.area, 50), Percentile(sc.area, 90), Percentile(sc.iou, 50),
+				frac(sc.falses, sc.images), sc.falses, Percentile(sc.times, 50), Percentile(sc.times, 95))
 		}
 	}
 	if *runs == 0 {
@@ -228,11 +228,11 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 		if _, err := plates.Detect(ctx, p.Image); err != nil {
 			return fmt.Errorf("bench plates: %w", err)
 		}
-		bigTimes = append(bigTimes, ms(time.Since(start)))
+		bigTimes = append(bigTimes, Millis(time.Since(start)))
 	}
 	b := p.Image.Bounds()
 	fmt.Fprintf(stdout, "12 MP photo (%dx%d %T, %s enlarged): detection p50 %.1f ms over %d runs\n",
-		b.Dx(), b.Dy(), p.Image, filepath.Base(first), pct(bigTimes, 50), len(bigTimes))
+		b.Dx(), b.Dy(), p.Image, filepath.Base(first), Percentile(bigTimes, 50), len(bigTimes))
 	return nil
 }
 
@@ -349,7 +349,7 @@ func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout i
 	for _, p := range scored {
 		start := time.Now()
 		got, err := plates.Detect(ctx, p.img)
-		sc.times = append(sc.times, ms(time.Since(start)))
+		sc.times = append(sc.times, Millis(time.Since(start)))
 		if err != nil {
 			return nil, "", fmt.Errorf("bench plates: %s: %w", p.name, err)
 		}
@@ -523,7 +523,7 @@ func (sc *plateScore) print(stdout io.Writer, title string, copies bool) {
 	}
 	fmt.Fprintf(stdout, "recall by plate width: %s\n", strings.Join(classes, ", "))
 	fmt.Fprintf(stdout, "hidden area / plate box area (found plates >= %d px): median %.2f, p90 %.2f; IoU of quad and box: median %.2f\n",
-		minWide, pct(sc.area, 50), pct(sc.area, 90), pct(sc.iou, 50))
+		minWide, Percentile(sc.area, 50), Percentile(sc.area, 90), Percentile(sc.iou, 50))
 	fmt.Fprintf(stdout, "false detections %.3f per photo (%d)\n", float64(sc.falses)/float64(max(sc.images, 1)), sc.falses)
 	if copies {
 		fmt.Fprintf(stdout, "photos with no copy in the other splits (%d of %d; a copy is the same photo or a frame a moment apart): %d plates, recall %.3f (%d), false detections %.3f per photo (%d)\n",
@@ -533,10 +533,10 @@ func (sc *plateScore) print(stdout io.Writer, title string, copies bool) {
 	fmt.Fprintf(stdout, "margin curve (plates >= %d px; margin in plate heights: recall, hidden/box median, p90):", minWide)
 	for k, m := range curveMargins {
 		c := sc.curve[k]
-		fmt.Fprintf(stdout, "  %.2f: %.3f %.2f %.2f", m, frac(c.found, sc.wide.total), pct(c.area, 50), pct(c.area, 90))
+		fmt.Fprintf(stdout, "  %.2f: %.3f %.2f %.2f", m, frac(c.found, sc.wide.total), Percentile(c.area, 50), Percentile(c.area, 90))
 	}
 	fmt.Fprintln(stdout)
-	fmt.Fprintf(stdout, "detection p50 %.1f ms, p95 %.1f ms (decode excluded)\n", pct(sc.times, 50), pct(sc.times, 95))
+	fmt.Fprintf(stdout, "detection p50 %.1f ms, p95 %.1f ms (decode excluded)\n", Percentile(sc.times, 50), Percentile(sc.times, 95))
 }
 
 func frac(a, b int) float64 { return float64(a) / float64(max(b, 1)) }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 	"carphoto/internal/benchphoto"
 )
 
-// runBenchCodec times blur-plates on one JPEG three ways, alternating in
+// Codec times blur-plates on one JPEG three ways, alternating in
 // one run: the block path (imageops.Process on a baseline JPEG), the
 // full path (imageops.ProcessFull: decode, find, hide, encode), and
 // `djpeg | cjpeg -quality 90` (libjpeg-turbo, when installed), the
 // decode+encode a user would compare with. It prints CPU-time medians and
 // ratios; --cpuprofile records the block path's runs.
-func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
+func Codec(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench codec", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	n := fs.Int("n", 7, "rounds (each runs the three once)")
@@ -44,7 +44,7 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	w, h, err := imageSize(data)
+	w, h, err := ImageSize(data)
 	if err != nil {
 		return err
 	}
@@ -90,26 +90,26 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 	var block, full, ext []float64
 	var blockBytes, fullBytes, plates, fullPlates int
 	for i := 0; i < *n; i++ {
-		c0 := processCPUTime()
+		c0 := CPUTime()
 		res, err := labelled("block", func(ctx context.Context) (*imageops.Output, error) {
 			return imageops.Process(ctx, in, p)
 		})
-		c1 := processCPUTime()
+		c1 := CPUTime()
 		if err != nil {
 			return fmt.Errorf("block path: %w", err)
 		}
-		block = append(block, ms(c1-c0))
+		block = append(block, Millis(c1-c0))
 		blockBytes, plates = len(res.Body), res.PlatesFound
 
-		c0 = processCPUTime()
+		c0 = CPUTime()
 		res, err = labelled("full", func(ctx context.Context) (*imageops.Output, error) {
 			return imageops.ProcessFull(ctx, in, p)
 		})
-		c1 = processCPUTime()
+		c1 = CPUTime()
 		if err != nil {
 			return fmt.Errorf("full path: %w", err)
 		}
-		full = append(full, ms(c1-c0))
+		full = append(full, Millis(c1-c0))
 		fullBytes, fullPlates = len(res.Body), res.PlatesFound
 
 		if pipe {
@@ -117,21 +117,21 @@ func runBenchCodec(ctx context.Context, args []string, stdout io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("djpeg | cjpeg: %w", err)
 			}
-			ext = append(ext, ms(d))
+			ext = append(ext, Millis(d))
 		}
 	}
 	fmt.Fprintf(stdout, "%s: %d×%d (%.1f MP), %d bytes, %d rounds, CPU ms (median)\n",
 		fs.Arg(0), w, h, float64(w*h)/1e6, len(data), *n)
-	fmt.Fprintf(stdout, "  block path   %7.1f ms  (%d plate(s), answer %d bytes)\n", pct(block, 50), plates, blockBytes)
-	fmt.Fprintf(stdout, "  full path    %7.1f ms  (%d plate(s), answer %d bytes)\n", pct(full, 50), fullPlates, fullBytes)
+	fmt.Fprintf(stdout, "  block path   %7.1f ms  (%d plate(s), answer %d bytes)\n", Percentile(block, 50), plates, blockBytes)
+	fmt.Fprintf(stdout, "  full path    %7.1f ms  (%d plate(s), answer %d bytes)\n", Percentile(full, 50), fullPlates, fullBytes)
 	if pipe {
-		e := pct(ext, 50)
+		e := Percentile(ext, 50)
 		fmt.Fprintf(stdout, "  djpeg|cjpeg  %7.1f ms  (-quality 90)\n", e)
 		fmt.Fprintf(stdout, "  block / djpeg|cjpeg = %.2f×, full / djpeg|cjpeg = %.2f×, block / full = %.2f×\n",
-			pct(block, 50)/e, pct(full, 50)/e, pct(block, 50)/pct(full, 50))
+			Percentile(block, 50)/e, Percentile(full, 50)/e, Percentile(block, 50)/Percentile(full, 50))
 	} else {
 		fmt.Fprintf(stdout, "  djpeg|cjpeg  skipped: djpeg and cjpeg not installed (apt-get install libjpeg-turbo-progs)\n")
-		fmt.Fprintf(stdout, "  block / full = %.2f×\n", pct(block, 50)/pct(full, 50))
+		fmt.Fprintf(stdout, "  block / full = %.2f×\n", Percentile(block, 50)/Percentile(full, 50))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func TestRunCutoutWritesSameSizePNG(t *testing.T) {
 	in := writeTestPhoto(t, dir, "car.jpg", 300, 200)
 	outDir := filepath.Join(dir, "out")
 	var stdout bytes.Buffer
-	if err := runCutout(context.Background(), []string{"-o", outDir, in}, &stdout, io.Discard); err != nil {
+	if err := CutCars(context.Background(), []string{"-o", outDir, in}, &stdout, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(filepath.Join(outDir, "car.png"))
@@ -68,7 +68,7 @@ func TestRunCutoutUsage(t *testing.T) {
 		"no files":      {"-o", t.TempDir()},
 		"missing file":  {"-o", t.TempDir(), filepath.Join(t.TempDir(), "absent.jpg")},
 	} {
-		if err := runCutout(context.Background(), args, io.Discard, io.Discard); err == nil {
+		if err := CutCars(context.Background(), args, io.Discard, io.Discard); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -83,7 +83,7 @@ func TestRunCutoutSkipsBadFiles(t *testing.T) {
 	in := writeTestPhoto(t, dir, "car.jpg", 120, 80)
 	outDir := filepath.Join(dir, "out")
 	var stdout, stderr bytes.Buffer
-	err := runCutout(context.Background(), []string{"-o", outDir, absent, junk, in}, &stdout, &stderr)
+	err := CutCars(context.Background(), []string{"-o", outDir, absent, junk, in}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "2 of 3 files") {
 		t.Errorf("error %v, want one naming 2 of 3 files", err)
 	}
@@ -116,7 +116,7 @@ func TestRunBenchCutoutReportsScores(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "labels.json"), []byte(labels), 0o644)
 
 	var stdout bytes.Buffer
-	if err := runBenchCutout(context.Background(), []string{dir, "-n", "0"}, &stdout); err != nil {
+	if err := Cutout(context.Background(), []string{dir, "-n", "0"}, &stdout); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"split heldout: 1 images", "mean IoU", "boundary F-score"} {
@@ -124,7 +124,7 @@ func TestRunBenchCutoutReportsScores(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	if err := runBenchCutout(context.Background(), []string{"-split", "val", dir}, &bytes.Buffer{}); err == nil {
+	if err := Cutout(context.Background(), []string{"-split", "val", dir}, &bytes.Buffer{}); err == nil {
 		t.Error("a split with no images: no error")
 	}
 }

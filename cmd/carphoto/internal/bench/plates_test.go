@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func TestRunPlatesJSON(t *testing.T) {
 	dir := t.TempDir()
 	files := []string{writeGreyJPEG(t, dir, "a.jpg", 320, 200), writeGreyJPEG(t, dir, "b.jpg", 64, 48)}
 	var out bytes.Buffer
-	if err := runPlates(context.Background(), append([]string{"--json"}, files...), &out, io.Discard); err != nil {
+	if err := FindPlates(context.Background(), append([]string{"--json"}, files...), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -62,12 +62,12 @@ func TestRunPlatesJSON(t *testing.T) {
 }
 
 func TestRunPlatesOnRealPhoto(t *testing.T) {
-	photo := "../../../shared/datasets/plates-web-cc0/images/plates-web-cc0-0000.jpg"
+	photo := "../../../../../shared/datasets/plates-web-cc0/images/plates-web-cc0-0000.jpg"
 	if _, err := os.Stat(photo); err != nil {
 		t.Skipf("shared data sets not found: %v", err)
 	}
 	var out bytes.Buffer
-	if err := runPlates(context.Background(), []string{"--json", photo}, &out, io.Discard); err != nil {
+	if err := FindPlates(context.Background(), []string{"--json", photo}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -97,7 +97,7 @@ func TestRunPlatesOnRealPhoto(t *testing.T) {
 }
 
 func TestRunPlatesErrors(t *testing.T) {
-	if err := runPlates(context.Background(), []string{"--json"}, io.Discard, io.Discard); err == nil {
+	if err := FindPlates(context.Background(), []string{"--json"}, io.Discard, io.Discard); err == nil {
 		t.Error("no files: got no error")
 	}
 	dir := t.TempDir()
@@ -123,7 +123,7 @@ func TestRunPlatesErrors(t *testing.T) {
 
 	// --json: one line per file, in order; a bad file's line says what is wrong.
 	var out bytes.Buffer
-	err = runPlates(context.Background(), append([]string{"--json"}, files...), &out, io.Discard)
+	err = FindPlates(context.Background(), append([]string{"--json"}, files...), &out, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "3 of 5 files") {
 		t.Errorf("error %v, want one naming 3 of 5 files", err)
 	}
@@ -155,7 +155,7 @@ func TestRunPlatesErrors(t *testing.T) {
 
 	// Readable summary: the good photos on stdout, each bad one on stderr.
 	var stdout, stderr bytes.Buffer
-	if err := runPlates(context.Background(), files, &stdout, &stderr); err == nil {
+	if err := FindPlates(context.Background(), files, &stdout, &stderr); err == nil {
 		t.Error("summary with bad files: got no error")
 	}
 	if n := strings.Count(stdout.String(), "good.jpg: 320x200"); n != 2 {
@@ -188,7 +188,7 @@ func TestRunBenchPlates(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", dir}, &out); err != nil {
+	if err := Plates(context.Background(), []string{"--split", "all", "-n", "0", dir}, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"1 photos, 1 plates", "recall 0.000 (0 of 1 found", "<20 px 0/0, 20-40 px 0/0, 40-80 px 0/1, >=80 px 0/0",
@@ -200,7 +200,7 @@ func TestRunBenchPlates(t *testing.T) {
 	}
 	// Shrunk to half, the 40-pixel plate is 20 pixels wide.
 	out.Reset()
-	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", "--scale", "0.5", dir}, &out); err != nil {
+	if err := Plates(context.Background(), []string{"--split", "all", "-n", "0", "--scale", "0.5", dir}, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"shrunk to 0.5: 1 photos, 1 plates", "<20 px 0/0, 20-40 px 0/1, 40-80 px 0/0"} {
@@ -213,7 +213,7 @@ func TestRunBenchPlates(t *testing.T) {
 	four := writeText(t, "four.json", `[`+strings.Repeat(`{"file":"images/grey.jpg","width":320,"height":200,"plates":[{"x":10,"y":10,"w":40,"h":12}]},`, 3)+
 		`{"file":"images/grey.jpg","width":320,"height":200,"plates":[{"x":10,"y":10,"w":40,"h":12}]}]`)
 	out.Reset()
-	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", "--mosaic", "2", "-v", "--labels", four, dir}, &out); err != nil {
+	if err := Plates(context.Background(), []string{"--split", "all", "-n", "0", "--mosaic", "2", "-v", "--labels", four, dir}, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"laid out 2×2: 1 photos, 4 plates", "40-80 px 0/4", "plate 40x12 at (10,10)", "plate 40x12 at (330,210)"} {
@@ -221,14 +221,14 @@ func TestRunBenchPlates(t *testing.T) {
 			t.Errorf("--mosaic 2: output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", "--mosaic", "3", "--labels", four, dir}, &out); err == nil {
+	if err := Plates(context.Background(), []string{"--split", "all", "-n", "0", "--mosaic", "3", "--labels", four, dir}, &out); err == nil {
 		t.Error("--mosaic 3 of 4 photos: got no error")
 	}
 	// Labels from another file score the same photos against its plates:
 	// here none, so the photos are counted and no plate is.
 	other := writeText(t, "other.json", `[{"file":"images/grey.jpg","width":320,"height":200,"plates":[]}]`)
 	out.Reset()
-	if err := runBenchPlates(context.Background(), []string{"--split", "all", "-n", "0", "--labels", other, dir}, &out); err != nil {
+	if err := Plates(context.Background(), []string{"--split", "all", "-n", "0", "--labels", other, dir}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "1 photos, 0 plates") {
@@ -247,7 +247,7 @@ func TestRunBenchPlates(t *testing.T) {
 	two := writeText(t, "two.json", `[{"file":"images/grey.jpg","width":320,"height":200,"plates":[]},
 		{"file":"images/`+learnt+`","width":320,"height":200,"plates":[{"x":10,"y":10,"w":40,"h":12}]}]`)
 	out.Reset()
-	if err := runBenchPlates(context.Background(), []string{"--split", "train", "-n", "0", "--labels", two, dir}, &out); err != nil {
+	if err := Plates(context.Background(), []string{"--split", "train", "-n", "0", "--labels", two, dir}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "1 photos, 1 plates") {
@@ -255,7 +255,7 @@ func TestRunBenchPlates(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--split", "sideways", dir}, {"--scale", "0", dir}, {"--scale", "2", dir}, {"--mosaic", "0", dir}, {"--mosaic", "9", dir},
 		{"--labels", filepath.Join(dir, "missing.json"), dir}, {"--labels", writeText(t, "bad.json", "{"), dir}} {
-		if err := runBenchPlates(context.Background(), args, &out); err == nil {
+		if err := Plates(context.Background(), args, &out); err == nil {
 			t.Errorf("%q: got no error", args)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -80,7 +80,7 @@ func TestRunBenchPlatesCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := runBenchPlates(context.Background(), []string{"-n", "0", dir}, &out); err != nil {
+	if err := Plates(context.Background(), []string{"-n", "0", dir}, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"2 photos, 2 plates", "photos with no copy in the other splits (1 of 2;", "): 1 plates, recall 0.000 (0)"} {
@@ -106,7 +106,7 @@ func TestRunBenchPlatesChars(t *testing.T) {
 	}
 	chars := writeText(t, "chars.json", fmt.Sprintf(`[{"set":"someset","file":"images/%s","plates":[{"box":[10,10,40,12],"chars":[[[12,12],[48,12],[48,20],[12,20]]],"stand_in":false}]}]`, name))
 	var out bytes.Buffer
-	if err := runBenchPlates(context.Background(), []string{"-n", "0", "--chars", chars, dir}, &out); err != nil {
+	if err := Plates(context.Background(), []string{"-n", "0", "--chars", chars, dir}, &out); err != nil {
 		t.Fatal(err)
 	}
 	// A smooth grey scene has no plate to find: the one plate >= 20 px
@@ -117,14 +117,14 @@ func TestRunBenchPlatesChars(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := runBenchPlates(context.Background(), []string{"-n", "0", "--split", "all", "--chars", chars, dir}, &out); err != nil {
+	if err := Plates(context.Background(), []string{"-n", "0", "--split", "all", "--chars", chars, dir}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if want := "characters hidden: not measured (held-out split only)"; !strings.Contains(out.String(), want) {
 		t.Errorf("--split all: output lacks %q:\n%s", want, out.String())
 	}
 	other := writeText(t, "other.json", `[{"set":"someset","file":"images/other.jpg","plates":[]}]`)
-	if err := runBenchPlates(context.Background(), []string{"-n", "0", "--chars", other, dir}, &out); err == nil || !strings.Contains(err.Error(), "no characters for the plate 40x12") {
+	if err := Plates(context.Background(), []string{"-n", "0", "--chars", other, dir}, &out); err == nil || !strings.Contains(err.Error(), "no characters for the plate 40x12") {
 		t.Errorf("a plate the characters file lacks: got error %v", err)
 	}
 }

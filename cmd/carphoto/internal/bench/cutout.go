@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"cmp"
@@ -20,9 +20,9 @@ import (
 	"carphoto/imageops/cutout"
 )
 
-// runCutout implements `carphoto cutout -o DIR FILE...`: writes DIR/<name>.png (the car
+// CutCars implements `carphoto cutout -o DIR FILE...`: writes DIR/<name>.png (the car
 // on a transparent background, same size as the oriented input) for each FILE.
-func runCutout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func CutCars(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cutout", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	dir := fs.String("o", "", "output directory (required)")
@@ -74,11 +74,11 @@ func cutoutFile(ctx context.Context, file, dir string) (string, image.Rectangle,
 	return out, cut.Bounds(), nil
 }
 
-// runBenchCutout implements `carphoto bench cutout DIR`: over DIR/labels.json (the
+// Cutout implements `carphoto bench cutout DIR`: over DIR/labels.json (the
 // cars-seg layout) it reports the mean IoU (alpha >= 128 against the mask) and the mean
 // boundary F-score at 2 px of a split (the held-out one by default), then the time p50
 // of Cut on a 12-megapixel photo.
-func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error {
+func Cutout(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench cutout", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	split := fs.String("split", "heldout", "images to score: heldout, tune (every other image), val (a fifth of tune) or all")
@@ -169,11 +169,11 @@ func runBenchCutout(ctx context.Context, args []string, stdout io.Writer) error 
 	// what the work costs when other processes share the cores.
 	var wall, cpu []time.Duration
 	for range *runs {
-		start, startCPU := time.Now(), processCPUTime()
+		start, startCPU := time.Now(), CPUTime()
 		if _, err := cutout.Cut(ctx, big); err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
-		wall, cpu = append(wall, time.Since(start)), append(cpu, processCPUTime()-startCPU)
+		wall, cpu = append(wall, time.Since(start)), append(cpu, CPUTime()-startCPU)
 	}
 	slices.Sort(wall)
 	slices.Sort(cpu)
