@@ -13,8 +13,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"carphoto/imageops/internal/imgtest"
 	"carphoto/imageops/plates"
+	"carphoto/internal/imgtest"
 )
 
 // renderDatasets is where the labelled photos live, relative to this

@@ -10,7 +10,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/internal/imgtest"
 
 	xdraw "golang.org/x/image/draw"
 )

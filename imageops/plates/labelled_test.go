@@ -17,7 +17,7 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/internal/imgtest"
 )
 
 // labelled is a photo of the shared plate sets with its labelled boxes and

@@ -8,7 +8,7 @@ import (
 	"image"
 	"testing"
 
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/internal/imgtest"
 )
 
 // TestScaleSweep crops the validation photos around each labelled plate at

@@ -17,8 +17,8 @@ import (
 	xdraw "golang.org/x/image/draw"
 
 	"carphoto"
-	"carphoto/imageops/internal/imgtest"
 	"carphoto/imageops/shadow"
+	"carphoto/internal/imgtest"
 )
 
 // shadowWheel is a tyre of a synthetic car: a disc whose lowest point touches the

@@ -1,6 +1,7 @@
 //go:build logosheet
 
-package paint
+// Package logosheet draws a contact sheet of plate-logo on real photos.
+package logosheet
 
 // A contact sheet of plate-logo on real photos, to look at: validation
 // photos of the web set with plates of about 2:1 (the shapes a 4.7:1
@@ -11,9 +12,9 @@ package paint
 // the others), with the detections' scores in the corner.
 //
 //	LOGOSHEET_OUT=$PWD/docs/plate-logo-after.jpg PLATES_EXTRA=~/carphoto-data \
-//	    go test -tags logosheet -run TestLogoSheet ./imageops/paint/
+//	    go test -tags logosheet -run TestLogoSheet ./train/paint/logosheet/
 //
-// (The path is the test's, run in imageops/paint/: give it whole. A .png name
+// (The path is the test's, run in train/paint/logosheet/: give it whole. A .png name
 // gets a PNG. PLATES_DATA names the shared sets' folder if not
 // ../shared/datasets beside the repository.)
 
@@ -35,8 +36,9 @@ import (
 	"golang.org/x/image/math/fixed"
 
 	"carphoto/imageops/codec"
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/imageops/paint"
 	"carphoto/imageops/plates"
+	"carphoto/internal/imgtest"
 )
 
 func TestLogoSheet(t *testing.T) {
@@ -46,7 +48,7 @@ func TestLogoSheet(t *testing.T) {
 	}
 	root := os.Getenv("PLATES_DATA")
 	if root == "" {
-		root = filepath.Join("..", "..", "..", "shared", "datasets")
+		root = filepath.Join("..", "..", "..", "..", "shared", "datasets")
 	}
 	type pick struct {
 		dir   string
@@ -139,7 +141,7 @@ func sheetPaint(t *testing.T, img image.Image, found []plates.Plate, design imag
 		}
 		caption += fmt.Sprintf(" %.2f", f.Score)
 	}
-	out, err := PlaceLogo(context.Background(), img, sure, unsure, design)
+	out, err := paint.PlaceLogo(context.Background(), img, sure, unsure, design)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,13 @@
 //go:build groundcheck
 
-package shadow
+// Package groundcheck measures how far the floor shadow.FindFloor finds
+// from a cut-out lies from the floor it finds from a hand-drawn mask.
+package groundcheck
 
 // How far the floor found from the cut-out lies from the floor found from the
 // hand-drawn mask, on the cars-seg photos that are not held out:
 //
-//	GOMAXPROCS=1 go test -tags groundcheck -run TestGroundFromCutout -v ./imageops/shadow/
+//	GOMAXPROCS=1 go test -tags groundcheck -run TestGroundFromCutout -v ./train/shadow/groundcheck/
 
 import (
 	"context"
@@ -18,11 +20,12 @@ import (
 	"testing"
 
 	"carphoto/imageops/cutout"
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/imageops/shadow"
+	"carphoto/internal/imgtest"
 )
 
 func TestGroundFromCutout(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "datasets", "cars-seg")
+	dir := filepath.Join("..", "..", "..", "..", "shared", "datasets", "cars-seg")
 	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 	if err != nil {
 		t.Skip(err)
@@ -52,14 +55,14 @@ func TestGroundFromCutout(t *testing.T) {
 				}
 			}
 		}
-		gt, ok1 := findGround(truth)
-		gc, ok2 := findGround(car)
+		gt, ok1 := shadow.FindFloor(truth)
+		gc, ok2 := shadow.FindFloor(car)
 		if !ok1 || !ok2 {
 			continue
 		}
 		// The floor under the true contacts, from the cut-out (positive: below).
-		for _, c := range gt.contacts {
-			offs = append(offs, gc.at(c.x)-gt.at(c.x))
+		for _, x := range gt.Contacts() {
+			offs = append(offs, gc.At(x)-gt.At(x))
 		}
 	}
 	sort.Float64s(offs)
