@@ -117,3 +117,16 @@ func emit(out *image.NRGBA, y int, acc []float32, norm float32) {
 		p[i+3] = uint8(min(255, a+0.5))
 	}
 }
+
+// UnitByte maps a sample in [0, 1] (a probability, an alpha, a shade) to
+// 0…255, rounding and clamping: what the cut-out's matte and the shadow
+// write.
+func UnitByte(v float32) uint8 {
+	switch {
+	case v <= 0:
+		return 0
+	case v >= 1:
+		return 255
+	}
+	return uint8(v*255 + 0.5)
+}

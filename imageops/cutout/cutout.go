@@ -17,6 +17,8 @@ import (
 	"context"
 	"image"
 	"math"
+
+	"carphoto/imageops/codec"
 )
 
 // Working sizes and refinement settings, tuned on the cars-seg images that are not
@@ -330,7 +332,7 @@ func refine(ctx context.Context, src *rows, c *coarseMatte, par params, dst imag
 				}
 				// Remove the pixel's share of the background's colour, s(B-F): a mix
 				// αF + (1-α)B comes back as F whatever α was estimated.
-				r, g, b := unit8(R-s*dr), unit8(G-s*dg), unit8(B-s*db)
+				r, g, b := codec.UnitByte(R-s*dr), codec.UnitByte(G-s*dg), codec.UnitByte(B-s*db)
 				if a < 255 {
 					prow[4*x], prow[4*x+1], prow[4*x+2] = r, g, b
 				} else if s > 0.1 {
@@ -343,17 +345,6 @@ func refine(ctx context.Context, src *rows, c *coarseMatte, par params, dst imag
 	}
 	clean(H-1, pending)
 	return nil
-}
-
-// unit8 maps 0..1 to 0..255, clamped.
-func unit8(v float32) uint8 {
-	switch {
-	case v <= 0:
-		return 0
-	case v >= 1:
-		return 255
-	}
-	return uint8(v*255 + 0.5)
 }
 
 // fitLong returns w×h scaled so the long side is at most long (never enlarged).

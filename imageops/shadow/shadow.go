@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"carphoto"
+	"carphoto/imageops/codec"
 )
 
 // ShadowOptions selects the extras of car-shadow.
@@ -442,7 +443,7 @@ func composeShadow(car *image.NRGBA, gr *ground, lay *shadowLayout, sh *shadowGr
 				continue
 			}
 			if px[3] == 0 && rf == nil { // floor only, no reflection: the black shadow alone
-				px[0], px[1], px[2], px[3] = 0, 0, 0, shadowByte(s)
+				px[0], px[1], px[2], px[3] = 0, 0, 0, codec.UnitByte(s)
 				continue
 			}
 			// Under the car: the black shadow over the reflection.
@@ -450,17 +451,17 @@ func composeShadow(car *image.NRGBA, gr *ground, lay *shadowLayout, sh *shadowGr
 			ur, ug, ub := rr*(1-s), rg*(1-s), rb*(1-s)
 			if px[3] == 0 { // floor only: no car to blend
 				inv := 1 / ua
-				px[0], px[1], px[2], px[3] = shadowByte(ur*inv), shadowByte(ug*inv), shadowByte(ub*inv), shadowByte(ua)
+				px[0], px[1], px[2], px[3] = codec.UnitByte(ur*inv), codec.UnitByte(ug*inv), codec.UnitByte(ub*inv), codec.UnitByte(ua)
 				continue
 			}
 			ca := float32(px[3]) / 255
 			a := ca + ua*(1-ca)
 			k := (1 - ca) / a
 			kc := ca / a
-			px[0] = shadowByte(float32(px[0])/255*kc + ur*k)
-			px[1] = shadowByte(float32(px[1])/255*kc + ug*k)
-			px[2] = shadowByte(float32(px[2])/255*kc + ub*k)
-			px[3] = shadowByte(a)
+			px[0] = codec.UnitByte(float32(px[0])/255*kc + ur*k)
+			px[1] = codec.UnitByte(float32(px[1])/255*kc + ug*k)
+			px[2] = codec.UnitByte(float32(px[2])/255*kc + ub*k)
+			px[3] = codec.UnitByte(a)
 		}
 	}
 	return out
@@ -530,15 +531,4 @@ func shadowColumns(gr *ground, lay *shadowLayout, sh *shadowGrid, rf *reflection
 		}
 	}
 	return cols
-}
-
-// shadowByte maps [0, 1] to 0…255, rounding and clamping.
-func shadowByte(v float32) uint8 {
-	switch {
-	case v <= 0:
-		return 0
-	case v >= 1:
-		return 255
-	}
-	return uint8(v*255 + 0.5)
 }
