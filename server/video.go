@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -134,9 +133,11 @@ func (s *Server) videoBlur(c echo.Context) error {
 	js := s.videoJobs()
 	job := &video.Job{ID: id, Account: accountID(c), Status: video.Queued, Style: style, FramesTotal: info.Frames,
 		Duration: info.Duration, Credits: credits, Hold: hold.ID(), Webhook: webhook}
-	payload, _ := json.Marshal(video.Payload{JobID: id, Attempt: 1})
-	task := asynq.NewTask(video.TaskType, payload, asynq.Queue(video.Queue), asynq.TaskID(id),
-		asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
+	task, err := jobs.NewVideoTask(id, 1, asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
+	if err != nil {
+		s.billing.Release(context.WithoutCancel(ctx), hold)
+		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	}
 	if err := js.Create(ctx, job); err != nil {
 		s.billing.Release(context.WithoutCancel(ctx), hold)
 		return carphoto.Wrap(err, carphoto.EUnavailable, "could not record the job; you were not charged, please retry")
@@ -328,10 +329,11 @@ func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
 		}
 		return
 	}
-	payload, _ := json.Marshal(video.Payload{JobID: job.ID, Attempt: next})
-	task := asynq.NewTask(video.TaskType, payload, asynq.Queue(video.Queue), asynq.TaskID(fmt.Sprintf("%s.%d", job.ID, next)),
-		asynq.MaxRetry(0), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
-	if err := jobs.Enqueue(ctx, s.rdb, s.videoQueue, task); err != nil {
+	task, err := jobs.NewVideoTask(job.ID, next, asynq.MaxRetry(0), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
+	if err == nil {
+		err = jobs.Enqueue(ctx, s.rdb, s.videoQueue, task)
+	}
+	if err != nil {
 		s.log.Error().Err(err).Str("job", job.ID).Msg("queue the video job again")
 	}
 }

@@ -42,14 +42,14 @@ func (w *Worker) runVideos(ctx context.Context) error {
 	}
 	srv := asynq.NewServerFromRedisClient(w.rdb, asynq.Config{
 		Concurrency:       max(vc.Concurrency, 1),
-		Queues:            map[string]int{video.Queue: 1},
+		Queues:            map[string]int{jobs.VideoQueue: 1},
 		TaskCheckInterval: time.Second,
 		ShutdownTimeout:   w.cfg.ShutdownTimeout,
 		Logger:            asynqLogger{w.log},
 		LogLevel:          asynq.WarnLevel,
 	})
 	mux := asynq.NewServeMux()
-	mux.HandleFunc(video.TaskType, w.handleVideo)
+	mux.HandleFunc(jobs.VideoTaskType, w.handleVideo)
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start video worker: %w", err)
 	}
@@ -64,7 +64,7 @@ func (w *Worker) runVideos(ctx context.Context) error {
 // failure ends it failed. Failed jobs are never charged.
 func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 	vc := w.cfg.Video
-	var p video.Payload
+	var p jobs.VideoPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
