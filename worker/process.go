@@ -39,6 +39,9 @@ func Process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, 
 	if err != nil {
 		return nil, err
 	}
+	if p.Backdrop && (op == jobs.OpCarShadow || op == jobs.OpCarCutout) {
+		return backdropOp(ctx, op, in, logo, p, lim) // logo: the second image, here the backdrop
+	}
 	switch op {
 	case jobs.OpBlurPlates, jobs.OpPlateLogo:
 		return plateOp(ctx, op, in, logo, p, lim, found)
