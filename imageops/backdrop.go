@@ -20,7 +20,7 @@ type Placement struct {
 	// Scale is the car's width (its matte's solid bounds) as a share of
 	// the backdrop's width. A car that would then reach above the
 	// backdrop's top (a front view on a low floor) is made smaller until
-	// its roof is backdropHeadroom below the top.
+	// its roof is backdropHeadroom (a tenth of its height) below the top.
 	Scale float64
 	// CenterX is the car's horizontal centre, from the left.
 	CenterX float64
@@ -37,8 +37,11 @@ type BackdropOptions struct {
 }
 
 // backdropHeadroom is the least space kept above a car's roof, as a share
-// of the backdrop's height, when its width would push the roof out.
-const backdropHeadroom = 0.03
+// of the backdrop's height, when its width would push the roof out: at
+// the default placement a front or rear view, taller for its width than
+// a side view, would otherwise touch the top (seen on plates-web-cc0,
+// docs/backdrop-sheet.jpg).
+const backdropHeadroom = 0.1
 
 // OnBackdrop stands a cut-out car on backdrop: the answer is the backdrop
 // at its own size, the car scaled to opt.Scale of its width (up or down,
@@ -129,13 +132,29 @@ func backdropCar(ctx context.Context, car *image.NRGBA, box image.Rectangle, W, 
 	src := box.Inset(-edge).Intersect(car.Rect)
 	w := max(int(math.Round(float64(src.Dx())*f)), 1)
 	h := max(int(math.Round(float64(src.Dy())*f)), 1)
+	// Only the parts of the matte the floor was found from: a speck of
+	// background the cut-out left would otherwise float on the backdrop,
+	// shadow and all.
+	parts := newGroundParts(car)
+	clean := image.NewNRGBA(image.Rect(0, 0, src.Dx(), src.Dy()))
+	for y := src.Min.Y; y < src.Max.Y; y++ {
+		if !parts.rowHas(y) {
+			continue
+		}
+		row := clean.Pix[(y-src.Min.Y)*clean.Stride:]
+		for x := src.Min.X; x < src.Max.X; x++ {
+			if parts.has(x, y) {
+				copy(row[4*(x-src.Min.X):4*(x-src.Min.X)+4], car.Pix[car.PixOffset(x, y):])
+			}
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	// Scaled in premultiplied RGBA, so the colour of transparent pixels
 	// does not bleed into the car's edge.
 	pm := image.NewRGBA(image.Rect(0, 0, w, h))
-	xdraw.CatmullRom.Scale(pm, pm.Rect, car, src, xdraw.Src, nil)
+	xdraw.CatmullRom.Scale(pm, pm.Rect, clean, clean.Rect, xdraw.Src, nil)
 	return unpremultiply(pm), nil
 }
 

@@ -109,8 +109,8 @@ func TestOnBackdropKeepsTheRoofInView(t *testing.T) {
 		t.Fatal(err)
 	}
 	car := backdropCarBounds(out)
-	if car.Min.Y < int(0.03*H)-1 {
-		t.Errorf("the roof is at y=%d, want at least %d below the top", car.Min.Y, int(0.03*H))
+	if car.Min.Y < int(0.1*H)-1 {
+		t.Errorf("the roof is at y=%d, want at least %d below the top", car.Min.Y, int(0.1*H))
 	}
 	if floor := int(math.Round(0.6 * H)); car.Max.Y < floor-2 || car.Max.Y > floor+1 {
 		t.Errorf("the car's lowest row ends at y=%d, want the floor line %d", car.Max.Y, floor)
@@ -130,5 +130,28 @@ func TestOnBackdropRefusals(t *testing.T) {
 	cancel()
 	if _, err := imageops.OnBackdrop(ctx, side, backdropWall(100, 80), opt); err == nil {
 		t.Error("a cancelled context: no error")
+	}
+}
+
+// A speck of background the cut-out left beside the car (here a magenta
+// 3×3 blob, apart from the body) does not float on the backdrop.
+func TestOnBackdropLeavesSpecksOut(t *testing.T) {
+	car, _ := shadowSideCar(t)
+	for y := 44; y < 47; y++ {
+		for x := 364; x < 367; x++ {
+			car.SetNRGBA(x, y, color.NRGBA{255, 0, 255, 255})
+		}
+	}
+	opt := imageops.BackdropOptions{Placement: imageops.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}, Shadow: true}
+	out, err := imageops.OnBackdrop(context.Background(), car, backdropWall(900, 600), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for y := 0; y < 600; y++ {
+		for x := 0; x < 900; x++ {
+			if c := out.RGBAAt(x, y); c.R > 150 && c.B > 150 && c.G < 100 {
+				t.Fatalf("the speck shows at (%d, %d): %v", x, y, c)
+			}
+		}
 	}
 }

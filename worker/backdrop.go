@@ -21,7 +21,9 @@ func backdropOp(ctx context.Context, op string, in *imageops.Photo, backdrop []b
 	}
 	// The web held the backdrop to MAX_BACKDROP_PIXELS, at most the
 	// largest answer; held to that again here before it is decoded.
-	lim.MaxPixels = min(max(lim.MaxPixels, 1), imageops.CanvasMaxPixels)
+	if lim.MaxPixels <= 0 || lim.MaxPixels > imageops.CanvasMaxPixels {
+		lim.MaxPixels = imageops.CanvasMaxPixels // zero would be DefaultMaxPixels, larger
+	}
 	bd, err := imageops.Decode(ctx, backdrop, lim)
 	if err != nil {
 		return nil, prefix("backdrop", err)
