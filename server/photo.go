@@ -19,7 +19,9 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
+	"carphoto/imageops/paint"
+	"carphoto/imageops/shadow"
 	"carphoto/jobs"
 )
 
@@ -350,7 +352,7 @@ func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jo
 	}
 	switch op {
 	case jobs.OpBlurPlates:
-		style, err := imageops.ParseStyle(v["style"])
+		style, err := paint.ParseStyle(v["style"])
 		if err != nil {
 			return req, "", err
 		}
@@ -460,7 +462,7 @@ func parseCanvas(v map[string]string, p *jobs.Params) (err error) {
 		p.Padding, p.PaddingShare = f, share
 	}
 	if bg := v["background"]; bg != "" && bg != "transparent" {
-		if _, err := imageops.ParseColour(bg); err != nil {
+		if _, err := shadow.ParseColour(bg); err != nil {
 			return err
 		}
 		p.Background = bg
@@ -484,8 +486,8 @@ func parseOverlay(v map[string]string, p *jobs.Params) error {
 	if p.Position == "" {
 		p.Position = "bottom-right"
 	}
-	if !slices.Contains(imageops.Positions, p.Position) {
-		return carphoto.Errorf(carphoto.EInvalidParams, "position must be one of %s, not %q", strings.Join(imageops.Positions, ", "), p.Position)
+	if !slices.Contains(paint.Positions, p.Position) {
+		return carphoto.Errorf(carphoto.EInvalidParams, "position must be one of %s, not %q", strings.Join(paint.Positions, ", "), p.Position)
 	}
 	for _, f := range []struct {
 		name   string
@@ -547,8 +549,8 @@ func (s *Server) checkHeader(field string, data []byte) (width, height int, err 
 	if len(data) == 0 {
 		return 0, 0, carphoto.Errorf(carphoto.EInvalidParams, "%s is empty", field)
 	}
-	lim := imageops.Limits{MaxPixels: s.cfg.MaxPixels, MaxSide: s.cfg.MaxSide, MaxAspect: s.cfg.MaxAspect}
-	_, width, height, err = imageops.DecodeConfig(data, lim)
+	lim := codec.Limits{MaxPixels: s.cfg.MaxPixels, MaxSide: s.cfg.MaxSide, MaxAspect: s.cfg.MaxAspect}
+	_, width, height, err = codec.DecodeConfig(data, lim)
 	if err != nil {
 		var e *carphoto.Error
 		if errors.As(err, &e) {
@@ -567,19 +569,19 @@ func (s *Server) checkHeader(field string, data []byte) (width, height int, err 
 // the car more than that, for a canvas nobody lists (padding=10000 asks
 // for 400 MP around any car).
 func (s *Server) checkCanvas(p jobs.Params, width, height int) error {
-	c := imageops.Canvas{Crop: p.Crop, Padding: p.Padding, PaddingShare: p.PaddingShare, Aspect: p.Aspect}
-	w, h := imageops.FitSize(width, height, imageops.CanvasMaxPixels)
+	c := shadow.Canvas{Crop: p.Crop, Padding: p.Padding, PaddingShare: p.PaddingShare, Aspect: p.Aspect}
+	w, h := codec.FitSize(width, height, shadow.CanvasMaxPixels)
 	cw, ch := c.Size(w, h)
 	limit := s.cfg.MaxPixels
 	if limit <= 0 {
-		limit = imageops.DefaultMaxPixels
+		limit = codec.DefaultMaxPixels
 	}
 	if float64(cw)*float64(ch) <= float64(limit) {
 		return nil
 	}
 	return carphoto.Errorf(carphoto.EInvalidParams,
 		"crop, padding and aspect would make a canvas of up to %d×%d pixels (%.0f MP) around this %d×%d photo; the limit is %d MP (the answer itself is scaled to at most %d MP): use a smaller padding or an aspect nearer the photo's",
-		cw, ch, float64(cw)*float64(ch)/1e6, width, height, limit/1_000_000, imageops.CanvasMaxPixels/1_000_000)
+		cw, ch, float64(cw)*float64(ch)/1e6, width, height, limit/1_000_000, shadow.CanvasMaxPixels/1_000_000)
 }
 
 // readMultipart streams the body. Files are capped at MaxUploadBytes while

@@ -22,7 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
-	"carphoto/imageops"
+	"carphoto/imageops/paint"
 	"carphoto/jobs"
 	"carphoto/video"
 )
@@ -232,7 +232,7 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, di
 	if invalid != nil {
 		return "", "", nil, invalid
 	}
-	st, err := imageops.ParseStyle(values["style"])
+	st, err := paint.ParseStyle(values["style"])
 	if err != nil {
 		return "", "", nil, err
 	}

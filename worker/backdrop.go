@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
+	"carphoto/imageops/shadow"
 	"carphoto/jobs"
 )
 
@@ -14,22 +15,22 @@ import (
 // backdrop's floor. The answer is the backdrop's size, a PNG unless
 // p.Format asks otherwise, in the backdrop's colour profile and, as a
 // JPEG, at its quality.
-func backdropOp(ctx context.Context, op string, in *imageops.Photo, backdrop []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
+func backdropOp(ctx context.Context, op string, in *codec.Photo, backdrop []byte, p jobs.Params, lim codec.Limits) (*jobs.Result, error) {
 	car, err := carOf(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	// The web held the backdrop to MAX_BACKDROP_PIXELS, at most the
 	// largest answer; held to that again here before it is decoded.
-	if lim.MaxPixels <= 0 || lim.MaxPixels > imageops.CanvasMaxPixels {
-		lim.MaxPixels = imageops.CanvasMaxPixels // zero would be DefaultMaxPixels, larger
+	if lim.MaxPixels <= 0 || lim.MaxPixels > shadow.CanvasMaxPixels {
+		lim.MaxPixels = shadow.CanvasMaxPixels // zero would be DefaultMaxPixels, larger
 	}
-	bd, err := imageops.Decode(ctx, backdrop, lim)
+	bd, err := codec.Decode(ctx, backdrop, lim)
 	if err != nil {
 		return nil, prefix("backdrop", err)
 	}
-	out, err := imageops.OnBackdrop(ctx, car, bd.Image, imageops.BackdropOptions{
-		Placement:  imageops.Placement{FloorY: p.FloorY, Scale: p.Scale, CenterX: p.CenterX},
+	out, err := shadow.OnBackdrop(ctx, car, bd.Image, shadow.BackdropOptions{
+		Placement:  shadow.Placement{FloorY: p.FloorY, Scale: p.Scale, CenterX: p.CenterX},
 		Shadow:     op == jobs.OpCarShadow,
 		Reflection: p.Reflection && op == jobs.OpCarShadow,
 	})

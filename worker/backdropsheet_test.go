@@ -33,7 +33,7 @@ import (
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/imageops/cutout"
 	"carphoto/jobs"
 )
@@ -84,7 +84,7 @@ func TestBackdropSheet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := imageops.Decode(ctx, photo, imageops.Limits{})
+		in, err := codec.Decode(ctx, photo, codec.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,14 +92,14 @@ func TestBackdropSheet(t *testing.T) {
 			continue
 		}
 		p := jobs.Params{Backdrop: true, FloorY: 0.85, Scale: 0.8, CenterX: 0.5, Reflection: len(tiles) >= want-4}
-		res, err := Process(ctx, jobs.OpCarShadow, photo, backdrop, p, imageops.Limits{})
+		res, err := Process(ctx, jobs.OpCarShadow, photo, backdrop, p, codec.Limits{})
 		if err != nil {
 			t.Fatalf("%s: %v", l.File, err)
 		}
 		if !res.OK() {
 			t.Fatalf("%s: %s %s", l.File, res.Code, res.Message)
 		}
-		got, err := imageops.Decode(ctx, res.Body, imageops.Limits{})
+		got, err := codec.Decode(ctx, res.Body, codec.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,9 +123,9 @@ func TestBackdropSheet(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	if filepath.Ext(out) == ".png" {
-		err = imageops.EncodePNG(&buf, sheet, nil)
+		err = codec.EncodePNG(&buf, sheet, nil)
 	} else {
-		err = imageops.EncodeJPEG(&buf, sheet, 85, nil)
+		err = codec.EncodeJPEG(&buf, sheet, 85, nil)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"carphoto"
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/jobs"
 )
 
@@ -42,7 +42,7 @@ func TestCarNotFound(t *testing.T) {
 	}
 	photos = append(photos, small)
 	ctx := context.Background()
-	lim := imageops.Limits{}
+	lim := codec.Limits{}
 	for _, op := range []string{jobs.OpCarCutout, jobs.OpCarShadow} {
 		for i, photo := range photos {
 			res, err := Process(ctx, op, photo, nil, jobs.Params{}, lim)

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/imageops/plates"
 	"carphoto/jobs"
 )
@@ -23,11 +23,11 @@ func platePhoto(t *testing.T) *image.NRGBA {
 	if err != nil {
 		t.Skipf("the shared plate photos are not beside the repository: %v", err)
 	}
-	p, err := imageops.Decode(context.Background(), data, imageops.Limits{})
+	p, err := codec.Decode(context.Background(), data, codec.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := imageops.ToNRGBA(p.Image)
+	img := codec.ToNRGBA(p.Image)
 	b := img.Rect
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
@@ -68,19 +68,19 @@ func TestTransparentInputKeepsFormatAndAlpha(t *testing.T) {
 	if err != nil || len(found) == 0 {
 		t.Fatalf("the test photo's plate is not found (%v); pick another photo", err)
 	}
-	lim := imageops.Limits{MaxPixels: 1e7}
+	lim := codec.Limits{MaxPixels: 1e7}
 	for _, format := range []string{"png", "webp"} {
 		t.Run(format, func(t *testing.T) {
 			var in bytes.Buffer
 			if format == "png" {
-				err = imageops.EncodePNG(&in, img, nil)
+				err = codec.EncodePNG(&in, img, nil)
 			} else {
-				err = imageops.EncodeWebP(&in, img, 90)
+				err = codec.EncodeWebP(&in, img, 90)
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			sent, err := imageops.Decode(context.Background(), in.Bytes(), lim)
+			sent, err := codec.Decode(context.Background(), in.Bytes(), lim)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,11 +91,11 @@ func TestTransparentInputKeepsFormatAndAlpha(t *testing.T) {
 			if res.ContentType != "image/"+format || res.PlatesFound == 0 {
 				t.Fatalf("answer %q with %d plates, want image/%s with the plate", res.ContentType, res.PlatesFound, format)
 			}
-			got, err := imageops.Decode(context.Background(), res.Body, lim)
+			got, err := codec.Decode(context.Background(), res.Body, lim)
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, b := imageops.ToNRGBA(sent.Image), imageops.ToNRGBA(got.Image)
+			a, b := codec.ToNRGBA(sent.Image), codec.ToNRGBA(got.Image)
 			if a.Rect != b.Rect {
 				t.Fatalf("size %v, sent %v", b.Rect, a.Rect)
 			}
@@ -124,14 +124,14 @@ func TestTransparentInputKeepsFormatAndAlpha(t *testing.T) {
 	}
 	t.Run("jpeg asked", func(t *testing.T) {
 		var in bytes.Buffer
-		if err := imageops.EncodePNG(&in, img, nil); err != nil {
+		if err := codec.EncodePNG(&in, img, nil); err != nil {
 			t.Fatal(err)
 		}
 		res, err := Process(context.Background(), jobs.OpBlurPlates, in.Bytes(), nil, jobs.Params{Style: "blur", Format: "jpeg"}, lim)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := imageops.Decode(context.Background(), res.Body, lim)
+		got, err := codec.Decode(context.Background(), res.Body, lim)
 		if err != nil || res.ContentType != "image/jpeg" || got.Format != "jpeg" {
 			t.Fatalf("answer %q (%v), want a JPEG", res.ContentType, err)
 		}
@@ -145,14 +145,14 @@ func TestTransparentInputKeepsFormatAndAlpha(t *testing.T) {
 // format asks for another answer format than the operation's own: a JPEG
 // photo comes back as WebP or PNG, and car-shadow as a JPEG on white.
 func TestFormatAsked(t *testing.T) {
-	lim := imageops.Limits{MaxPixels: 1e7}
+	lim := codec.Limits{MaxPixels: 1e7}
 	in := phoneJPEG(t, 320, 200, 85, nil)
 	for _, format := range []string{"webp", "png"} {
 		res, err := Process(context.Background(), jobs.OpBlurPlates, in, nil, jobs.Params{Format: format}, lim)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := imageops.Decode(context.Background(), res.Body, lim)
+		got, err := codec.Decode(context.Background(), res.Body, lim)
 		if err != nil || res.ContentType != "image/"+format || got.Format != format {
 			t.Errorf("asked %s: answer %q, decoded as %v (%v)", format, res.ContentType, got, err)
 		}
@@ -164,14 +164,14 @@ func TestFormatAsked(t *testing.T) {
 		}
 	}
 	var png bytes.Buffer
-	if err := imageops.EncodePNG(&png, car, nil); err != nil {
+	if err := codec.EncodePNG(&png, car, nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Process(context.Background(), jobs.OpCarShadow, png.Bytes(), nil, jobs.Params{Format: "jpeg"}, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := imageops.Decode(context.Background(), res.Body, lim)
+	got, err := codec.Decode(context.Background(), res.Body, lim)
 	if err != nil || res.ContentType != "image/jpeg" {
 		t.Fatalf("car-shadow asked jpeg: %q (%v)", res.ContentType, err)
 	}

@@ -12,8 +12,9 @@ import (
 	"sort"
 	"testing"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/imageops/cutout"
+	"carphoto/imageops/shadow"
 	"carphoto/jobs"
 )
 
@@ -59,11 +60,11 @@ func cutoutSet(t *testing.T, n int) (photos [][]byte, masks []image.Image) {
 // alphaOf returns the alpha channel of an answer.
 func alphaOf(t *testing.T, res *jobs.Result) *image.Alpha {
 	t.Helper()
-	img, err := imageops.Decode(context.Background(), res.Body, imageops.Limits{})
+	img, err := codec.Decode(context.Background(), res.Body, codec.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := imageops.ToNRGBA(img.Image)
+	n := codec.ToNRGBA(img.Image)
 	a := image.NewAlpha(n.Rect)
 	for i := range a.Pix {
 		a.Pix[i] = n.Pix[4*i+3]
@@ -77,7 +78,7 @@ func alphaOf(t *testing.T, res *jobs.Result) *image.Alpha {
 // car's bounds plus the padding asked for, the car's pixels unchanged.
 func TestCarCutout(t *testing.T) {
 	photos, masks := cutoutSet(t, 3)
-	lim := imageops.Limits{MaxPixels: 1e7}
+	lim := codec.Limits{MaxPixels: 1e7}
 	ctx := context.Background()
 	for i, photo := range photos {
 		res, err := Process(ctx, jobs.OpCarCutout, photo, nil, jobs.Params{}, lim)
@@ -88,7 +89,7 @@ func TestCarCutout(t *testing.T) {
 			t.Errorf("content type %q, want image/png", res.ContentType)
 		}
 		got := alphaOf(t, res)
-		in, _ := imageops.Decode(ctx, photo, lim)
+		in, _ := codec.Decode(ctx, photo, lim)
 		m, err := cutout.Matte(ctx, in.Image)
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +102,7 @@ func TestCarCutout(t *testing.T) {
 		for j, v := range got.Pix {
 			n.Pix[4*j+3] = v
 		}
-		car := imageops.OpaqueBounds(n)
+		car := shadow.OpaqueBounds(n)
 		for _, tc := range []struct {
 			p   jobs.Params
 			pad int
@@ -142,13 +143,13 @@ func TestCarCutout(t *testing.T) {
 // background colour flattens it into a JPEG.
 func TestCarCutoutAspectAndBackground(t *testing.T) {
 	photos, _ := cutoutSet(t, 1)
-	lim := imageops.Limits{MaxPixels: 1e7}
+	lim := codec.Limits{MaxPixels: 1e7}
 	res, err := Process(context.Background(), jobs.OpCarCutout, photos[0], nil,
 		jobs.Params{Crop: true, Aspect: [2]int{16, 9}, Background: "#102030"}, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := imageops.Decode(context.Background(), res.Body, lim)
+	img, err := codec.Decode(context.Background(), res.Body, lim)
 	if err != nil || res.ContentType != "image/jpeg" {
 		t.Fatalf("answer %q (%v), want a JPEG", res.ContentType, err)
 	}
@@ -182,15 +183,15 @@ func TestLogoOverlayTouchesOnlyTheLogo(t *testing.T) {
 		}
 	}
 	var in, lg bytes.Buffer
-	if err := imageops.EncodePNG(&in, photo, nil); err != nil {
+	if err := codec.EncodePNG(&in, photo, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := imageops.EncodePNG(&lg, logo, nil); err != nil {
+	if err := codec.EncodePNG(&lg, logo, nil); err != nil {
 		t.Fatal(err)
 	}
 	// 20% of 400 px wide is 80 × 40; the margin 3% of 300 is 9 px.
 	want := image.Rect(400-9-80, 300-9-40, 400-9, 300-9)
-	lim := imageops.Limits{MaxPixels: 1e7}
+	lim := codec.Limits{MaxPixels: 1e7}
 	p := jobs.Params{Position: "bottom-right", Scale: 0.2, Opacity: 1, Margin: 0.03}
 	for _, format := range []string{"png", "jpeg"} {
 		p.Format = format
@@ -198,11 +199,11 @@ func TestLogoOverlayTouchesOnlyTheLogo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := imageops.Decode(context.Background(), res.Body, lim)
+		img, err := codec.Decode(context.Background(), res.Body, lim)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := imageops.ToNRGBA(img.Image)
+		out := codec.ToNRGBA(img.Image)
 		var outside, outsideN, inside, insideN float64
 		for y := range 300 {
 			for x := range 400 {

@@ -9,10 +9,12 @@ import (
 	"image/color"
 
 	"carphoto"
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/imageops/cutout"
 	"carphoto/imageops/jpegblock"
+	"carphoto/imageops/paint"
 	"carphoto/imageops/plates"
+	"carphoto/imageops/shadow"
 	"carphoto/jobs"
 )
 
@@ -26,7 +28,7 @@ const (
 
 // Process runs one operation on encoded inputs and returns the encoded
 // result. Errors are *carphoto.Error for the client's mistakes.
-func Process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
+func Process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim codec.Limits) (*jobs.Result, error) {
 	var found []plates.Plate // when the block path found them and handed over
 	if op == jobs.OpBlurPlates || op == jobs.OpPlateLogo {
 		res, ok, f, err := plateOpBlocks(ctx, op, photo, logo, p, lim)
@@ -35,7 +37,7 @@ func Process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, 
 		}
 		found = f
 	}
-	in, err := imageops.Decode(ctx, photo, lim)
+	in, err := codec.Decode(ctx, photo, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +59,8 @@ func Process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, 
 
 // ProcessFull is Process without the block path: every photo decoded and
 // encoded again in full, as before it. For benchmarks and comparisons.
-func ProcessFull(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
-	in, err := imageops.Decode(ctx, photo, lim)
+func ProcessFull(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim codec.Limits) (*jobs.Result, error) {
+	in, err := codec.Decode(ctx, photo, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -70,10 +72,10 @@ func ProcessFull(ctx context.Context, op string, photo, logo []byte, p jobs.Para
 
 // plateOp finds the plates in the decoded photo, unless found holds them
 // already, and hides or replaces them.
-func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p jobs.Params, lim imageops.Limits, found []plates.Plate) (*jobs.Result, error) {
+func plateOp(ctx context.Context, op string, in *codec.Photo, logo []byte, p jobs.Params, lim codec.Limits, found []plates.Plate) (*jobs.Result, error) {
 	var design image.Image
 	if op == jobs.OpPlateLogo {
-		d, err := imageops.Decode(ctx, logo, lim)
+		d, err := codec.Decode(ctx, logo, lim)
 		if err != nil {
 			return nil, prefix("logo", err)
 		}
@@ -94,7 +96,7 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 	// A transparent PNG or WebP keeps its format (and so its alpha); any
 	// other photo is answered as JPEG, as the contract says.
 	format := "jpeg"
-	if in.Format != "jpeg" && imageops.HasTransparency(in.Image) {
+	if in.Format != "jpeg" && codec.HasTransparency(in.Image) {
 		format = in.Format
 	}
 	// The decoded photo is this task's own: the plates are painted on it
@@ -103,9 +105,9 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 	if len(quads) > 0 {
 		if op == jobs.OpPlateLogo {
 			sure, unsure := byConfidence(found)
-			out, err = imageops.PlaceLogoInPlace(ctx, in.Image, sure, unsure, design)
+			out, err = paint.PlaceLogoInPlace(ctx, in.Image, sure, unsure, design)
 		} else {
-			out, err = imageops.HidePlatesInPlace(ctx, in.Image, quads, imageops.Style(p.Style))
+			out, err = paint.HidePlatesInPlace(ctx, in.Image, quads, paint.Style(p.Style))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op, err)
@@ -120,7 +122,7 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 }
 
 // plateOpBlocks runs a plate operation in a baseline JPEG's own blocks
-// (imageops.BlockJPEG): the finder reads a preview built from the
+// (paint.BlockJPEG): the finder reads a preview built from the
 // coefficients, only the MCUs a hidden plate changes are coded again, and
 // the rest of the photo comes back bit for bit (EXIF orientation kept as an
 // orientation-only EXIF, ICC kept, other metadata dropped). ok is false
@@ -129,11 +131,11 @@ func plateOp(ctx context.Context, op string, in *imageops.Photo, logo []byte, p 
 // for, or a damaged file, whose 400 (or lenient decode) is the full path's;
 // or plates so large that the full path is faster, in which case found
 // hands over the plates it found.
-func plateOpBlocks(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim imageops.Limits) (res *jobs.Result, ok bool, found []plates.Plate, err error) {
+func plateOpBlocks(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim codec.Limits) (res *jobs.Result, ok bool, found []plates.Plate, err error) {
 	if p.Format != "" && p.Format != "jpeg" {
 		return nil, false, nil, nil
 	}
-	src, err := imageops.OpenBlockJPEG(ctx, photo, lim)
+	src, err := paint.OpenBlockJPEG(ctx, photo, lim)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, true, nil, ctx.Err()
@@ -142,7 +144,7 @@ func plateOpBlocks(ctx context.Context, op string, photo, logo []byte, p jobs.Pa
 	}
 	var design image.Image
 	if op == jobs.OpPlateLogo {
-		d, err := imageops.Decode(ctx, logo, lim)
+		d, err := codec.Decode(ctx, logo, lim)
 		if err != nil {
 			return nil, true, nil, prefix("logo", err)
 		}
@@ -163,7 +165,7 @@ func plateOpBlocks(ctx context.Context, op string, photo, logo []byte, p jobs.Pa
 		sure, unsure := byConfidence(found)
 		body, err = src.PlaceLogo(ctx, sure, unsure, design)
 	} else {
-		body, err = src.HidePlates(ctx, quadsOf(found), imageops.Style(p.Style))
+		body, err = src.HidePlates(ctx, quadsOf(found), paint.Style(p.Style))
 	}
 	if errors.Is(err, jpegblock.ErrUnsupported) {
 		// The file's Huffman tables cannot code the edit: decode it in full.
@@ -228,22 +230,22 @@ const maxBlockEditShare = 0.15
 // shadow and the PNG of a 60-megapixel photo fit in the worker's memory
 // budget and its deadline on one core (docs/BENCHMARKS.md), and a canvas
 // that crop, padding and aspect grow past it is scaled down to it
-// (imageops.FrameFit). A listing shows a photo at a few megapixels.
-const ShadowMaxPixels = imageops.CanvasMaxPixels
+// (shadow.FrameFit). A listing shows a photo at a few megapixels.
+const ShadowMaxPixels = shadow.CanvasMaxPixels
 
-func shadowOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
+func shadowOp(ctx context.Context, in *codec.Photo, p jobs.Params) (*jobs.Result, error) {
 	car, err := carOf(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	out, err := imageops.CarShadow(ctx, car, imageops.ShadowOptions{Reflection: p.Reflection, ReuseCar: true})
+	out, err := shadow.CarShadow(ctx, car, shadow.ShadowOptions{Reflection: p.Reflection, ReuseCar: true})
 	if err != nil {
 		return nil, fmt.Errorf("shadow: %w", err)
 	}
 	return framed(ctx, out, in, p)
 }
 
-func cutoutOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
+func cutoutOp(ctx context.Context, in *codec.Photo, p jobs.Params) (*jobs.Result, error) {
 	car, err := carOf(ctx, in)
 	if err != nil {
 		return nil, err
@@ -254,15 +256,15 @@ func cutoutOp(ctx context.Context, in *imageops.Photo, p jobs.Params) (*jobs.Res
 // carOf is the car of the photo on a transparent background, the photo
 // scaled to ShadowMaxPixels first: a transparent PNG or WebP as it is (a
 // cut-out the client made), any other photo cut out.
-func carOf(ctx context.Context, in *imageops.Photo) (*image.NRGBA, error) {
-	transparent := in.Format != "jpeg" && imageops.HasTransparency(in.Image)
-	img, err := imageops.FitPixels(ctx, in.Image, ShadowMaxPixels)
+func carOf(ctx context.Context, in *codec.Photo) (*image.NRGBA, error) {
+	transparent := in.Format != "jpeg" && codec.HasTransparency(in.Image)
+	img, err := codec.FitPixels(ctx, in.Image, ShadowMaxPixels)
 	if err != nil {
 		return nil, err
 	}
 	in.Image = nil // the full-size decode is no longer needed: let it go
 	if transparent {
-		return imageops.ToNRGBA(img), nil
+		return codec.ToNRGBA(img), nil
 	}
 	car, err := cutout.Cut(ctx, img)
 	if err != nil {
@@ -297,41 +299,41 @@ func carFound(car *image.NRGBA) error {
 // The canvas is never larger than ShadowMaxPixels: one that padding or
 // aspect would grow past it has the car scaled down to fit (the web
 // refuses the canvases far past it before any work).
-func framed(ctx context.Context, car *image.NRGBA, in *imageops.Photo, p jobs.Params) (*jobs.Result, error) {
-	framed, err := imageops.FrameFit(ctx, car, imageops.Canvas{
+func framed(ctx context.Context, car *image.NRGBA, in *codec.Photo, p jobs.Params) (*jobs.Result, error) {
+	framed, err := shadow.FrameFit(ctx, car, shadow.Canvas{
 		Crop: p.Crop, Padding: p.Padding, PaddingShare: p.PaddingShare, Aspect: p.Aspect,
-	}, ShadowMaxPixels, imageops.CanvasMaxSide)
+	}, ShadowMaxPixels, shadow.CanvasMaxSide)
 	if err != nil {
 		return nil, fmt.Errorf("frame: %w", err)
 	}
 	img := image.Image(framed)
 	format := "png"
 	if p.Background != "" {
-		bg, err := imageops.ParseColour(p.Background)
+		bg, err := shadow.ParseColour(p.Background)
 		if err != nil {
 			return nil, err
 		}
-		img = imageops.FlattenInPlace(framed, bg)
+		img = codec.FlattenInPlace(framed, bg)
 		format = "jpeg"
-	} else if p.Format == "jpeg" && imageops.HasTransparency(framed) {
-		img = imageops.FlattenInPlace(framed, color.White) // as encode would, without a copy
+	} else if p.Format == "jpeg" && codec.HasTransparency(framed) {
+		img = codec.FlattenInPlace(framed, color.White) // as encode would, without a copy
 	}
 	return encode(img, in, p.Format, format)
 }
 
-func logoOp(ctx context.Context, in *imageops.Photo, logo []byte, p jobs.Params, lim imageops.Limits) (*jobs.Result, error) {
-	d, err := imageops.Decode(ctx, logo, lim)
+func logoOp(ctx context.Context, in *codec.Photo, logo []byte, p jobs.Params, lim codec.Limits) (*jobs.Result, error) {
+	d, err := codec.Decode(ctx, logo, lim)
 	if err != nil {
 		return nil, prefix("logo", err)
 	}
-	out, _, err := imageops.Overlay(ctx, in.Image, d.Image, imageops.OverlayOptions{
+	out, _, err := paint.Overlay(ctx, in.Image, d.Image, paint.OverlayOptions{
 		Position: p.Position, Scale: p.Scale, Opacity: p.Opacity, Margin: p.Margin,
 	})
 	if err != nil {
 		return nil, err
 	}
 	format := "jpeg"
-	if in.Format != "jpeg" && imageops.HasTransparency(in.Image) {
+	if in.Format != "jpeg" && codec.HasTransparency(in.Image) {
 		format = in.Format
 	}
 	return encode(out, in, p.Format, format)
@@ -340,7 +342,7 @@ func logoOp(ctx context.Context, in *imageops.Photo, logo []byte, p jobs.Params,
 // encode writes the answer in the format the client asked for, else in
 // format: a JPEG at the input's quality (flattened on white where the
 // image is transparent), a PNG, or a lossy WebP with its alpha.
-func encode(img image.Image, in *imageops.Photo, asked, format string) (*jobs.Result, error) {
+func encode(img image.Image, in *codec.Photo, asked, format string) (*jobs.Result, error) {
 	if asked != "" {
 		format = asked
 	}
@@ -348,14 +350,14 @@ func encode(img image.Image, in *imageops.Photo, asked, format string) (*jobs.Re
 	var err error
 	switch format {
 	case "jpeg":
-		if imageops.HasTransparency(img) {
-			img = imageops.Flatten(img, color.White)
+		if codec.HasTransparency(img) {
+			img = codec.Flatten(img, color.White)
 		}
-		err = imageops.EncodeJPEG(&buf, img, jpegQuality(in), in.ICC)
+		err = codec.EncodeJPEG(&buf, img, jpegQuality(in), in.ICC)
 	case "png":
-		err = imageops.EncodePNG(&buf, img, in.ICC)
+		err = codec.EncodePNG(&buf, img, in.ICC)
 	case "webp":
-		err = imageops.EncodeWebP(&buf, img, jpegQuality(in))
+		err = codec.EncodeWebP(&buf, img, jpegQuality(in))
 	default:
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "format must be jpeg, png or webp, not %q", format)
 	}
@@ -367,7 +369,7 @@ func encode(img image.Image, in *imageops.Photo, asked, format string) (*jobs.Re
 
 // jpegQuality keeps the output close to the input's quality: re-encoding a
 // Q75 photo at Q95 only inflates it, and a Q98 photo at Q80 loses detail.
-func jpegQuality(in *imageops.Photo) int {
+func jpegQuality(in *codec.Photo) int {
 	if in.Quality == 0 {
 		return defaultQuality
 	}

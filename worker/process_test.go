@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"carphoto"
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/imageops/plates"
 	"carphoto/jobs"
 )
@@ -72,7 +72,7 @@ func phoneJPEG(t *testing.T, w, h, quality int, icc []byte) []byte {
 func TestProcessKeepsProfileDropsGPSAppliesOrientation(t *testing.T) {
 	icc := rgbProfile(680)
 	in := phoneJPEG(t, 320, 200, 82, icc)
-	lim := imageops.Limits{MaxPixels: 1e7}
+	lim := codec.Limits{MaxPixels: 1e7}
 	res, err := Process(context.Background(), jobs.OpBlurPlates, in, nil, jobs.Params{Style: "blur"}, lim)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestProcessKeepsProfileDropsGPSAppliesOrientation(t *testing.T) {
 	if res.ContentType != "image/jpeg" {
 		t.Errorf("content type %q", res.ContentType)
 	}
-	out, err := imageops.Decode(context.Background(), res.Body, lim)
+	out, err := codec.Decode(context.Background(), res.Body, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,15 +124,15 @@ func TestShadowKeepsProfile(t *testing.T) {
 		}
 	}
 	var in bytes.Buffer
-	if err := imageops.EncodePNG(&in, car, icc); err != nil {
+	if err := codec.EncodePNG(&in, car, icc); err != nil {
 		t.Fatal(err)
 	}
-	lim := imageops.Limits{MaxPixels: 1e7}
+	lim := codec.Limits{MaxPixels: 1e7}
 	res, err := Process(context.Background(), jobs.OpCarShadow, in.Bytes(), nil, jobs.Params{}, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := imageops.Decode(context.Background(), res.Body, lim)
+	out, err := codec.Decode(context.Background(), res.Body, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestShadowKeepsProfile(t *testing.T) {
 // (answered in its own blocks); a progressive one is decoded and encoded
 // again, as before.
 func TestPlateOpBlockPath(t *testing.T) {
-	lim := imageops.Limits{MaxPixels: 1e7}
+	lim := codec.Limits{MaxPixels: 1e7}
 	in := phoneJPEG(t, 320, 200, 82, nil)
 	res, err := Process(context.Background(), jobs.OpBlurPlates, in, nil, jobs.Params{Style: "blur"}, lim)
 	if err != nil {
@@ -167,7 +167,7 @@ func TestPlateOpBlockPath(t *testing.T) {
 		t.Errorf("no plate (found %d): the photo's pixels changed", res.PlatesFound)
 	}
 
-	prog, err := os.ReadFile("../imageops/testdata/codec/quad.progressive.icc.jpg")
+	prog, err := os.ReadFile("../imageops/codec/testdata/quad.progressive.icc.jpg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestPlateOpBlockPath(t *testing.T) {
 
 // plateLogoPhoto is a 400×300 grey photo with two white plates, the quads
 // of both, and a dark-blue design.
-func plateLogoPhoto() (*imageops.Photo, [2]plates.Quad, image.Image) {
+func plateLogoPhoto() (*codec.Photo, [2]plates.Quad, image.Image) {
 	img := image.NewRGBA(image.Rect(0, 0, 400, 300))
 	for i := 0; i < len(img.Pix); i += 4 {
 		copy(img.Pix[i:], []uint8{90, 90, 90, 255})
@@ -202,7 +202,7 @@ func plateLogoPhoto() (*imageops.Photo, [2]plates.Quad, image.Image) {
 	for i := 0; i < len(design.Pix); i += 4 {
 		copy(design.Pix[i:], []uint8{16, 40, 110, 255})
 	}
-	return &imageops.Photo{Image: img, Format: "png"}, q, design
+	return &codec.Photo{Image: img, Format: "png"}, q, design
 }
 
 // TestPlateLogoDesignOnlyOnSurePlates: a detection scoring below
@@ -211,10 +211,10 @@ func plateLogoPhoto() (*imageops.Photo, [2]plates.Quad, image.Image) {
 // requirePlate.
 func TestPlateLogoDesignOnlyOnSurePlates(t *testing.T) {
 	ctx := context.Background()
-	lim := imageops.Limits{MaxPixels: 1e7}
+	lim := codec.Limits{MaxPixels: 1e7}
 	var logo bytes.Buffer
 	_, _, design := plateLogoPhoto()
-	if err := imageops.EncodePNG(&logo, design, nil); err != nil {
+	if err := codec.EncodePNG(&logo, design, nil); err != nil {
 		t.Fatal(err)
 	}
 	in, q, _ := plateLogoPhoto()

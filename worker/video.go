@@ -14,7 +14,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/imageops"
+	"carphoto/imageops/paint"
 	"carphoto/jobs"
 	"carphoto/video"
 )
@@ -132,7 +132,7 @@ func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) e
 	defer os.Remove(out)
 	last := time.Time{}
 	_, err = video.Blur(ctx, in, out, info, video.Options{
-		Style: imageops.Style(job.Style),
+		Style: paint.Style(job.Style),
 		Progress: func(d, total int) {
 			if time.Since(last) > 500*time.Millisecond || d == total {
 				last = time.Now()

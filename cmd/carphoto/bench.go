@@ -28,7 +28,7 @@ import (
 	xdraw "golang.org/x/image/draw"
 
 	"carphoto/billing"
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/internal/benchphoto"
 	"carphoto/worker"
 )
@@ -299,19 +299,19 @@ func resized(img image.Image, w, h int) *image.RGBA {
 }
 
 // toolLimits caps the photos the command-line tools read: the service's default.
-var toolLimits = imageops.Limits{MaxPixels: imageops.DefaultMaxPixels}
+var toolLimits = codec.Limits{MaxPixels: codec.DefaultMaxPixels}
 
 // decodeFile reads and decodes a photo file, in displayed orientation.
-func decodeFile(ctx context.Context, path string) (*imageops.Photo, error) {
+func decodeFile(ctx context.Context, path string) (*codec.Photo, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return imageops.Decode(ctx, data, toolLimits)
+	return codec.Decode(ctx, data, toolLimits)
 }
 
 func imageSize(data []byte) (w, h int, err error) {
-	_, w, h, err = imageops.DecodeConfig(data, imageops.Limits{MaxPixels: 1 << 31})
+	_, w, h, err = codec.DecodeConfig(data, codec.Limits{MaxPixels: 1 << 31})
 	return w, h, err
 }
 

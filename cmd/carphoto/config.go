@@ -17,7 +17,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
+	"carphoto/imageops/shadow"
 	"carphoto/server"
 	"carphoto/video"
 	"carphoto/worker"
@@ -119,8 +120,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RequestTimeout:          dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
 		MaxUploadBytes:          num("MAX_UPLOAD_BYTES", 25<<20, 1024),
 		MaxPixels:               int(num("MAX_PIXELS", 60_000_000, 1)),
-		MaxImageSide:            int(num("MAX_IMAGE_SIDE", imageops.DefaultMaxSide, 16)),
-		MaxImageAspect:          int(num("MAX_IMAGE_ASPECT", imageops.DefaultMaxAspect, 1)),
+		MaxImageSide:            int(num("MAX_IMAGE_SIDE", codec.DefaultMaxSide, 16)),
+		MaxImageAspect:          int(num("MAX_IMAGE_ASPECT", codec.DefaultMaxAspect, 1)),
 		TaskCheckInterval:       dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
 		RedisPoolSize:           int(num("REDIS_POOL_SIZE", 256, 20)),
 		WorkerConcurrency:       int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
@@ -140,8 +141,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MetricsPort:             str("METRICS_PORT", ""),
 		MetricsHost:             str("METRICS_HOST", "127.0.0.1"),
 	}
-	if c.MaxBackdropPixels > imageops.CanvasMaxPixels {
-		errs = append(errs, fmt.Errorf("MAX_BACKDROP_PIXELS=%d: want at most %d, the largest answer car-shadow and car-cutout give", c.MaxBackdropPixels, imageops.CanvasMaxPixels))
+	if c.MaxBackdropPixels > shadow.CanvasMaxPixels {
+		errs = append(errs, fmt.Errorf("MAX_BACKDROP_PIXELS=%d: want at most %d, the largest answer car-shadow and car-cutout give", c.MaxBackdropPixels, shadow.CanvasMaxPixels))
 	}
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
 	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/imageops/cutout"
 )
 
@@ -217,7 +217,7 @@ func cutoutWritePNG(path string, img image.Image, icc []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := imageops.EncodePNG(f, img, icc); err != nil {
+	if err := codec.EncodePNG(f, img, icc); err != nil {
 		f.Close()
 		return err
 	}

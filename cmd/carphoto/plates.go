@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/imageops/plates"
 	"carphoto/internal/benchphoto"
 	"carphoto/internal/platechars"
@@ -218,7 +218,7 @@ func runBenchPlates(ctx context.Context, args []string, stdout io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("bench plates: 12 MP photo: %w", err)
 	}
-	p, err := imageops.Decode(ctx, big, toolLimits)
+	p, err := codec.Decode(ctx, big, toolLimits)
 	if err != nil {
 		return fmt.Errorf("bench plates: 12 MP photo: %w", err)
 	}
