@@ -29,7 +29,9 @@ func backdropOp(ctx context.Context, op string, in *codec.Photo, backdrop []byte
 	if err != nil {
 		return nil, prefix("backdrop", err)
 	}
-	out, err := shadow.OnBackdrop(ctx, car, bd.Image, shadow.BackdropOptions{
+	img := bd.Image
+	bd.Image = nil // OnBackdrop draws it first and lets it go; bd keeps the profile and quality
+	out, err := shadow.OnBackdrop(ctx, car, img, shadow.BackdropOptions{
 		Placement:  shadow.Placement{FloorY: p.FloorY, Scale: p.Scale, CenterX: p.CenterX},
 		Shadow:     op == jobs.OpCarShadow,
 		Reflection: p.Reflection && op == jobs.OpCarShadow,

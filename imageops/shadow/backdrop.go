@@ -44,17 +44,24 @@ type BackdropOptions struct {
 // docs/backdrop-sheet.jpg).
 const backdropHeadroom = 0.1
 
+// backdropEdge bounds the soft edge kept around the car's solid bounds,
+// as a share of the backdrop's longer side, once scaled.
+const backdropEdge = 0.05
+
 // OnBackdrop stands a cut-out car on backdrop: the answer is the backdrop
 // at its own size, the car scaled to opt.Scale of its width (up or down,
 // from the cut-out's own pixels) with its lowest point on the floor line
 // opt.FloorY, and with opt.Shadow its shadow (and reflection) falling on
 // the backdrop from the same contact points. car is an RGBA cut-out
 // (non-premultiplied; alpha = the car matte); parts of the matte too
-// small to be the car (specks of background, see ground) are left out.
+// small to be the car (specks of background, see ground) are left out,
+// cleared in car itself: the caller must not use car afterwards.
 //
 // The work is bounded by the backdrop: the car is scaled to at most its
 // width and height (plus the matte's soft edge), and the shadow grows it
-// by a fixed share of the car's size.
+// by a fixed share of the car's size. The answer is allocated first and
+// the backdrop drawn into it, so a caller that holds no other reference
+// to backdrop lets it go before the car is scaled.
 func OnBackdrop(ctx context.Context, car *image.NRGBA, backdrop image.Image, opt BackdropOptions) (*image.RGBA, error) {
 	bb := backdrop.Bounds()
 	W, H := bb.Dx(), bb.Dy()
@@ -70,6 +77,12 @@ func OnBackdrop(ctx context.Context, car *image.NRGBA, backdrop image.Image, opt
 	gr, ok := findGround(car)
 	if !ok {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams, "the image has no visible car: no pixel of the cut-out is more than half opaque")
+	}
+	out := image.NewRGBA(image.Rect(0, 0, W, H))
+	draw.Draw(out, out.Rect, backdrop, bb.Min, draw.Src)
+	backdrop = nil // drawn: the caller's decoded backdrop may go
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	scaled, err := backdropCar(ctx, car, gr.box, W, H, opt.Placement)
 	if err != nil {
@@ -111,9 +124,6 @@ func OnBackdrop(ctx context.Context, car *image.NRGBA, backdrop image.Image, opt
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-
-	out := image.NewRGBA(image.Rect(0, 0, W, H))
-	draw.Draw(out, out.Rect, backdrop, bb.Min, draw.Src)
 	draw.Draw(out, layer.Rect.Sub(layer.Rect.Min).Add(at), layer, layer.Rect.Min, draw.Over)
 	return out, nil
 }
@@ -128,52 +138,57 @@ func backdropCar(ctx context.Context, car *image.NRGBA, box image.Rectangle, W, 
 		f = room / float64(box.Dy())
 	}
 	// The matte's soft edge, a few pixels past the solid bounds, comes
-	// along; anything further out is not the car.
-	edge := int(math.Ceil(math.Max(2, 0.02*float64(max(box.Dx(), box.Dy())))))
-	src := box.Inset(-edge).Intersect(car.Rect)
+	// along; anything further out is not the car. Scaled, the edge is at
+	// most backdropEdge of the backdrop, so the scaled car stays within
+	// about the backdrop's size however small the car was (a few pixels
+	// blown up to its width).
+	edge := math.Max(2, 0.02*float64(max(box.Dx(), box.Dy())))
+	edge = math.Min(edge, backdropEdge*float64(max(W, H))/f)
+	e := int(edge) // down: a pixel more, scaled, may be a large share
+	src := box.Inset(-e).Intersect(car.Rect)
 	w := max(int(math.Round(float64(src.Dx())*f)), 1)
 	h := max(int(math.Round(float64(src.Dy())*f)), 1)
 	// Only the parts of the matte the floor was found from: a speck of
 	// background the cut-out left would otherwise float on the backdrop,
-	// shadow and all.
+	// shadow and all. Cleared in car itself, which is ours.
 	parts := newGroundParts(car)
-	clean := image.NewNRGBA(image.Rect(0, 0, src.Dx(), src.Dy()))
 	for y := src.Min.Y; y < src.Max.Y; y++ {
-		if !parts.rowHas(y) {
-			continue
-		}
-		row := clean.Pix[(y-src.Min.Y)*clean.Stride:]
+		row := car.Pix[car.PixOffset(0, y):]
 		for x := src.Min.X; x < src.Max.X; x++ {
-			if parts.has(x, y) {
-				copy(row[4*(x-src.Min.X):4*(x-src.Min.X)+4], car.Pix[car.PixOffset(x, y):])
+			if !parts.has(x, y) {
+				clear(row[4*x : 4*x+4])
 			}
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Scaled in premultiplied RGBA, so the colour of transparent pixels
-	// does not bleed into the car's edge.
+	// Both ways with premultiplied alpha, so the colour of transparent
+	// pixels does not bleed into the car's edge, and in memory for the
+	// output only: down with codec's area filter (read a row at a time),
+	// up bilinearly. (x/image's Catmull-Rom keeps a float64 buffer of the
+	// output's width × the source's height: 400 MB for a 16 MP car.)
+	if w*h < src.Dx()*src.Dy() {
+		small, err := codec.FitPixels(ctx, car.SubImage(src), w*h)
+		if err != nil {
+			return nil, err
+		}
+		return codec.ToNRGBA(small), nil
+	}
 	pm := image.NewRGBA(image.Rect(0, 0, w, h))
-	xdraw.CatmullRom.Scale(pm, pm.Rect, clean, clean.Rect, xdraw.Src, nil)
+	xdraw.ApproxBiLinear.Scale(pm, pm.Rect, car, src, xdraw.Src, nil)
 	return unpremultiply(pm), nil
 }
 
-// unpremultiply converts premultiplied RGBA to NRGBA in a new image.
+// unpremultiply converts premultiplied RGBA to NRGBA in its own pixels
+// (the two share a layout), so no second copy is made.
 func unpremultiply(pm *image.RGBA) *image.NRGBA {
-	out := image.NewNRGBA(pm.Rect)
 	for i := 0; i < len(pm.Pix); i += 4 {
-		a := pm.Pix[i+3]
-		switch a {
-		case 0:
-		case 255:
-			copy(out.Pix[i:i+4], pm.Pix[i:i+4])
-		default:
+		if a := pm.Pix[i+3]; a != 0 && a != 255 {
 			for c := range 3 {
-				out.Pix[i+c] = uint8(min(255, (uint32(pm.Pix[i+c])*255+uint32(a)/2)/uint32(a)))
+				pm.Pix[i+c] = uint8(min(255, (uint32(pm.Pix[i+c])*255+uint32(a)/2)/uint32(a)))
 			}
-			out.Pix[i+3] = a
 		}
 	}
-	return out
+	return &image.NRGBA{Pix: pm.Pix, Stride: pm.Stride, Rect: pm.Rect}
 }
