@@ -22,12 +22,12 @@ const (
 )
 
 // Input is what an operation reads: encoded images, each held to Limits
-// from its header before any pixel is decoded. A further image an
-// operation needs (a backdrop, say) is one more field beside Design.
+// from its header before any pixel is decoded.
 type Input struct {
-	Photo  []byte
-	Design []byte // plate-logo's design, logo-overlay's logo; nil otherwise
-	Limits codec.Limits
+	Photo    []byte
+	Design   []byte // plate-logo's design, logo-overlay's logo; nil otherwise
+	Backdrop []byte // car-shadow's and car-cutout's backdrop, with Params.Backdrop
+	Limits   codec.Limits
 }
 
 // Params are the client's choices for an operation, already checked by the
@@ -46,6 +46,9 @@ type Params struct {
 	Reflection bool          // car-shadow: the floor reflection too
 	Canvas     shadow.Canvas // how the car is framed
 	Background string        // "" for transparent, else "#rrggbb"
+	// Backdrop, when set, stands the car on Input.Backdrop where it says
+	// instead of framing it (Canvas and Background unused).
+	Backdrop *shadow.Placement
 
 	// logo-overlay.
 	Overlay paint.OverlayOptions
@@ -81,6 +84,12 @@ func process(ctx context.Context, in Input, p Params, blocks bool) (*Output, err
 	photo, err := codec.Decode(ctx, in.Photo, in.Limits)
 	if err != nil {
 		return nil, err
+	}
+	switch p.Op {
+	case CarShadow, CarCutout:
+		if p.Backdrop != nil {
+			return backdropOp(ctx, photo, in, p)
+		}
 	}
 	switch p.Op {
 	case CarShadow:

@@ -30,9 +30,11 @@ import (
 var fields = map[string][]string{
 	jobs.OpBlurPlates: {"image", "imageUrl", "style", "requirePlate", "format"},
 	jobs.OpPlateLogo:  {"image", "imageUrl", "logo", "logoAssetId", "logoUrl", "requirePlate", "format"},
-	jobs.OpCarShadow:  {"image", "imageUrl", "reflection", "crop", "padding", "background", "aspect", "format"},
-	jobs.OpCarCutout:  {"image", "imageUrl", "crop", "padding", "background", "aspect", "format"},
-	jobs.OpLogo:       {"image", "imageUrl", "logo", "logoAssetId", "logoUrl", "position", "scale", "opacity", "margin", "format"},
+	jobs.OpCarShadow: {"image", "imageUrl", "reflection", "crop", "padding", "background", "aspect", "format",
+		"backgroundImage", "backgroundUrl", "backgroundAssetId", "floorY", "scale", "centerX"},
+	jobs.OpCarCutout: {"image", "imageUrl", "crop", "padding", "background", "aspect", "format",
+		"backgroundImage", "backgroundUrl", "backgroundAssetId", "floorY", "scale", "centerX"},
+	jobs.OpLogo: {"image", "imageUrl", "logo", "logoAssetId", "logoUrl", "position", "scale", "opacity", "margin", "format"},
 }
 
 // maxFieldBytes caps a text field; the longest legitimate one is an asset id.
@@ -40,10 +42,9 @@ const maxFieldBytes = 1024
 
 // upload is a parsed photo request.
 type upload struct {
-	image, logo []byte
-	hasImage    bool
-	hasLogo     bool
-	values      map[string]string
+	image, logo, backdrop          []byte
+	hasImage, hasLogo, hasBackdrop bool
+	values                         map[string]string
 }
 
 // photoHandler serves POST /v1/<op>: take one of its key's slots (waiting
@@ -84,16 +85,26 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		}
 		defer idem.end(context.WithoutCancel(ctx), c)
 		if assetID != "" {
-			// The design comes from the caller's own Assets library.
+			// The design or backdrop comes from the caller's own Assets
+			// library, and must be of the kind the field names.
+			kind, field := billing.AssetDesign, "logo asset"
+			if req.Params.Backdrop {
+				kind, field = billing.AssetBackdrop, "backdrop asset"
+			}
 			var data []byte
 			err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
-				data, err = s.billing.AssetData(ctx, account, assetID)
+				data, err = s.billing.AssetData(ctx, account, assetID, kind)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			if _, _, err := s.checkHeader("logo asset", data); err != nil {
+			if req.Params.Backdrop {
+				_, _, err = s.checkBackdrop(field, data)
+			} else {
+				_, _, err = s.checkHeader(field, data)
+			}
+			if err != nil {
 				return err
 			}
 			req.Logo = data
@@ -318,9 +329,10 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 }
 
 // checkUpload validates the fields in the spec's order: a missing image
-// first, then any invalid parameter; only then are imageUrl and logoUrl
-// fetched, and the images' headers checked. assetID is the logoAssetId,
-// for the caller to resolve in the account's library.
+// first, then any invalid parameter; only then are imageUrl, logoUrl and
+// backgroundUrl fetched, and the images' headers checked. assetID is the
+// logoAssetId or backgroundAssetId (Params.Backdrop), for the caller to
+// resolve in the account's library.
 func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jobs.Request, assetID string, err error) {
 	req.Op = op
 	v := up.values
@@ -347,6 +359,9 @@ func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jo
 		req.Params.Style = string(style)
 	case jobs.OpCarShadow, jobs.OpCarCutout:
 		if req.Params.Reflection, err = parseBool("reflection", v["reflection"]); err != nil {
+			return req, "", err
+		}
+		if req.Params.Backdrop, assetID, err = parseBackdrop(up, &req.Params); err != nil {
 			return req, "", err
 		}
 		if err := parseCanvas(v, &req.Params); err != nil {
@@ -396,7 +411,13 @@ func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jo
 		return req, "", err
 	}
 	req.Photo = up.image
-	if op == jobs.OpCarShadow || op == jobs.OpCarCutout {
+	if req.Params.Backdrop {
+		if assetID == "" {
+			if req.Logo, err = s.backdropOf(ctx, up); err != nil {
+				return req, "", err
+			}
+		}
+	} else if op == jobs.OpCarShadow || op == jobs.OpCarCutout {
 		if err := s.checkCanvas(req.Params, width, height); err != nil {
 			return req, "", err
 		}
@@ -576,7 +597,8 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 		return up, nil
 	}
 	allowed := fields[op]
-	// Two files plus some slack for fields and multipart framing. Past it
+	// Two files (a photo and a design or backdrop) plus some slack for
+	// fields and multipart framing. Past it
 	// the server closes the connection after answering, so a client cannot
 	// keep streaming.
 	r.Body = http.MaxBytesReader(w, r.Body, 2*s.cfg.MaxUploadBytes+1<<20)
@@ -623,9 +645,9 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 		seen[name] = true
 		limit := int64(maxFieldBytes)
 		switch name {
-		case "image", "logo":
+		case "image", "logo", "backgroundImage":
 			limit = s.cfg.MaxUploadBytes
-		case "imageUrl", "logoUrl":
+		case "imageUrl", "logoUrl", "backgroundUrl":
 			limit = maxURLBytes
 		}
 		data, err := io.ReadAll(io.LimitReader(part, limit+1))
@@ -643,7 +665,7 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 			continue
 		}
 		if int64(len(data)) > limit {
-			if name == "image" || name == "logo" {
+			if name == "image" || name == "logo" || name == "backgroundImage" {
 				return nil, tooLarge(name, s.cfg.MaxUploadBytes)
 			}
 			if invalid == nil {
@@ -656,6 +678,8 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 			up.image, up.hasImage = data, true
 		case "logo":
 			up.logo, up.hasLogo = data, true
+		case "backgroundImage":
+			up.backdrop, up.hasBackdrop = data, true
 		default:
 			up.values[name] = strings.TrimSpace(string(data))
 		}

@@ -14,7 +14,11 @@ import (
 // returns the answer as a result to deliver. Errors are *carphoto.Error
 // for the client's mistakes.
 func process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, lim codec.Limits) (*jobs.Result, error) {
-	out, err := imageops.Process(ctx, imageops.Input{Photo: photo, Design: logo, Limits: lim}, params(op, p))
+	in := imageops.Input{Photo: photo, Design: logo, Limits: lim}
+	if p.Backdrop {
+		in.Design, in.Backdrop = nil, logo // the task's second image is the backdrop
+	}
+	out, err := imageops.Process(ctx, in, params(op, p))
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +27,7 @@ func process(ctx context.Context, op string, photo, logo []byte, p jobs.Params, 
 
 // params is a task's operation and parameters as imageops takes them.
 func params(op string, p jobs.Params) imageops.Params {
-	return imageops.Params{
+	ip := imageops.Params{
 		Op:           imageops.Op(op),
 		Format:       p.Format,
 		Style:        paint.Style(p.Style),
@@ -33,4 +37,8 @@ func params(op string, p jobs.Params) imageops.Params {
 		Background:   p.Background,
 		Overlay:      paint.OverlayOptions{Position: p.Position, Scale: p.Scale, Opacity: p.Opacity, Margin: p.Margin},
 	}
+	if p.Backdrop {
+		ip.Backdrop = &shadow.Placement{FloorY: p.FloorY, Scale: p.Scale, CenterX: p.CenterX}
+	}
+	return ip
 }
