@@ -135,17 +135,17 @@ func (s *Server) videoBlur(c echo.Context) error {
 		Duration: info.Duration, Credits: credits, Hold: hold.ID(), Webhook: webhook}
 	task, err := jobs.NewVideoTask(id, 1, asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
 	if err != nil {
-		s.billing.Release(context.WithoutCancel(ctx), hold)
+		s.release(ctx, logFor(c), hold)
 		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
 	if err := js.Create(ctx, job); err != nil {
-		s.billing.Release(context.WithoutCancel(ctx), hold)
+		s.release(ctx, logFor(c), hold)
 		return carphoto.Wrap(err, carphoto.EUnavailable, "could not record the job; you were not charged, please retry")
 	}
 	qctx, qcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer qcancel()
 	if err := jobs.Retry(qctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, s.rdb, s.videoQueue, task) }); err != nil {
-		s.billing.Release(context.WithoutCancel(ctx), hold)
+		s.release(ctx, logFor(c), hold)
 		js.Fail(context.WithoutCancel(ctx), id, carphoto.EUnavailable, "could not queue the job")
 		return carphoto.Wrap(err, carphoto.EUnavailable, "could not queue the job; you were not charged, please retry")
 	}
@@ -324,8 +324,14 @@ func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
 	vc := s.cfg.Video
 	next := job.Attempt + 1
 	if next > maxVideoRuns {
-		if ok, _ := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"); ok {
-			s.billing.ReleaseID(context.WithoutCancel(ctx), job.Hold)
+		ok, err := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again")
+		if err != nil {
+			s.log.Error().Err(err).Str("job", job.ID).Msg("end the video job failed")
+		}
+		if ok {
+			if err := s.billing.ReleaseID(context.WithoutCancel(ctx), job.Hold); err != nil {
+				s.log.Error().Err(err).Str("job", job.ID).Msg("release video hold")
+			}
 		}
 		return
 	}

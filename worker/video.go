@@ -170,11 +170,17 @@ func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields m
 		}
 	}
 	changed, err := js.Update(ctx, job.ID, fields)
-	if err != nil || !changed {
+	if err != nil {
+		w.log.Error().Err(err).Str("job", job.ID).Str("status", status).Msg("record the video job's end")
 		return
 	}
+	if !changed {
+		return // another run ended it first, and settled its hold
+	}
 	if status == video.Failed {
-		vc.Billing.ReleaseID(ctx, job.Hold)
+		if err := vc.Billing.ReleaseID(ctx, job.Hold); err != nil {
+			w.log.Error().Err(err).Str("job", job.ID).Msg("release video hold")
+		}
 	}
 	if status == video.Done && w.cfg.Metrics != nil {
 		// Counted once: only the worker whose update ended the job gets here.
@@ -184,12 +190,20 @@ func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields m
 	if job.Webhook == "" {
 		return
 	}
-	end, _ := js.Get(ctx, job.ID)
+	// The webhook says what the job's record says; should it not be read,
+	// what was just written.
+	code, _ := fields["code"].(string)
+	msg, _ := fields["error"].(string)
+	if end, err := js.Get(ctx, job.ID); err != nil || end == nil {
+		w.log.Warn().Err(err).Str("job", job.ID).Msg("read the ended video job for its webhook")
+	} else {
+		code, msg = end.Code, end.Error
+	}
 	result := ""
 	if status == video.Done {
 		result = "/v1/jobs/" + job.ID + "/result"
 	}
-	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": status, "code": end.Code, "error": end.Error, "resultUrl": result})
+	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": status, "code": code, "error": msg, "resultUrl": result})
 	go func() {
 		wctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

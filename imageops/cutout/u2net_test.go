@@ -118,7 +118,7 @@ func BenchmarkU2(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	x := syntheticU2(u2H, u2W)
+	x := syntheticU2(DefaultSettings().NetH, DefaultSettings().NetW)
 	for b.Loop() {
 		net.forward(x)
 	}

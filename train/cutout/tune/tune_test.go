@@ -1,21 +1,23 @@
 //go:build cutouttune
 
-package cutout
+// Package tune holds the sweeps that chose the cut-out's settings
+// (cutout.Settings) and the car-not-found rule (cutout.MinCarShare).
+package tune
 
-// The network's input size, the clean-up (openRadius, keepBlobs) and the
-// refinement's settings (params) were chosen with this sweep over the cars-seg
+// The network's input size, the clean-up (OpenRadius, KeepBlobs) and the
+// refinement's settings of cutout.Settings were chosen with this sweep over the cars-seg
 // images that are not held out, with U²-Net-p's original weights (which never saw
 // any of them; the fine-tuned ones learnt all but the validation split's):
 //
-//	GOMAXPROCS=1 go test -tags cutouttune -run TestTune -v ./imageops/cutout/
+//	GOMAXPROCS=1 go test -tags cutouttune -run TestTune -v ./train/cutout/tune/
 //
 // The defaults alone unless the grid is given (comma-separated lists):
 //
 //	CUTOUT_SIZES=320x240,256x256 CUTOUT_OPENS=0,2 CUTOUT_KEEPS=0.05,0.3 \
 //	CUTOUT_RADII=1.5,3 CUTOUT_BANDS=1.5,2.5 CUTOUT_PROJECTS=0,0.5 \
-//	    go test -tags cutouttune -run TestTune -v ./imageops/cutout/
+//	    go test -tags cutouttune -run TestTune -v ./train/cutout/tune/
 //
-// A size is used as it is (u2Exact), not adapted to the photo's proportions.
+// A size is used as it is (NetExact), not adapted to the photo's proportions.
 
 import (
 	"context"
@@ -29,10 +31,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"carphoto/imageops/cutout"
 )
 
 func TestTune(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "datasets", "cars-seg")
+	dir := filepath.Join("..", "..", "..", "..", "shared", "datasets", "cars-seg")
 	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 	if err != nil {
 		t.Skip(err)
@@ -41,10 +45,9 @@ func TestTune(t *testing.T) {
 	if err := json.Unmarshal(raw, &labels); err != nil {
 		t.Fatal(err)
 	}
-	var pixes []*rows
-	var masks []image.Image
+	var imgs, masks []image.Image
 	for _, l := range labels {
-		if HeldOut(filepath.Base(l.File)) {
+		if cutout.HeldOut(filepath.Base(l.File)) {
 			continue
 		}
 		f, _ := os.Open(filepath.Join(dir, l.File))
@@ -59,50 +62,47 @@ func TestTune(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pixes = append(pixes, newRows(img))
+		imgs = append(imgs, img)
 		masks = append(masks, mask)
 	}
 	ctx := context.Background()
-	defer func(w, h int, o int, k float64) { u2W, u2H, u2Exact, openRadius, keepBlobs = w, h, false, o, k }(u2W, u2H, openRadius, keepBlobs)
-	sizes := []string{fmt.Sprintf("%dx%d", u2W, u2H)}
+	base := cutout.DefaultSettings()
+	sizes := []string{fmt.Sprintf("%dx%d", base.NetW, base.NetH)}
 	if s := os.Getenv("CUTOUT_SIZES"); s != "" {
 		sizes = strings.Split(s, ",")
-		u2Exact = true
+		base.NetExact = true
 	}
 	for _, size := range sizes {
-		if _, err := fmt.Sscanf(size, "%dx%d", &u2W, &u2H); err != nil {
+		s := base
+		if _, err := fmt.Sscanf(size, "%dx%d", &s.NetW, &s.NetH); err != nil {
 			t.Fatal(err)
 		}
 		// The network once per photo; clean-up and refinement swept on its output.
-		var raws []*coarseMatte
-		for _, pix := range pixes {
-			c, err := coarse(ctx, pix)
+		var passes []*cutout.Coarse
+		for _, img := range imgs {
+			c, err := cutout.NetworkPass(ctx, img, s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			raws = append(raws, c)
+			passes = append(passes, c)
 		}
-		for _, open := range floats(t, os.Getenv("CUTOUT_OPENS"), float64(openRadius)) {
-			for _, keep := range floats(t, os.Getenv("CUTOUT_KEEPS"), keepBlobs) {
-				for _, r := range floats(t, os.Getenv("CUTOUT_RADII"), defaults.gfRadius) {
-					for _, grow := range floats(t, os.Getenv("CUTOUT_BANDS"), defaults.bandGrow) {
-						for _, pr := range floats(t, os.Getenv("CUTOUT_PROJECTS"), float64(defaults.project)) {
-							par := defaults
-							par.gfRadius, par.bandGrow, par.project = r, grow, float32(pr)
+		for _, open := range floats(t, os.Getenv("CUTOUT_OPENS"), float64(base.OpenRadius)) {
+			for _, keep := range floats(t, os.Getenv("CUTOUT_KEEPS"), base.KeepBlobs) {
+				for _, r := range floats(t, os.Getenv("CUTOUT_RADII"), base.GuidedRadius) {
+					for _, grow := range floats(t, os.Getenv("CUTOUT_BANDS"), base.BandGrow) {
+						for _, pr := range floats(t, os.Getenv("CUTOUT_PROJECTS"), float64(base.Project)) {
+							s.OpenRadius, s.KeepBlobs = int(open), keep
+							s.GuidedRadius, s.BandGrow, s.Project = r, grow, float32(pr)
 							var iou, bf float64
-							for i, c := range raws {
-								p := append([]float32(nil), c.raw...)
-								cleanCar(p, c.lw, c.lh, keep, int(open))
-								cc := *c
-								cc.prob = p
-								m := image.NewAlpha(pixes[i].b)
-								if err := refine(ctx, pixes[i], &cc, par, m); err != nil {
+							for i, c := range passes {
+								m, err := c.Matte(ctx, s)
+								if err != nil {
 									t.Fatal(err)
 								}
-								iou += IoU(m, masks[i])
-								bf += BoundaryF(m, masks[i], 2)
+								iou += cutout.IoU(m, masks[i])
+								bf += cutout.BoundaryF(m, masks[i], 2)
 							}
-							n := float64(len(raws))
+							n := float64(len(passes))
 							t.Logf("size %s open %.0f keep %.2f radius %.1f band %.1f project %.1f: IoU %.4f boundary F %.4f",
 								size, open, keep, r, grow, pr, iou/n, bf/n)
 						}

@@ -1,11 +1,11 @@
 //go:build cutouttune
 
-package cutout
+package tune
 
-// The measurement behind MinCarShare: CarShare of Cut on car photos and on
+// The measurement behind cutout.MinCarShare: CarShare of Cut on car photos and on
 // images with no car, printed one a line and summarised.
 //
-//	go test -tags cutouttune -run TestMeasureCarShare -v ./imageops/cutout/
+//	go test -tags cutouttune -run TestMeasureCarShare -v ./train/cutout/tune/
 
 import (
 	"context"
@@ -21,6 +21,8 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	"carphoto/imageops/cutout"
 )
 
 func TestMeasureCarShare(t *testing.T) {
@@ -30,14 +32,14 @@ func TestMeasureCarShare(t *testing.T) {
 	}
 	ctx := context.Background()
 	share := func(img image.Image) float64 {
-		car, err := Cut(ctx, img)
+		car, err := cutout.Cut(ctx, img)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if os.Getenv("CARSHARE_FEATURES") != "" {
 			fmt.Printf("FEAT %s\n", features(car))
 		}
-		return CarShare(car)
+		return cutout.CarShare(car)
 	}
 	load := func(path string) image.Image {
 		f, err := os.Open(path)
@@ -72,7 +74,7 @@ func TestMeasureCarShare(t *testing.T) {
 			continue
 		}
 		set := "seg-" + l.Split
-		if HeldOut(filepath.Base(l.File)) {
+		if cutout.HeldOut(filepath.Base(l.File)) {
 			set = "seg-held"
 		} else if l.Split == "train" && os.Getenv("CARSHARE_NOTRAIN") != "" {
 			continue
@@ -143,13 +145,13 @@ func TestMeasureCarShare(t *testing.T) {
 		sort.Float64s(s)
 		below := 0
 		for _, v := range s {
-			if v < MinCarShare {
+			if v < cutout.MinCarShare {
 				below++
 			}
 		}
 		q := func(f float64) float64 { return s[int(f*float64(len(s)-1))] }
 		fmt.Printf("SUMMARY %-10s n=%3d min=%.4f p5=%.4f p50=%.4f p95=%.4f max=%.4f below %.3f: %d\n",
-			n, len(s), s[0], q(0.05), q(0.5), q(0.95), s[len(s)-1], MinCarShare, below)
+			n, len(s), s[0], q(0.05), q(0.5), q(0.95), s[len(s)-1], cutout.MinCarShare, below)
 	}
 }
 
@@ -178,15 +180,10 @@ func features(car *image.NRGBA) string {
 			}
 		}
 	}
-	_, sizes := components(w, h, func(i int) bool { return car.Pix[4*i+3] >= 128 })
-	big := 0
-	for _, s := range sizes {
-		big = max(big, s)
-	}
 	box := 0.0
 	if x1 >= 0 {
 		box = float64((x1-x0+1)*(y1-y0+1)) / float64(w*h)
 	}
-	return fmt.Sprintf("blob=%.4f border=%.4f box=%.4f soft=%.4f", float64(big)/float64(w*h),
+	return fmt.Sprintf("blob=%.4f border=%.4f box=%.4f soft=%.4f", cutout.LargestBlob(car),
 		float64(border)/float64(2*(w+h)-4), box, float64(soft)/float64(max(conf, 1)))
 }
