@@ -7,6 +7,7 @@ import (
 	_ "image/jpeg" // asset formats: registered for image.DecodeConfig
 	_ "image/png"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +22,25 @@ import (
 // maxAssetNameLen caps the stored file name, in bytes.
 const maxAssetNameLen = 255
 
-// Asset is a saved plate design in an account's Assets library. The JSON
-// form is the one the API returns.
+// Asset kinds: what a saved image is for. A call names an asset in the
+// field of its kind (logoAssetId a design, backgroundAssetId a backdrop)
+// and is refused one of the other kind.
+const (
+	// AssetDesign is a plate design or logo (plate-logo, logo-overlay).
+	// Assets stored before kinds existed are designs.
+	AssetDesign = "design"
+	// AssetBackdrop is a studio backdrop for car-shadow and car-cutout.
+	AssetBackdrop = "backdrop"
+)
+
+// AssetKinds lists the kinds, the default first.
+var AssetKinds = []string{AssetDesign, AssetBackdrop}
+
+// Asset is a saved image in an account's Assets library: a plate design
+// or a backdrop (Kind). The JSON form is the one the API returns.
 type Asset struct {
 	ID          string    `json:"id"`
+	Kind        string    `json:"kind"`
 	Name        string    `json:"name"` // the uploaded file's name
 	ContentType string    `json:"content_type"`
 	Bytes       int64     `json:"bytes"`
@@ -45,29 +61,43 @@ redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
 return 1
 `)
 
-// CreateAsset saves data, a PNG, JPEG or WebP design uploaded as filename,
-// in the account's library. Only the image header is read: the design is
-// decoded when a call uses it. Too big is EPayloadTooLarge, not an image
-// EInvalidParams, a full library EAssetLimitReached.
-func (s *Service) CreateAsset(ctx context.Context, accountID, filename string, data []byte) (Asset, error) {
-	if int64(len(data)) > s.cfg.MaxAssetBytes {
-		return Asset{}, carphoto.Errorf(carphoto.EPayloadTooLarge, "the file is %d bytes; an asset may have at most %d", len(data), s.cfg.MaxAssetBytes)
+// AssetLimits are the bytes and pixels an asset of kind may have.
+func (s *Service) AssetLimits(kind string) (maxBytes int64, maxPixels int) {
+	if kind == AssetBackdrop {
+		return s.cfg.MaxBackdropBytes, s.cfg.MaxBackdropPixels
+	}
+	return s.cfg.MaxAssetBytes, s.cfg.MaxAssetPixels
+}
+
+// CreateAsset saves data, a PNG, JPEG or WebP image of kind (AssetDesign
+// or AssetBackdrop) uploaded as filename, in the account's library, held
+// to its kind's limits (AssetLimits). Only the image header is read: the
+// image is decoded when a call uses it. Too big is EPayloadTooLarge, not
+// an image or an unknown kind EInvalidParams, a full library
+// EAssetLimitReached.
+func (s *Service) CreateAsset(ctx context.Context, accountID, kind, filename string, data []byte) (Asset, error) {
+	if !slices.Contains(AssetKinds, kind) {
+		return Asset{}, carphoto.Errorf(carphoto.EInvalidParams, "kind must be one of %s, not %q", strings.Join(AssetKinds, ", "), kind)
+	}
+	maxBytes, maxPixels := s.AssetLimits(kind)
+	if int64(len(data)) > maxBytes {
+		return Asset{}, carphoto.Errorf(carphoto.EPayloadTooLarge, "the file is %d bytes; a %s asset may have at most %d", len(data), kind, maxBytes)
 	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	ct, ok := contentTypes[format]
 	if err != nil || !ok {
 		return Asset{}, carphoto.Errorf(carphoto.EInvalidParams, "file must be a PNG, JPEG or WebP image")
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > s.cfg.MaxAssetPixels {
-		return Asset{}, carphoto.Errorf(carphoto.EInvalidParams, "the image is %d×%d pixels; an asset may have at most %d pixels", cfg.Width, cfg.Height, s.cfg.MaxAssetPixels)
+	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > maxPixels {
+		return Asset{}, carphoto.Errorf(carphoto.EInvalidParams, "the image is %d×%d pixels; a %s asset may have at most %d pixels", cfg.Width, cfg.Height, kind, maxPixels)
 	}
 	a := Asset{
-		ID: newID("asset"), Name: assetName(filename), ContentType: ct, Bytes: int64(len(data)),
+		ID: newID("asset"), Kind: kind, Name: assetName(filename), ContentType: ct, Bytes: int64(len(data)),
 		Width: cfg.Width, Height: cfg.Height, CreatedAt: s.now().UTC().Truncate(time.Millisecond),
 	}
 	ok1, err := addAssetScript.Run(ctx, s.rdb, []string{assetsKey(accountID), assetKey(accountID, a.ID)},
 		s.cfg.MaxAssets, unixMS(a.CreatedAt), a.ID,
-		"account", accountID, "name", a.Name, "content_type", a.ContentType, "bytes", a.Bytes,
+		"account", accountID, "kind", a.Kind, "name", a.Name, "content_type", a.ContentType, "bytes", a.Bytes,
 		"width", a.Width, "height", a.Height, "created_at", unixMS(a.CreatedAt), "data", data,
 	).Int()
 	if err != nil {
@@ -94,7 +124,7 @@ func assetName(filename string) string {
 	return name
 }
 
-var assetFields = []string{"account", "name", "content_type", "bytes", "width", "height", "created_at"}
+var assetFields = []string{"account", "name", "content_type", "bytes", "width", "height", "created_at", "kind"}
 
 // Assets lists the account's library, oldest first.
 func (s *Service) Assets(ctx context.Context, accountID string) ([]Asset, error) {
@@ -145,9 +175,26 @@ func parseAsset(id, accountID string, v []any) (Asset, bool) {
 		return Asset{}, false
 	}
 	return Asset{
-		ID: id, Name: str(1), ContentType: str(2), Bytes: num(3),
+		ID: id, Kind: kindOf(str(7)), Name: str(1), ContentType: str(2), Bytes: num(3),
 		Width: int(num(4)), Height: int(num(5)), CreatedAt: time.UnixMilli(num(6)).UTC(),
 	}, true
+}
+
+// kindOf is a stored kind; assets saved before kinds existed have none
+// and are designs.
+func kindOf(stored string) string {
+	if stored == "" {
+		return AssetDesign
+	}
+	return stored
+}
+
+// kindField is the request field that names an asset of kind.
+func kindField(kind string) string {
+	if kind == AssetBackdrop {
+		return "backgroundAssetId"
+	}
+	return "logoAssetId"
 }
 
 func errNoAsset(id string) error {
@@ -179,22 +226,30 @@ func (s *Service) DeleteAsset(ctx context.Context, accountID, assetID string) er
 	return nil
 }
 
-// AssetData returns the bytes of an asset of the account, for a call's
-// logoAssetId. An unknown id and another account's id are the same
-// EInvalidParams: the request named a design the caller does not have.
-func (s *Service) AssetData(ctx context.Context, accountID, assetID string) ([]byte, error) {
-	bad := carphoto.Errorf(carphoto.EInvalidParams, "logoAssetId %q is not in your Assets library", assetID)
+// AssetData returns the bytes of an asset of the account of kind, for a
+// call's logoAssetId (AssetDesign) or backgroundAssetId (AssetBackdrop).
+// An unknown id and another account's id are the same EInvalidParams: the
+// request named an asset the caller does not have; an asset of the other
+// kind is EInvalidParams too, saying which kind it is.
+func (s *Service) AssetData(ctx context.Context, accountID, assetID, kind string) ([]byte, error) {
+	field := kindField(kind)
+	bad := carphoto.Errorf(carphoto.EInvalidParams, "%s %q is not in your Assets library", field, assetID)
 	if !validID(assetID) {
 		return nil, bad
 	}
-	v, err := s.rdb.HMGet(ctx, assetKey(accountID, assetID), "account", "data").Result()
+	v, err := s.rdb.HMGet(ctx, assetKey(accountID, assetID), "account", "data", "kind").Result()
 	if err != nil {
 		return nil, storeErr("read asset", err)
 	}
 	owner, _ := v[0].(string)
 	data, _ := v[1].(string)
+	stored, _ := v[2].(string)
 	if owner != accountID || data == "" {
 		return nil, bad
+	}
+	if got := kindOf(stored); got != kind {
+		return nil, carphoto.Errorf(carphoto.EInvalidParams,
+			"%s %q is a %s asset, not a %s: name it in %s, or save the image again with kind=%s", field, assetID, got, kind, kindField(got), kind)
 	}
 	return []byte(data), nil
 }

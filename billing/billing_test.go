@@ -531,11 +531,11 @@ func TestAssets(t *testing.T) {
 	other, _ := createAccount(t, s, 0)
 	data := pngOf(t, 52, 11)
 
-	got, err := s.CreateAsset(ctx, a.ID, `C:\designs\dealer.png`, data)
+	got, err := s.CreateAsset(ctx, a.ID, billing.AssetDesign, `C:\designs\dealer.png`, data)
 	if err != nil {
 		t.Fatalf("CreateAsset: %v", err)
 	}
-	if got.ID == "" || got.Name != "dealer.png" || got.ContentType != "image/png" ||
+	if got.ID == "" || got.Kind != billing.AssetDesign || got.Name != "dealer.png" || got.ContentType != "image/png" ||
 		got.Bytes != int64(len(data)) || got.Width != 52 || got.Height != 11 || got.CreatedAt.IsZero() {
 		t.Fatalf("CreateAsset = %+v, want a 52×11 image/png named dealer.png", got)
 	}
@@ -546,7 +546,7 @@ func TestAssets(t *testing.T) {
 	if one, err := s.Asset(ctx, a.ID, got.ID); err != nil || one != got {
 		t.Fatalf("Asset = %+v, %v; want %+v", one, err, got)
 	}
-	if b, err := s.AssetData(ctx, a.ID, got.ID); err != nil || !bytes.Equal(b, data) {
+	if b, err := s.AssetData(ctx, a.ID, got.ID, billing.AssetDesign); err != nil || !bytes.Equal(b, data) {
 		t.Fatalf("AssetData: %v; want the uploaded bytes back", err)
 	}
 
@@ -555,7 +555,7 @@ func TestAssets(t *testing.T) {
 	_, errUnknown := s.Asset(ctx, other.ID, "asset_aaaaaaaaaaaaaaaa")
 	wantCode(t, errOther, carphoto.ENotFound)
 	wantCode(t, errUnknown, carphoto.ENotFound)
-	_, errOther = s.AssetData(ctx, other.ID, got.ID)
+	_, errOther = s.AssetData(ctx, other.ID, got.ID, billing.AssetDesign)
 	wantCode(t, errOther, carphoto.EInvalidParams)
 	if msg := carphoto.ErrorMessage(errOther); msg != `logoAssetId "`+got.ID+`" is not in your Assets library` {
 		t.Fatalf("AssetData message %q", msg)
@@ -570,7 +570,7 @@ func TestAssets(t *testing.T) {
 	}
 	_, err = s.Asset(ctx, a.ID, got.ID)
 	wantCode(t, err, carphoto.ENotFound)
-	_, err = s.AssetData(ctx, a.ID, got.ID)
+	_, err = s.AssetData(ctx, a.ID, got.ID, billing.AssetDesign)
 	wantCode(t, err, carphoto.EInvalidParams)
 	if list, _ := s.Assets(ctx, a.ID); len(list) != 0 {
 		t.Fatalf("after delete %d assets listed, want 0", len(list))
@@ -592,13 +592,68 @@ func TestAssetRefusals(t *testing.T) {
 		{"over the pixel cap", pngOf(t, 101, 100), carphoto.EInvalidParams},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := s.CreateAsset(ctx, a.ID, "x.png", tc.data)
+			_, err := s.CreateAsset(ctx, a.ID, billing.AssetDesign, "x.png", tc.data)
 			wantCode(t, err, tc.code)
 		})
 	}
 	if list, _ := s.Assets(ctx, a.ID); len(list) != 0 {
 		t.Fatalf("%d assets saved, want 0", len(list))
 	}
+}
+
+// A backdrop is held to its own limits, and each field takes only its
+// own kind, the error naming the kind the asset is; an asset stored
+// before kinds existed reads as a design.
+func TestAssetKinds(t *testing.T) {
+	ctx := context.Background()
+	s, r := newService(t, billing.Config{MaxAssetBytes: 2000, MaxAssetPixels: 100 * 100, MaxBackdropBytes: 1 << 20, MaxBackdropPixels: 400 * 300})
+	a, _ := createAccount(t, s, 0)
+
+	backdrop := pngOf(t, 400, 300)
+	bd, err := s.CreateAsset(ctx, a.ID, billing.AssetBackdrop, "studio.png", backdrop)
+	if err != nil || bd.Kind != billing.AssetBackdrop {
+		t.Fatalf("CreateAsset(backdrop 400×300) = %+v, %v; want a backdrop (over the design limits, within the backdrop's)", bd, err)
+	}
+	_, err = s.CreateAsset(ctx, a.ID, billing.AssetDesign, "studio.png", backdrop)
+	wantCode(t, err, carphoto.EInvalidParams) // a design may have 10000 pixels
+	_, err = s.CreateAsset(ctx, a.ID, billing.AssetBackdrop, "big.png", pngOf(t, 401, 300))
+	wantCode(t, err, carphoto.EInvalidParams)
+	if msg := carphoto.ErrorMessage(err); !strings.Contains(msg, "a backdrop asset may have at most 120000 pixels") {
+		t.Errorf("oversize backdrop message %q", msg)
+	}
+	_, err = s.CreateAsset(ctx, a.ID, "wallpaper", "x.png", pngOf(t, 4, 4))
+	wantCode(t, err, carphoto.EInvalidParams)
+
+	design, err := s.CreateAsset(ctx, a.ID, billing.AssetDesign, "logo.png", pngOf(t, 40, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.AssetData(ctx, a.ID, bd.ID, billing.AssetBackdrop); err != nil || !bytes.Equal(b, backdrop) {
+		t.Fatalf("AssetData(backdrop as backdrop): %v", err)
+	}
+	_, err = s.AssetData(ctx, a.ID, bd.ID, billing.AssetDesign)
+	wantCode(t, err, carphoto.EInvalidParams)
+	if msg, want := carphoto.ErrorMessage(err), `logoAssetId "`+bd.ID+`" is a backdrop asset, not a design`; !strings.HasPrefix(msg, want) {
+		t.Errorf("backdrop as design: %q, want it to start %q", msg, want)
+	}
+	_, err = s.AssetData(ctx, a.ID, design.ID, billing.AssetBackdrop)
+	wantCode(t, err, carphoto.EInvalidParams)
+	if msg, want := carphoto.ErrorMessage(err), `backgroundAssetId "`+design.ID+`" is a design asset, not a backdrop`; !strings.HasPrefix(msg, want) {
+		t.Errorf("design as backdrop: %q, want it to start %q", msg, want)
+	}
+
+	// Stored before kinds: no kind field at all.
+	if err := r.Client.HDel(ctx, "cp:asset:{"+a.ID+"}:"+design.ID, "kind").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Asset(ctx, a.ID, design.ID); err != nil || got.Kind != billing.AssetDesign {
+		t.Fatalf("asset without a stored kind = %+v, %v; want a design", got, err)
+	}
+	if _, err := s.AssetData(ctx, a.ID, design.ID, billing.AssetDesign); err != nil {
+		t.Fatalf("asset without a stored kind as a design: %v", err)
+	}
+	_, err = s.AssetData(ctx, a.ID, design.ID, billing.AssetBackdrop)
+	wantCode(t, err, carphoto.EInvalidParams)
 }
 
 // TestAssetCountCap races uploads against a full library: never more than
@@ -612,7 +667,7 @@ func TestAssetCountCap(t *testing.T) {
 	errs := make([]error, 8)
 	for i := range errs {
 		wg.Add(1)
-		go func() { defer wg.Done(); _, errs[i] = s.CreateAsset(ctx, a.ID, "d.png", data) }()
+		go func() { defer wg.Done(); _, errs[i] = s.CreateAsset(ctx, a.ID, billing.AssetDesign, "d.png", data) }()
 	}
 	wg.Wait()
 	full := 0

@@ -42,7 +42,13 @@ type Config struct {
 
 	MaxAssetBytes  int64 // per asset; default 5 MB
 	MaxAssets      int   // per account; default 100
-	MaxAssetPixels int   // width × height of one asset; default 25 megapixels
+	MaxAssetPixels int   // width × height of one design asset; default 25 megapixels
+	// MaxBackdropBytes and MaxBackdropPixels bound a backdrop asset
+	// (AssetBackdrop): a studio photo is larger than a plate design, and
+	// every call that uses it decodes it in full. Defaults 15 MB and
+	// 16 megapixels.
+	MaxBackdropBytes  int64
+	MaxBackdropPixels int
 
 	// LedgerMax caps each account's ledger stream (approximately, to keep
 	// trimming cheap). Default 10000 entries.
@@ -75,7 +81,11 @@ const (
 	DefaultMaxAssetBytes  = 5 << 20
 	DefaultMaxAssets      = 100
 	DefaultMaxAssetPixels = 25_000_000
-	DefaultLedgerMax      = 10000
+	// DefaultMaxBackdropBytes and DefaultMaxBackdropPixels: a 16 MP
+	// studio JPEG at a good quality fits in 15 MB.
+	DefaultMaxBackdropBytes  = 15 << 20
+	DefaultMaxBackdropPixels = 16_000_000
+	DefaultLedgerMax         = 10000
 )
 
 func (c Config) withDefaults() Config {
@@ -114,6 +124,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WaitTimeout <= 0 {
 		c.WaitTimeout = time.Second
+	}
+	if c.MaxBackdropBytes <= 0 {
+		c.MaxBackdropBytes = DefaultMaxBackdropBytes
+	}
+	if c.MaxBackdropPixels <= 0 {
+		c.MaxBackdropPixels = DefaultMaxBackdropPixels
 	}
 	if c.LedgerMax <= 0 {
 		c.LedgerMax = DefaultLedgerMax

@@ -87,7 +87,7 @@ func TestMigrateLayout(t *testing.T) {
 	if as, err := s.Assets(ctx, acct); err != nil || len(as) != 1 || as[0].Name != "logo.png" {
 		t.Errorf("Assets after migration: %+v, %v", as, err)
 	}
-	if data, err := s.AssetData(ctx, acct, "asset_old"); err != nil || string(data) != "png" {
+	if data, err := s.AssetData(ctx, acct, "asset_old", billing.AssetDesign); err != nil || string(data) != "png" {
 		t.Errorf("AssetData after migration: %q, %v", data, err)
 	}
 	if ttl := r.Client.TTL(ctx, "cp:idem:{"+acct+"}:abc").Val(); ttl <= 0 {

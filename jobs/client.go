@@ -21,9 +21,12 @@ type Request struct {
 	Op        string
 	AccountID string
 	Photo     []byte
-	Logo      []byte // plate-logo's design; nil otherwise
-	Params    Params
-	Deadline  time.Time
+	// Logo is the request's second image: plate-logo's and logo-overlay's
+	// design, or car-shadow's and car-cutout's backdrop (Params.Backdrop);
+	// nil otherwise.
+	Logo     []byte
+	Params   Params
+	Deadline time.Time
 }
 
 // Client enqueues requests and waits for their results.

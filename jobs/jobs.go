@@ -48,7 +48,7 @@ type Params struct {
 	// empty keeps the operation's own rule (docs/API.md, "Formats").
 	Format string `json:"format,omitempty"`
 
-	// car-cutout and car-shadow: the canvas (imageops.Canvas) and its
+	// car-cutout and car-shadow: the canvas (shadow.Canvas) and its
 	// background, "" for transparent or "#rrggbb".
 	Crop         bool    `json:"crop,omitempty"`
 	Padding      float64 `json:"padding,omitempty"`
@@ -56,12 +56,20 @@ type Params struct {
 	Aspect       [2]int  `json:"aspect,omitempty"`
 	Background   string  `json:"background,omitempty"`
 
-	// logo-overlay (imageops.OverlayOptions), defaults filled in by the
-	// web side.
+	// logo-overlay (paint.OverlayOptions), defaults filled in by the
+	// web side. Scale is also the car's width share on a backdrop.
 	Position string  `json:"position,omitempty"`
 	Scale    float64 `json:"scale,omitempty"`
 	Opacity  float64 `json:"opacity,omitempty"`
 	Margin   float64 `json:"margin,omitempty"`
+
+	// car-cutout and car-shadow on a backdrop (the request's second image,
+	// Request.Logo): where the car stands (shadow.Placement), defaults
+	// filled in by the web side, with Scale. Backdrop is set when the
+	// second image is one.
+	Backdrop bool    `json:"backdrop,omitempty"`
+	FloorY   float64 `json:"floorY,omitempty"`
+	CenterX  float64 `json:"centerX,omitempty"`
 }
 
 // Payload is what an Asynq task carries: ids and parameters, never pixels.

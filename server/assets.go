@@ -6,6 +6,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,22 +18,25 @@ import (
 // boundaries, part headers, a file name.
 const multipartSlack = 64 << 10
 
-// createAsset serves POST /v1/assets: one PNG, JPEG or WebP design in the
-// multipart file field "file", saved to the caller's Assets library. Free,
-// but counted by the rate limit like every /v1 call.
+// createAsset serves POST /v1/assets: one PNG, JPEG or WebP image in the
+// multipart file field "file", of the kind in the field "kind" (a plate
+// design, the default, or a backdrop), saved to the caller's Assets
+// library. Free, but counted by the rate limit like every /v1 call.
 func (s *Server) createAsset(c echo.Context) error {
-	limit := s.billing.Config().MaxAssetBytes
-	name, data, err := readAssetFile(c.Request(), limit)
+	cfg := s.billing.Config()
+	// The kind may come after the file: read up to the larger limit, and
+	// hold the file to its kind's in CreateAsset.
+	name, kind, data, err := readAssetFile(c.Request(), max(cfg.MaxAssetBytes, cfg.MaxBackdropBytes))
 	if err != nil {
 		return err
 	}
-	// A design is held to a photo's bounds (pixels, sides, shape) from its
+	// An asset is held to a photo's bounds (pixels, sides, shape) from its
 	// header, as an uploaded logo is: a 59999999×1 strip saved here would
 	// cost gigabytes at every call that uses it.
 	if _, _, err := s.checkHeader("file", data); err != nil {
 		return err
 	}
-	a, err := s.billing.CreateAsset(c.Request().Context(), accountID(c), name, data)
+	a, err := s.billing.CreateAsset(c.Request().Context(), accountID(c), kind, name, data)
 	if err != nil {
 		return err
 	}
@@ -41,13 +45,15 @@ func (s *Server) createAsset(c echo.Context) error {
 }
 
 // readAssetFile streams the multipart body and returns the "file" part,
-// refusing it as soon as it passes limit bytes.
-func readAssetFile(r *http.Request, limit int64) (filename string, data []byte, err error) {
-	missing := carphoto.Errorf(carphoto.EInvalidParams, "send the design as a multipart/form-data file field named \"file\"")
+// refusing it as soon as it passes limit bytes, and the "kind" field
+// (billing.AssetDesign when not sent).
+func readAssetFile(r *http.Request, limit int64) (filename, kind string, data []byte, err error) {
+	missing := carphoto.Errorf(carphoto.EInvalidParams, "send the image as a multipart/form-data file field named \"file\"")
 	mt, params, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
 	if err != nil || mt != echo.MIMEMultipartForm || params["boundary"] == "" {
-		return "", nil, missing
+		return "", "", nil, missing
 	}
+	kind = billing.AssetDesign
 	tooLarge := carphoto.Errorf(carphoto.EPayloadTooLarge, "the file is larger than the asset limit of %s", humanBytes(limit))
 	r.Body = http.MaxBytesReader(nil, r.Body, limit+multipartSlack)
 	mr := multipart.NewReader(r.Body, params["boundary"])
@@ -60,19 +66,26 @@ func readAssetFile(r *http.Request, limit int64) (filename string, data []byte, 
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return "", nil, tooLarge
+				return "", "", nil, tooLarge
 			}
-			return "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data")
+			return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data")
 		}
 		switch part.FormName() {
 		case "":
 			continue
 		case "file":
+		case "kind":
+			b, err := io.ReadAll(io.LimitReader(part, maxFieldBytes))
+			if err != nil {
+				return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, "could not read the field \"kind\": the upload was cut short")
+			}
+			kind = strings.TrimSpace(string(b))
+			continue
 		default:
-			return "", nil, carphoto.Errorf(carphoto.EInvalidParams, "unknown field %q; the only field is \"file\"", part.FormName())
+			return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "unknown field %q; the fields are \"file\" and \"kind\"", part.FormName())
 		}
 		if found {
-			return "", nil, carphoto.Errorf(carphoto.EInvalidParams, "send one file per request")
+			return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "send one file per request")
 		}
 		found = true
 		filename = part.FileName()
@@ -80,15 +93,15 @@ func readAssetFile(r *http.Request, limit int64) (filename string, data []byte, 
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe) || int64(len(data)) > limit:
-			return "", nil, tooLarge
+			return "", "", nil, tooLarge
 		case err != nil:
-			return "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, "could not read the file: the upload was cut short")
+			return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, "could not read the file: the upload was cut short")
 		}
 	}
 	if !found {
-		return "", nil, missing
+		return "", "", nil, missing
 	}
-	return filename, data, nil
+	return filename, kind, data, nil
 }
 
 // assetsBody is GET /v1/assets.

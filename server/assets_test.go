@@ -84,7 +84,7 @@ func TestAssetsLifecycle(t *testing.T) {
 		t.Fatalf("get %+v, want %+v", one, a)
 	}
 	// The saved design is what plate-logo's logoAssetId resolves to.
-	if got, err := e.billing.AssetData(context.Background(), id, a.ID); err != nil || !bytes.Equal(got, data) {
+	if got, err := e.billing.AssetData(context.Background(), id, a.ID, billing.AssetDesign); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("AssetData: %v; want the uploaded bytes", err)
 	}
 

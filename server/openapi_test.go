@@ -59,3 +59,36 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 		t.Logf("served: %s", strings.Join(keys, ", "))
 	}
 }
+
+// TestFieldsAreDocumented compares the fields each photo operation
+// accepts with the multipart properties openapi.json lists for it, both
+// ways: a field the server takes (a backdrop's, say) cannot be missing
+// from the document, nor a documented one be refused as unknown.
+func TestFieldsAreDocumented(t *testing.T) {
+	c, err := apitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for op, accepted := range fields {
+		item := c.Doc.Paths.Find("/v1/" + op)
+		if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+			t.Errorf("%s: no POST /v1/%s with a request body in openapi.json", op, op)
+			continue
+		}
+		media := item.Post.RequestBody.Value.Content.Get("multipart/form-data")
+		if media == nil || media.Schema == nil {
+			t.Errorf("%s: no multipart/form-data schema", op)
+			continue
+		}
+		var documented []string
+		for name := range media.Schema.Value.Properties {
+			documented = append(documented, name)
+		}
+		slices.Sort(documented)
+		want := slices.Clone(accepted)
+		slices.Sort(want)
+		if !slices.Equal(documented, want) {
+			t.Errorf("%s: openapi.json lists %v, the server accepts %v", op, documented, want)
+		}
+	}
+}

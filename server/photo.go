@@ -19,7 +19,9 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
+	"carphoto/imageops/paint"
+	"carphoto/imageops/shadow"
 	"carphoto/jobs"
 )
 
@@ -28,9 +30,11 @@ import (
 var fields = map[string][]string{
 	jobs.OpBlurPlates: {"image", "imageUrl", "style", "requirePlate", "format"},
 	jobs.OpPlateLogo:  {"image", "imageUrl", "logo", "logoAssetId", "logoUrl", "requirePlate", "format"},
-	jobs.OpCarShadow:  {"image", "imageUrl", "reflection", "crop", "padding", "background", "aspect", "format"},
-	jobs.OpCarCutout:  {"image", "imageUrl", "crop", "padding", "background", "aspect", "format"},
-	jobs.OpLogo:       {"image", "imageUrl", "logo", "logoAssetId", "logoUrl", "position", "scale", "opacity", "margin", "format"},
+	jobs.OpCarShadow: {"image", "imageUrl", "reflection", "crop", "padding", "background", "aspect", "format",
+		"backgroundImage", "backgroundUrl", "backgroundAssetId", "floorY", "scale", "centerX"},
+	jobs.OpCarCutout: {"image", "imageUrl", "crop", "padding", "background", "aspect", "format",
+		"backgroundImage", "backgroundUrl", "backgroundAssetId", "floorY", "scale", "centerX"},
+	jobs.OpLogo: {"image", "imageUrl", "logo", "logoAssetId", "logoUrl", "position", "scale", "opacity", "margin", "format"},
 }
 
 // maxFieldBytes caps a text field; the longest legitimate one is an asset id.
@@ -38,10 +42,9 @@ const maxFieldBytes = 1024
 
 // upload is a parsed photo request.
 type upload struct {
-	image, logo []byte
-	hasImage    bool
-	hasLogo     bool
-	values      map[string]string
+	image, logo, backdrop          []byte
+	hasImage, hasLogo, hasBackdrop bool
+	values                         map[string]string
 }
 
 // photoHandler serves POST /v1/<op>: take one of its key's slots (waiting
@@ -82,16 +85,26 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		}
 		defer idem.end(context.WithoutCancel(ctx), c)
 		if assetID != "" {
-			// The design comes from the caller's own Assets library.
+			// The design or backdrop comes from the caller's own Assets
+			// library, and must be of the kind the field names.
+			kind, field := billing.AssetDesign, "logo asset"
+			if req.Params.Backdrop {
+				kind, field = billing.AssetBackdrop, "backdrop asset"
+			}
 			var data []byte
 			err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
-				data, err = s.billing.AssetData(ctx, account, assetID)
+				data, err = s.billing.AssetData(ctx, account, assetID, kind)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			if _, _, err := s.checkHeader("logo asset", data); err != nil {
+			if req.Params.Backdrop {
+				_, _, err = s.checkBackdrop(field, data)
+			} else {
+				_, _, err = s.checkHeader(field, data)
+			}
+			if err != nil {
 				return err
 			}
 			req.Logo = data
@@ -316,9 +329,10 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 }
 
 // checkUpload validates the fields in the spec's order: a missing image
-// first, then any invalid parameter; only then are imageUrl and logoUrl
-// fetched, and the images' headers checked. assetID is the logoAssetId,
-// for the caller to resolve in the account's library.
+// first, then any invalid parameter; only then are imageUrl, logoUrl and
+// backgroundUrl fetched, and the images' headers checked. assetID is the
+// logoAssetId or backgroundAssetId (Params.Backdrop), for the caller to
+// resolve in the account's library.
 func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jobs.Request, assetID string, err error) {
 	req.Op = op
 	v := up.values
@@ -338,13 +352,16 @@ func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jo
 	}
 	switch op {
 	case jobs.OpBlurPlates:
-		style, err := imageops.ParseStyle(v["style"])
+		style, err := paint.ParseStyle(v["style"])
 		if err != nil {
 			return req, "", err
 		}
 		req.Params.Style = string(style)
 	case jobs.OpCarShadow, jobs.OpCarCutout:
 		if req.Params.Reflection, err = parseBool("reflection", v["reflection"]); err != nil {
+			return req, "", err
+		}
+		if req.Params.Backdrop, assetID, err = parseBackdrop(up, &req.Params); err != nil {
 			return req, "", err
 		}
 		if err := parseCanvas(v, &req.Params); err != nil {
@@ -394,7 +411,13 @@ func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jo
 		return req, "", err
 	}
 	req.Photo = up.image
-	if op == jobs.OpCarShadow || op == jobs.OpCarCutout {
+	if req.Params.Backdrop {
+		if assetID == "" {
+			if req.Logo, err = s.backdropOf(ctx, up); err != nil {
+				return req, "", err
+			}
+		}
+	} else if op == jobs.OpCarShadow || op == jobs.OpCarCutout {
 		if err := s.checkCanvas(req.Params, width, height); err != nil {
 			return req, "", err
 		}
@@ -439,7 +462,7 @@ func parseCanvas(v map[string]string, p *jobs.Params) (err error) {
 		p.Padding, p.PaddingShare = f, share
 	}
 	if bg := v["background"]; bg != "" && bg != "transparent" {
-		if _, err := imageops.ParseColour(bg); err != nil {
+		if _, err := shadow.ParseColour(bg); err != nil {
 			return err
 		}
 		p.Background = bg
@@ -463,8 +486,8 @@ func parseOverlay(v map[string]string, p *jobs.Params) error {
 	if p.Position == "" {
 		p.Position = "bottom-right"
 	}
-	if !slices.Contains(imageops.Positions, p.Position) {
-		return carphoto.Errorf(carphoto.EInvalidParams, "position must be one of %s, not %q", strings.Join(imageops.Positions, ", "), p.Position)
+	if !slices.Contains(paint.Positions, p.Position) {
+		return carphoto.Errorf(carphoto.EInvalidParams, "position must be one of %s, not %q", strings.Join(paint.Positions, ", "), p.Position)
 	}
 	for _, f := range []struct {
 		name   string
@@ -526,8 +549,8 @@ func (s *Server) checkHeader(field string, data []byte) (width, height int, err 
 	if len(data) == 0 {
 		return 0, 0, carphoto.Errorf(carphoto.EInvalidParams, "%s is empty", field)
 	}
-	lim := imageops.Limits{MaxPixels: s.cfg.MaxPixels, MaxSide: s.cfg.MaxSide, MaxAspect: s.cfg.MaxAspect}
-	_, width, height, err = imageops.DecodeConfig(data, lim)
+	lim := codec.Limits{MaxPixels: s.cfg.MaxPixels, MaxSide: s.cfg.MaxSide, MaxAspect: s.cfg.MaxAspect}
+	_, width, height, err = codec.DecodeConfig(data, lim)
 	if err != nil {
 		var e *carphoto.Error
 		if errors.As(err, &e) {
@@ -546,19 +569,19 @@ func (s *Server) checkHeader(field string, data []byte) (width, height int, err 
 // the car more than that, for a canvas nobody lists (padding=10000 asks
 // for 400 MP around any car).
 func (s *Server) checkCanvas(p jobs.Params, width, height int) error {
-	c := imageops.Canvas{Crop: p.Crop, Padding: p.Padding, PaddingShare: p.PaddingShare, Aspect: p.Aspect}
-	w, h := imageops.FitSize(width, height, imageops.CanvasMaxPixels)
+	c := shadow.Canvas{Crop: p.Crop, Padding: p.Padding, PaddingShare: p.PaddingShare, Aspect: p.Aspect}
+	w, h := codec.FitSize(width, height, shadow.CanvasMaxPixels)
 	cw, ch := c.Size(w, h)
 	limit := s.cfg.MaxPixels
 	if limit <= 0 {
-		limit = imageops.DefaultMaxPixels
+		limit = codec.DefaultMaxPixels
 	}
 	if float64(cw)*float64(ch) <= float64(limit) {
 		return nil
 	}
 	return carphoto.Errorf(carphoto.EInvalidParams,
 		"crop, padding and aspect would make a canvas of up to %d×%d pixels (%.0f MP) around this %d×%d photo; the limit is %d MP (the answer itself is scaled to at most %d MP): use a smaller padding or an aspect nearer the photo's",
-		cw, ch, float64(cw)*float64(ch)/1e6, width, height, limit/1_000_000, imageops.CanvasMaxPixels/1_000_000)
+		cw, ch, float64(cw)*float64(ch)/1e6, width, height, limit/1_000_000, shadow.CanvasMaxPixels/1_000_000)
 }
 
 // readMultipart streams the body. Files are capped at MaxUploadBytes while
@@ -574,7 +597,8 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 		return up, nil
 	}
 	allowed := fields[op]
-	// Two files plus some slack for fields and multipart framing. Past it
+	// Two files (a photo and a design or backdrop) plus some slack for
+	// fields and multipart framing. Past it
 	// the server closes the connection after answering, so a client cannot
 	// keep streaming.
 	r.Body = http.MaxBytesReader(w, r.Body, 2*s.cfg.MaxUploadBytes+1<<20)
@@ -621,9 +645,9 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 		seen[name] = true
 		limit := int64(maxFieldBytes)
 		switch name {
-		case "image", "logo":
+		case "image", "logo", "backgroundImage":
 			limit = s.cfg.MaxUploadBytes
-		case "imageUrl", "logoUrl":
+		case "imageUrl", "logoUrl", "backgroundUrl":
 			limit = maxURLBytes
 		}
 		data, err := io.ReadAll(io.LimitReader(part, limit+1))
@@ -641,7 +665,7 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 			continue
 		}
 		if int64(len(data)) > limit {
-			if name == "image" || name == "logo" {
+			if name == "image" || name == "logo" || name == "backgroundImage" {
 				return nil, tooLarge(name, s.cfg.MaxUploadBytes)
 			}
 			if invalid == nil {
@@ -654,6 +678,8 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 			up.image, up.hasImage = data, true
 		case "logo":
 			up.logo, up.hasLogo = data, true
+		case "backgroundImage":
+			up.backdrop, up.hasBackdrop = data, true
 		default:
 			up.values[name] = strings.TrimSpace(string(data))
 		}

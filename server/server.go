@@ -35,6 +35,10 @@ type Config struct {
 	// and reserved addresses (development and tests only).
 	AllowPrivateURLs bool
 	MaxPixels        int // cap on width × height, checked from the header
+	// MaxBackdropPixels caps a backdrop's width × height (an upload, a
+	// URL or an asset; billing holds saved ones to the same figure).
+	// Zero takes billing.DefaultMaxBackdropPixels.
+	MaxBackdropPixels int
 	// MaxSide and MaxAspect bound an image's shape from its header: each
 	// side, and the longer side ÷ the shorter. Zero takes imageops' default.
 	MaxSide    int

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -22,7 +21,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
-	"carphoto/imageops"
+	"carphoto/imageops/paint"
 	"carphoto/jobs"
 	"carphoto/video"
 )
@@ -134,17 +133,19 @@ func (s *Server) videoBlur(c echo.Context) error {
 	js := s.videoJobs()
 	job := &video.Job{ID: id, Account: accountID(c), Status: video.Queued, Style: style, FramesTotal: info.Frames,
 		Duration: info.Duration, Credits: credits, Hold: hold.ID(), Webhook: webhook}
-	payload, _ := json.Marshal(video.Payload{JobID: id, Attempt: 1})
-	task := asynq.NewTask(video.TaskType, payload, asynq.Queue(video.Queue), asynq.TaskID(id),
-		asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
+	task, err := jobs.NewVideoTask(id, 1, asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
+	if err != nil {
+		s.release(ctx, logFor(c), hold)
+		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	}
 	if err := js.Create(ctx, job); err != nil {
-		s.billing.Release(context.WithoutCancel(ctx), hold)
+		s.release(ctx, logFor(c), hold)
 		return carphoto.Wrap(err, carphoto.EUnavailable, "could not record the job; you were not charged, please retry")
 	}
 	qctx, qcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer qcancel()
 	if err := jobs.Retry(qctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, s.rdb, s.videoQueue, task) }); err != nil {
-		s.billing.Release(context.WithoutCancel(ctx), hold)
+		s.release(ctx, logFor(c), hold)
 		js.Fail(context.WithoutCancel(ctx), id, carphoto.EUnavailable, "could not queue the job")
 		return carphoto.Wrap(err, carphoto.EUnavailable, "could not queue the job; you were not charged, please retry")
 	}
@@ -232,7 +233,7 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, di
 	if invalid != nil {
 		return "", "", nil, invalid
 	}
-	st, err := imageops.ParseStyle(values["style"])
+	st, err := paint.ParseStyle(values["style"])
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -323,15 +324,22 @@ func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
 	vc := s.cfg.Video
 	next := job.Attempt + 1
 	if next > maxVideoRuns {
-		if ok, _ := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"); ok {
-			s.billing.ReleaseID(context.WithoutCancel(ctx), job.Account, job.Hold)
+		ok, err := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again")
+		if err != nil {
+			s.log.Error().Err(err).Str("job", job.ID).Msg("end the video job failed")
+		}
+		if ok {
+			if err := s.billing.ReleaseID(context.WithoutCancel(ctx), job.Account, job.Hold); err != nil {
+				s.log.Error().Err(err).Str("job", job.ID).Msg("release video hold")
+			}
 		}
 		return
 	}
-	payload, _ := json.Marshal(video.Payload{JobID: job.ID, Attempt: next})
-	task := asynq.NewTask(video.TaskType, payload, asynq.Queue(video.Queue), asynq.TaskID(fmt.Sprintf("%s.%d", job.ID, next)),
-		asynq.MaxRetry(0), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
-	if err := jobs.Enqueue(ctx, s.rdb, s.videoQueue, task); err != nil {
+	task, err := jobs.NewVideoTask(job.ID, next, asynq.MaxRetry(0), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
+	if err == nil {
+		err = jobs.Enqueue(ctx, s.rdb, s.videoQueue, task)
+	}
+	if err != nil {
 		s.log.Error().Err(err).Str("job", job.ID).Msg("queue the video job again")
 	}
 }

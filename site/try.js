@@ -20,7 +20,22 @@ function showOptions() {
   $("dropKinds").textContent = isVideo() ? "MP4, MOV, WebM…" : "JPEG, PNG or WebP";
 }
 $("op").addEventListener("change", showOptions);
+
+// hasBackdrop reports whether a backdrop is chosen (a file, a URL or a
+// saved one): then the placement shows and the canvas options do not.
+const hasBackdrop = () => Boolean($("backgroundImage").files[0] || $("backgroundUrl").value.trim() || $("backgroundAssetId").value.trim());
+function showBackdrop() {
+  const on = hasBackdrop();
+  $("placement").hidden = !on;
+  $("canvas").classList.toggle("off", on);
+  for (const id of ["crop", "padding", "aspect", "background"]) $(id).disabled = on;
+}
+for (const id of ["backgroundImage", "backgroundUrl", "backgroundAssetId"]) {
+  $(id).addEventListener("change", showBackdrop);
+  $(id).addEventListener("input", showBackdrop);
+}
 showOptions();
+showBackdrop();
 
 function usePhoto(file) {
   if (!file) return;
@@ -83,8 +98,19 @@ function fields(op, body) {
   if (op === "logo-overlay") for (const f of ["position", "scale", "opacity", "margin"]) add(f, f);
   if (op === "car-shadow" && $("reflection").checked) body.append("reflection", "true");
   if (op === "car-shadow" || op === "car-cutout") {
-    if ($("crop").checked) body.append("crop", "true");
-    for (const f of ["padding", "aspect", "background"]) add(f, f);
+    if (hasBackdrop()) {
+      // On a backdrop the canvas is the backdrop: crop, padding, aspect
+      // and background do not apply (the page hides them).
+      if ($("backgroundImage").files[0]) body.append("backgroundImage", $("backgroundImage").files[0], $("backgroundImage").files[0].name);
+      add("backgroundUrl", "backgroundUrl");
+      add("backgroundAssetId", "backgroundAssetId");
+      add("floorY", "floorY");
+      add("scale", "carScale");
+      add("centerX", "centerX");
+    } else {
+      if ($("crop").checked) body.append("crop", "true");
+      for (const f of ["padding", "aspect", "background"]) add(f, f);
+    }
   }
   if ((op === "blur-plates" || op === "plate-logo") && $("requirePlate").checked) body.append("requirePlate", "true");
   if (op !== "video-blur") add("format", "format");

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"carphoto/imageops"
+	"carphoto/imageops/paint"
 	"carphoto/imageops/plates"
 )
 
@@ -28,7 +28,7 @@ const holdKeys = 3
 
 // Options say how a video's plates are hidden.
 type Options struct {
-	Style    imageops.Style
+	Style    paint.Style
 	Progress func(done, total int) // called every few frames; may be nil
 }
 
@@ -116,7 +116,7 @@ func run(ctx context.Context, r io.Reader, w io.Writer, info Info, opt Options) 
 			out := f
 			if len(quads[i]) > 0 {
 				var err error
-				if out, err = imageops.HidePlates(ctx, f, quads[i], opt.Style); err != nil {
+				if out, err = paint.HidePlates(ctx, f, quads[i], opt.Style); err != nil {
 					return err
 				}
 				hidden += len(quads[i])

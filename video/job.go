@@ -9,14 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The Asynq queue and task type of video jobs: a queue of their own, which
-// a worker serves with its own concurrency, so that photos never wait
-// behind a video.
-const (
-	Queue    = "videos"
-	TaskType = "video:blur"
-)
-
 // States of a job.
 const (
 	Queued     = "queued"
@@ -127,13 +119,6 @@ func (js Jobs) Progress(ctx context.Context, id string, done, total int) error {
 		return fmt.Errorf("video progress: %w", err)
 	}
 	return nil
-}
-
-// Payload is what a video task carries: the job's id and the run it is
-// for; the rest is in the job's record.
-type Payload struct {
-	JobID   string `json:"job"`
-	Attempt int    `json:"attempt"`
 }
 
 // Lost is how long a processing job may go without a sign of life (its

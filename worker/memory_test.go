@@ -19,7 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
+	"carphoto/imageops/shadow"
 	"carphoto/jobs"
 )
 
@@ -61,7 +62,7 @@ func TestSixtyMegapixels(t *testing.T) {
 		img.Cb[i], img.Cr[i] = 120, 140
 	}
 	var data bytes.Buffer
-	if err := imageops.EncodeJPEG(&data, img, 85, nil); err != nil {
+	if err := codec.EncodeJPEG(&data, img, 85, nil); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "big.jpg")
@@ -93,7 +94,7 @@ func TestSixtyMegapixels(t *testing.T) {
 	if r.AfterKB > 300<<10 {
 		t.Errorf("RSS %d MB once the tasks were done, want under 300 MB", r.AfterKB>>10)
 	}
-	if r.OutPixels > ShadowMaxPixels*3 {
+	if r.OutPixels > shadow.CanvasMaxPixels*3 {
 		t.Errorf("the answer has %d pixels: the photo was not scaled to the working size", r.OutPixels)
 	}
 	if r.Overshoot > time.Second {
@@ -114,7 +115,7 @@ func bigChild(file string) {
 	}
 	limitMemory(2)
 	r.BeforeTask = procStatus("VmRSS")
-	lim := imageops.Limits{MaxPixels: 61_000_000}
+	lim := codec.Limits{MaxPixels: 61_000_000}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range 2 {
@@ -124,7 +125,7 @@ func bigChild(file string) {
 			start := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			res, err := Process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, lim)
+			res, err := process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, lim)
 			mu.Lock()
 			defer mu.Unlock()
 			r.Slowest = max(r.Slowest, time.Since(start))
@@ -154,7 +155,7 @@ func bigChild(file string) {
 			<-ctx.Done()
 			atDeadline <- cpuTime()
 		}()
-		if _, err := Process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, lim); err == nil {
+		if _, err := process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, lim); err == nil {
 			r.Errors = append(r.Errors, fmt.Sprintf("a car-shadow with a deadline of %v succeeded", d))
 		}
 		end := cpuTime()
@@ -217,7 +218,7 @@ func TestShadowMemory12MP(t *testing.T) {
 		return
 	}
 	photo := cameraPhoto12MP(t)
-	cut, err := Process(context.Background(), jobs.OpCarCutout, photo, nil, jobs.Params{}, imageops.Limits{})
+	cut, err := process(context.Background(), jobs.OpCarCutout, photo, nil, jobs.Params{}, codec.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func shadowMemoryChild(dir string) {
 	limitMemory(2)
 	ctx := context.Background()
 	// The networks loaded, as on a worker that has served a task.
-	if _, err := Process(ctx, jobs.OpCarShadow, small, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+	if _, err := process(ctx, jobs.OpCarShadow, small, nil, jobs.Params{}, codec.Limits{}); err != nil {
 		fail(err)
 		return
 	}
@@ -303,7 +304,7 @@ func shadowMemoryChild(dir string) {
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	c0 := cpuTime()
-	if _, err := Process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+	if _, err := process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, codec.Limits{}); err != nil {
 		fail(err)
 	}
 	r.CPUOne = cpuTime() - c0
@@ -315,7 +316,7 @@ func shadowMemoryChild(dir string) {
 	var mu sync.Mutex
 	for range 2 {
 		wg.Go(func() {
-			if _, err := Process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+			if _, err := process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, codec.Limits{}); err != nil {
 				mu.Lock()
 				fail(err)
 				mu.Unlock()
@@ -325,7 +326,7 @@ func shadowMemoryChild(dir string) {
 	wg.Wait()
 	r.TwoKB = procStatus("VmHWM")
 	settle()
-	if _, err := Process(ctx, jobs.OpCarShadow, cut, nil, jobs.Params{}, imageops.Limits{}); err != nil {
+	if _, err := process(ctx, jobs.OpCarShadow, cut, nil, jobs.Params{}, codec.Limits{}); err != nil {
 		fail(err)
 	}
 	r.CutKB = procStatus("VmHWM")

@@ -11,7 +11,7 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/imageops/cutout"
 	"carphoto/jobs"
 )
@@ -22,7 +22,7 @@ func photo12MP(b *testing.B) []byte {
 	b.Helper()
 	var src image.Image
 	if data, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "plates-web-cc0", "images", "plates-web-cc0-0415.jpg")); err == nil {
-		p, err := imageops.Decode(context.Background(), data, imageops.Limits{})
+		p, err := codec.Decode(context.Background(), data, codec.Limits{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func photo12MP(b *testing.B) []byte {
 	dst := image.NewRGBA(image.Rect(0, 0, 4000, 3000))
 	xdraw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), xdraw.Src, nil)
 	var out bytes.Buffer
-	if err := imageops.EncodeJPEG(&out, dst, 90, nil); err != nil {
+	if err := codec.EncodeJPEG(&out, dst, 90, nil); err != nil {
 		b.Fatal(err)
 	}
 	return out.Bytes()
@@ -49,7 +49,7 @@ func photo12MP(b *testing.B) []byte {
 // that cuts out itself sends it.
 func cutout12MP(b *testing.B, photo []byte) []byte {
 	b.Helper()
-	p, err := imageops.Decode(context.Background(), photo, imageops.Limits{})
+	p, err := codec.Decode(context.Background(), photo, codec.Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func cutout12MP(b *testing.B, photo []byte) []byte {
 		b.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := imageops.EncodePNG(&out, car, nil); err != nil {
+	if err := codec.EncodePNG(&out, car, nil); err != nil {
 		b.Fatal(err)
 	}
 	return out.Bytes()
@@ -71,12 +71,12 @@ func BenchmarkProcess12MP(b *testing.B) {
 	photo := photo12MP(b)
 	cut := cutout12MP(b, photo)
 	// The same photo as an RGB PNG: plates found and hidden on the full path.
-	p, err := imageops.Decode(context.Background(), photo, imageops.Limits{})
+	p, err := codec.Decode(context.Background(), photo, codec.Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	var pngPhoto bytes.Buffer
-	if err := imageops.EncodePNG(&pngPhoto, p.Image, nil); err != nil {
+	if err := codec.EncodePNG(&pngPhoto, p.Image, nil); err != nil {
 		b.Fatal(err)
 	}
 	for _, op := range []struct {
@@ -94,7 +94,7 @@ func BenchmarkProcess12MP(b *testing.B) {
 		b.Run(op.name, func(b *testing.B) {
 			u0 := usageNow()
 			for b.Loop() {
-				if _, err := Process(context.Background(), op.op, op.photo, nil, op.params, imageops.Limits{}); err != nil {
+				if _, err := process(context.Background(), op.op, op.photo, nil, op.params, codec.Limits{}); err != nil {
 					b.Fatal(err)
 				}
 			}

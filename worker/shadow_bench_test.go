@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/internal/benchphoto"
 	"carphoto/jobs"
 )
@@ -61,7 +61,7 @@ func usageNow() usage {
 func BenchmarkShadow12MP(b *testing.B) {
 	photo := cameraPhoto12MP(b)
 	ctx := context.Background()
-	cut, err := Process(ctx, jobs.OpCarCutout, photo, nil, jobs.Params{}, imageops.Limits{})
+	cut, err := process(ctx, jobs.OpCarCutout, photo, nil, jobs.Params{}, codec.Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func BenchmarkShadow12MP(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			u0 := usageNow()
 			for b.Loop() {
-				if _, err := Process(ctx, c.op, c.photo, nil, c.params, imageops.Limits{}); err != nil {
+				if _, err := process(ctx, c.op, c.photo, nil, c.params, codec.Limits{}); err != nil {
 					b.Fatal(err)
 				}
 				if !c.busy {

@@ -14,7 +14,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/imageops"
+	"carphoto/imageops/paint"
 	"carphoto/jobs"
 	"carphoto/video"
 )
@@ -42,14 +42,14 @@ func (w *Worker) runVideos(ctx context.Context) error {
 	}
 	srv := asynq.NewServerFromRedisClient(w.rdb, asynq.Config{
 		Concurrency:       max(vc.Concurrency, 1),
-		Queues:            map[string]int{video.Queue: 1},
+		Queues:            map[string]int{jobs.VideoQueue: 1},
 		TaskCheckInterval: time.Second,
 		ShutdownTimeout:   w.cfg.ShutdownTimeout,
 		Logger:            asynqLogger{w.log},
 		LogLevel:          asynq.WarnLevel,
 	})
 	mux := asynq.NewServeMux()
-	mux.HandleFunc(video.TaskType, w.handleVideo)
+	mux.HandleFunc(jobs.VideoTaskType, w.handleVideo)
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start video worker: %w", err)
 	}
@@ -64,7 +64,7 @@ func (w *Worker) runVideos(ctx context.Context) error {
 // failure ends it failed. Failed jobs are never charged.
 func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 	vc := w.cfg.Video
-	var p video.Payload
+	var p jobs.VideoPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
@@ -132,7 +132,7 @@ func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) e
 	defer os.Remove(out)
 	last := time.Time{}
 	_, err = video.Blur(ctx, in, out, info, video.Options{
-		Style: imageops.Style(job.Style),
+		Style: paint.Style(job.Style),
 		Progress: func(d, total int) {
 			if time.Since(last) > 500*time.Millisecond || d == total {
 				last = time.Now()
@@ -170,11 +170,17 @@ func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields m
 		}
 	}
 	changed, err := js.Update(ctx, job.ID, fields)
-	if err != nil || !changed {
+	if err != nil {
+		w.log.Error().Err(err).Str("job", job.ID).Str("status", status).Msg("record the video job's end")
 		return
 	}
+	if !changed {
+		return // another run ended it first, and settled its hold
+	}
 	if status == video.Failed {
-		vc.Billing.ReleaseID(ctx, job.Account, job.Hold)
+		if err := vc.Billing.ReleaseID(ctx, job.Account, job.Hold); err != nil {
+			w.log.Error().Err(err).Str("job", job.ID).Msg("release video hold")
+		}
 	}
 	if status == video.Done && w.cfg.Metrics != nil {
 		// Counted once: only the worker whose update ended the job gets here.
@@ -184,12 +190,20 @@ func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields m
 	if job.Webhook == "" {
 		return
 	}
-	end, _ := js.Get(ctx, job.ID)
+	// The webhook says what the job's record says; should it not be read,
+	// what was just written.
+	code, _ := fields["code"].(string)
+	msg, _ := fields["error"].(string)
+	if end, err := js.Get(ctx, job.ID); err != nil || end == nil {
+		w.log.Warn().Err(err).Str("job", job.ID).Msg("read the ended video job for its webhook")
+	} else {
+		code, msg = end.Code, end.Error
+	}
 	result := ""
 	if status == video.Done {
 		result = "/v1/jobs/" + job.ID + "/result"
 	}
-	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": status, "code": end.Code, "error": end.Error, "resultUrl": result})
+	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": status, "code": code, "error": msg, "resultUrl": result})
 	go func() {
 		wctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

@@ -20,7 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto"
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 	"carphoto/jobs"
 )
 
@@ -48,8 +48,8 @@ type Observer interface {
 // limits are the bounds every decoded image (photo or design) is held to,
 // checked from its header: the web's check again, for a task that did not
 // come through it.
-func (c Config) limits() imageops.Limits {
-	return imageops.Limits{MaxPixels: c.MaxPixels, MaxSide: c.MaxSide, MaxAspect: c.MaxAspect}
+func (c Config) limits() codec.Limits {
+	return codec.Limits{MaxPixels: c.MaxPixels, MaxSide: c.MaxSide, MaxAspect: c.MaxAspect}
 }
 
 // Worker processes photo tasks.
@@ -232,7 +232,7 @@ func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, p jobs.Pay
 			res = failure(carphoto.Errorf(carphoto.EProcessingFailed, "processing failed on our side; you were not charged"))
 		}
 	}()
-	res, err := Process(ctx, p.Op, photo, logo, p.Params, w.cfg.limits())
+	res, err := process(ctx, p.Op, photo, logo, p.Params, w.cfg.limits())
 	if err != nil {
 		if carphoto.ErrorCode(err) == carphoto.EInternal || carphoto.ErrorCode(err) == carphoto.EProcessingFailed {
 			log.Error().Err(err).Msg("processing failed")

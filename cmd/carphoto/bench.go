@@ -7,28 +7,23 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image"
 	"io"
-	"math"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
-	xdraw "golang.org/x/image/draw"
 
 	"carphoto/billing"
-	"carphoto/imageops"
+	"carphoto/cmd/carphoto/internal/bench"
 	"carphoto/internal/benchphoto"
 	"carphoto/worker"
 )
@@ -72,7 +67,7 @@ func runBenchService(ctx context.Context, args []string, getenv func(string) str
 		defer stop()
 		*url, *key = base, k
 	}
-	w, h, err := imageSize(data)
+	w, h, err := bench.ImageSize(data)
 	if err != nil {
 		return err
 	}
@@ -100,7 +95,7 @@ func runBenchService(ctx context.Context, args []string, getenv func(string) str
 			for range jobs {
 				t0 := time.Now()
 				st, status, err := benchCall(ctx, *url, *key, *op, data)
-				d := ms(time.Since(t0))
+				d := bench.Millis(time.Since(t0))
 				mu.Lock()
 				if err != nil || status != http.StatusOK {
 					failures++
@@ -115,11 +110,11 @@ func runBenchService(ctx context.Context, args []string, getenv func(string) str
 	wg.Wait()
 	elapsed := time.Since(start)
 	fmt.Fprintf(stdout, "  ok %d, failed %d, %.1f req/s\n", len(total), failures, float64(len(total))/elapsed.Seconds())
-	fmt.Fprintf(stdout, "  total      p50 %8.1f ms  p95 %8.1f ms\n", pct(total, 50), pct(total, 95))
-	fmt.Fprintf(stdout, "  processing p50 %8.1f ms  p95 %8.1f ms\n", pct(proc, 50), pct(proc, 95))
-	fmt.Fprintf(stdout, "  overhead   p50 %8.1f ms  p95 %8.1f ms  (total − processing)\n", pct(over, 50), pct(over, 95))
-	fmt.Fprintf(stdout, "   of which in queue  p50 %8.1f ms  p95 %8.1f ms  (enqueue → worker pickup, incl. waiting for a free worker)\n", pct(queue, 50), pct(queue, 95))
-	fmt.Fprintf(stdout, "   of which transport p50 %8.1f ms  p95 %8.1f ms  (HTTP upload/download, Redis in and out)\n", pct(rest, 50), pct(rest, 95))
+	fmt.Fprintf(stdout, "  total      p50 %8.1f ms  p95 %8.1f ms\n", bench.Percentile(total, 50), bench.Percentile(total, 95))
+	fmt.Fprintf(stdout, "  processing p50 %8.1f ms  p95 %8.1f ms\n", bench.Percentile(proc, 50), bench.Percentile(proc, 95))
+	fmt.Fprintf(stdout, "  overhead   p50 %8.1f ms  p95 %8.1f ms  (total − processing)\n", bench.Percentile(over, 50), bench.Percentile(over, 95))
+	fmt.Fprintf(stdout, "   of which in queue  p50 %8.1f ms  p95 %8.1f ms  (enqueue → worker pickup, incl. waiting for a free worker)\n", bench.Percentile(queue, 50), bench.Percentile(queue, 95))
+	fmt.Fprintf(stdout, "   of which transport p50 %8.1f ms  p95 %8.1f ms  (HTTP upload/download, Redis in and out)\n", bench.Percentile(rest, 50), bench.Percentile(rest, 95))
 	if failures > 0 {
 		return fmt.Errorf("%d requests failed", failures)
 	}
@@ -268,61 +263,16 @@ func runBenchIdle(ctx context.Context, args []string, getenv func(string) string
 		done := make(chan error, 1)
 		go func() { done <- worker.New(wc, newLogger("warn", io.Discard), rdb).Run(wctx) }()
 		time.Sleep(2 * time.Second) // start-up work is not idle work
-		c0, t0 := processCPUTime(), time.Now()
+		c0, t0 := bench.CPUTime(), time.Now()
 		select {
 		case <-time.After(time.Duration(*seconds) * time.Second):
 		case <-ctx.Done():
 		}
-		c1, t1 := processCPUTime(), time.Now()
+		c1, t1 := bench.CPUTime(), time.Now()
 		cancel()
 		<-done
 		fmt.Fprintf(stdout, "  interval %-6v  idle CPU %5.1f%% of a core  (expected pickup delay p50 %v)\n",
 			iv, 100*float64(c1-c0)/float64(t1.Sub(t0)), iv/2)
 	}
 	return nil
-}
-
-// processCPUTime is the CPU time this process has used, user plus system.
-func processCPUTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// resized returns img resampled (Catmull-Rom) to w×h pixels: the tools'
-// enlarged and shrunk test photos.
-func resized(img image.Image, w, h int) *image.RGBA {
-	dst := image.NewRGBA(image.Rect(0, 0, w, h))
-	xdraw.CatmullRom.Scale(dst, dst.Rect, img, img.Bounds(), xdraw.Src, nil)
-	return dst
-}
-
-// toolLimits caps the photos the command-line tools read: the service's default.
-var toolLimits = imageops.Limits{MaxPixels: imageops.DefaultMaxPixels}
-
-// decodeFile reads and decodes a photo file, in displayed orientation.
-func decodeFile(ctx context.Context, path string) (*imageops.Photo, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return imageops.Decode(ctx, data, toolLimits)
-}
-
-func imageSize(data []byte) (w, h int, err error) {
-	_, w, h, err = imageops.DecodeConfig(data, imageops.Limits{MaxPixels: 1 << 31})
-	return w, h, err
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// pct returns the p-th percentile (nearest rank) of xs.
-func pct(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	i := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return s[max(i, 0)]
 }

@@ -326,7 +326,7 @@ func TestTryItPageEveryOperation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	car, design := filepath.Join(samples, "car.jpg"), filepath.Join(samples, "plate-design.png")
+	car, design, backdrop := filepath.Join(samples, "car.jpg"), filepath.Join(samples, "plate-design.png"), filepath.Join(samples, "backdrop.jpg")
 	var fetched atomic.Int32
 	files := http.FileServer(http.Dir(samples))
 	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -369,9 +369,11 @@ func TestTryItPageEveryOperation(t *testing.T) {
 				if (el.id !== "op") el.value = "";
 			}
 			for (const el of document.querySelectorAll("form input[type=checkbox]")) el.checked = false;
+			for (const el of document.querySelectorAll("form input[type=file]")) if (el.id !== "photo") el.value = "";
 			for (const [id, v] of Object.entries(`+string(values)+`)) {
 				if ($(id).type === "checkbox") $(id).checked = v === "true"; else $(id).value = v;
 			}
+			$("backgroundUrl").dispatchEvent(new Event("input"));
 			$("status").textContent = "";
 		})()`))
 		if err != nil {
@@ -402,6 +404,7 @@ func TestTryItPageEveryOperation(t *testing.T) {
 	type facts struct {
 		Plates, Charged, Download, Href, ResultSrc, VideoSrc string
 		ResultW, ResultH                                     int
+		Placement                                            bool // floorY, scale and centerX show
 	}
 	read := func() facts {
 		t.Helper()
@@ -410,7 +413,8 @@ func TestTryItPageEveryOperation(t *testing.T) {
 			return {Plates: $("plates").textContent, Charged: $("charged").textContent,
 				Download: $("download").download, Href: $("download").href,
 				ResultSrc: $("result").getAttribute("src") || "", VideoSrc: $("resultVideo").getAttribute("src") || "",
-				ResultW: $("result").naturalWidth, ResultH: $("result").naturalHeight};
+				ResultW: $("result").naturalWidth, ResultH: $("result").naturalHeight,
+				Placement: getComputedStyle($("floorY")).display !== "none" && $("floorY").offsetParent !== null};
 		})()`))
 		if err != nil {
 			t.Fatal(err)
@@ -423,6 +427,8 @@ func TestTryItPageEveryOperation(t *testing.T) {
 		{"plate-logo", map[string]string{"requirePlate": "true"}, map[string]string{"logo": design}, "image/jpeg", "-plate-logo.jpg"},
 		{"car-shadow", map[string]string{"reflection": "true", "crop": "true", "padding": "5%", "aspect": "4:3", "background": "#FFFFFF"}, nil, "image/jpeg", "-car-shadow.jpg"},
 		{"car-cutout", map[string]string{"crop": "true", "padding": "10"}, nil, "image/png", "-car-cutout.png"},
+		{"car-shadow", map[string]string{"floorY": "0.9", "carScale": "0.7", "centerX": "0.45"},
+			map[string]string{"backgroundImage": backdrop}, "image/png", "-car-shadow.png"},
 		{"blur-plates", map[string]string{"imageUrl": cdn.URL + "/car.jpg", "style": "black", "format": "png"}, nil, "image/png", "-blur-plates.png"},
 		{"logo-overlay", map[string]string{"position": "top-left", "scale": "0.3", "opacity": "0.8", "margin": "0.05", "format": "webp"},
 			map[string]string{"logo": design}, "image/webp", "-logo-overlay.webp"},
@@ -442,8 +448,15 @@ func TestTryItPageEveryOperation(t *testing.T) {
 		if n, err := strconv.Atoi(f.Plates); (c.op == "blur-plates" || c.op == "plate-logo") && (err != nil || n < 1) {
 			t.Errorf("%s: plates found %q, want at least 1 on the sample photo", c.op, f.Plates)
 		}
-		if d := f.ResultW*3 - f.ResultH*4; c.op == "car-shadow" && (d < -4 || d > 4) {
+		onBackdrop := c.files["backgroundImage"] != ""
+		if d := f.ResultW*3 - f.ResultH*4; c.op == "car-shadow" && !onBackdrop && (d < -4 || d > 4) {
 			t.Errorf("car-shadow at aspect 4:3: result %d×%d", f.ResultW, f.ResultH)
+		}
+		if onBackdrop && (f.ResultW != 1600 || f.ResultH != 1000) {
+			t.Errorf("car-shadow on the sample backdrop: result %d×%d, want the backdrop's 1600×1000", f.ResultW, f.ResultH)
+		}
+		if placed := f.Placement; placed != onBackdrop {
+			t.Errorf("%s: the placement fields show: %v, want %v (only with a backdrop chosen)", c.op, placed, onBackdrop)
 		}
 		if ids := shown(); len(ids) != 3 {
 			t.Errorf("%s: the page shows %v, want facts, download and result", c.op, ids)

@@ -17,7 +17,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
+	"carphoto/imageops/shadow"
 	"carphoto/internal/redisha"
 	"carphoto/server"
 	"carphoto/video"
@@ -59,6 +60,8 @@ type config struct {
 	CreditCost              int64
 	MaxAssetBytes           int64
 	MaxAssets               int
+	MaxBackdropBytes        int64
+	MaxBackdropPixels       int
 	AdminToken              string
 	LogLevel                string
 
@@ -126,8 +129,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RequestTimeout:          dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
 		MaxUploadBytes:          num("MAX_UPLOAD_BYTES", 25<<20, 1024),
 		MaxPixels:               int(num("MAX_PIXELS", 60_000_000, 1)),
-		MaxImageSide:            int(num("MAX_IMAGE_SIDE", imageops.DefaultMaxSide, 16)),
-		MaxImageAspect:          int(num("MAX_IMAGE_ASPECT", imageops.DefaultMaxAspect, 1)),
+		MaxImageSide:            int(num("MAX_IMAGE_SIDE", codec.DefaultMaxSide, 16)),
+		MaxImageAspect:          int(num("MAX_IMAGE_ASPECT", codec.DefaultMaxAspect, 1)),
 		TaskCheckInterval:       dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
 		RedisPoolSize:           int(num("REDIS_POOL_SIZE", 256, 20)),
 		WorkerConcurrency:       int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
@@ -139,11 +142,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 		CreditCost:              num("CREDIT_COST", 1, 1),
 		MaxAssetBytes:           num("MAX_ASSET_BYTES", 5<<20, 1024),
 		MaxAssets:               int(num("MAX_ASSETS", 100, 1)),
+		MaxBackdropBytes:        num("MAX_BACKDROP_BYTES", billing.DefaultMaxBackdropBytes, 1024),
+		MaxBackdropPixels:       int(num("MAX_BACKDROP_PIXELS", billing.DefaultMaxBackdropPixels, 1)),
 		AdminToken:              getenv("ADMIN_TOKEN"),
 		LogLevel:                str("LOG_LEVEL", "info"),
 		MetricsToken:            getenv("METRICS_TOKEN"),
 		MetricsPort:             str("METRICS_PORT", ""),
 		MetricsHost:             str("METRICS_HOST", "127.0.0.1"),
+	}
+	if c.MaxBackdropPixels > shadow.CanvasMaxPixels {
+		errs = append(errs, fmt.Errorf("MAX_BACKDROP_PIXELS=%d: want at most %d, the largest answer car-shadow and car-cutout give", c.MaxBackdropPixels, shadow.CanvasMaxPixels))
 	}
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
 	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))
@@ -341,17 +349,18 @@ func (c config) redisConfigured() bool { return c.RedisURL != "" || c.RedisClust
 
 func (c config) serverConfig() server.Config {
 	return server.Config{
-		RequestTimeout:   c.RequestTimeout,
-		UploadTimeout:    c.UploadTimeout,
-		IdempotencyTTL:   c.IdempotencyTTL,
-		MaxUploadBytes:   c.MaxUploadBytes,
-		AllowPrivateURLs: c.AllowPrivateURLs,
-		MaxPixels:        c.MaxPixels,
-		MaxSide:          c.MaxImageSide,
-		MaxAspect:        float64(c.MaxImageAspect),
-		AdminToken:       c.AdminToken,
-		HoldTTL:          c.holdTTL(),
-		MetricsToken:     c.MetricsToken,
+		RequestTimeout:    c.RequestTimeout,
+		UploadTimeout:     c.UploadTimeout,
+		IdempotencyTTL:    c.IdempotencyTTL,
+		MaxUploadBytes:    c.MaxUploadBytes,
+		AllowPrivateURLs:  c.AllowPrivateURLs,
+		MaxPixels:         c.MaxPixels,
+		MaxBackdropPixels: c.MaxBackdropPixels,
+		MaxSide:           c.MaxImageSide,
+		MaxAspect:         float64(c.MaxImageAspect),
+		AdminToken:        c.AdminToken,
+		HoldTTL:           c.holdTTL(),
+		MetricsToken:      c.MetricsToken,
 		// Leave connections for billing, rate limits and enqueueing.
 		MaxInFlight: max(c.RedisPoolSize-16, 1),
 	}
@@ -405,6 +414,8 @@ func (c config) billingConfig(log zerolog.Logger) billing.Config {
 		AuthFailuresPerMinute:   c.AuthFailuresPerMinute,
 		MaxAssetBytes:           c.MaxAssetBytes,
 		MaxAssets:               c.MaxAssets,
+		MaxBackdropBytes:        c.MaxBackdropBytes,
+		MaxBackdropPixels:       c.MaxBackdropPixels,
 		WaitReplicas:            c.RedisWaitReplicas,
 		WaitTimeout:             c.RedisWaitTimeout,
 	}

@@ -19,6 +19,9 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("UPLOAD_TIMEOUT %v, MAX_IN_FLIGHT_PER_KEY %d, IDEMPOTENCY_TTL %v; want 10s, 4, 10m",
 			c.UploadTimeout, c.MaxInFlightPerKey, c.IdempotencyTTL)
 	}
+	if c.MaxBackdropPixels != 16_000_000 || c.MaxBackdropBytes != 15<<20 {
+		t.Errorf("MAX_BACKDROP_PIXELS %d, MAX_BACKDROP_BYTES %d; want 16000000, 15 MB", c.MaxBackdropPixels, c.MaxBackdropBytes)
+	}
 	if c.MetricsHost != "127.0.0.1" || c.AuthFailuresPerMinute != 30 {
 		t.Errorf("METRICS_HOST %q, AUTH_FAILURES_PER_MINUTE %d; want 127.0.0.1, 30", c.MetricsHost, c.AuthFailuresPerMinute)
 	}
@@ -35,8 +38,10 @@ func TestConfigRefusals(t *testing.T) {
 		"MAX_IN_FLIGHT_PER_KEY":    "0",
 		"METRICS_HOST":             "everywhere",
 		"AUTH_FAILURES_PER_MINUTE": "0",
+		"MAX_BACKDROP_PIXELS":      "16000001", // past the largest answer
+		"MAX_BACKDROP_BYTES":       "1",
 	}))
-	for _, name := range []string{"UPLOAD_TIMEOUT", "MAX_IN_FLIGHT_PER_KEY", "METRICS_HOST", "AUTH_FAILURES_PER_MINUTE"} {
+	for _, name := range []string{"UPLOAD_TIMEOUT", "MAX_IN_FLIGHT_PER_KEY", "METRICS_HOST", "AUTH_FAILURES_PER_MINUTE", "MAX_BACKDROP_PIXELS", "MAX_BACKDROP_BYTES"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error %v does not name %s", err, name)
 		}

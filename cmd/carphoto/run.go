@@ -19,6 +19,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
+	"carphoto/cmd/carphoto/internal/bench"
 	"carphoto/jobs"
 	"carphoto/metrics"
 	"carphoto/server"
@@ -67,9 +68,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "migrate":
 		return runMigrate(ctx, getenv, args, stdout)
 	case "plates":
-		return runPlates(ctx, args, stdout, stderr)
+		return bench.FindPlates(ctx, args, stdout, stderr)
 	case "cutout":
-		return runCutout(ctx, args, stdout, stderr)
+		return bench.CutCars(ctx, args, stdout, stderr)
 	case "bench":
 		if len(args) == 0 {
 			return errors.New("bench: say what to measure: service, idle, plates, cutout or codec")
@@ -80,11 +81,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		case "idle":
 			return runBenchIdle(ctx, args[1:], getenv, stdout)
 		case "plates":
-			return runBenchPlates(ctx, args[1:], stdout)
+			return bench.Plates(ctx, args[1:], stdout)
 		case "cutout":
-			return runBenchCutout(ctx, args[1:], stdout)
+			return bench.Cutout(ctx, args[1:], stdout)
 		case "codec":
-			return runBenchCodec(ctx, args[1:], stdout)
+			return bench.Codec(ctx, args[1:], stdout)
 		}
 		return fmt.Errorf("bench: unknown benchmark %q: want service, idle, plates, cutout or codec", args[0])
 	case "help", "-h", "--help":
@@ -289,10 +290,11 @@ Demo account %[4]s has %[5]d credits. From the repository's root, hide the plate
 
   curl -sS --fail-with-body -X POST %[1]s/v1/blur-plates -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -o car-blurred.jpg
 
-Replace the plate with the sample design, or add a shadow:
+Replace the plate with the sample design, add a shadow, or stand the car in the sample studio:
 
   curl -sS --fail-with-body -X POST %[1]s/v1/plate-logo -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -F logo=@docs/samples/plate-design.png -o car-logo.jpg
   curl -sS --fail-with-body -X POST %[1]s/v1/car-shadow -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -o car-shadow.png
+  curl -sS --fail-with-body -X POST %[1]s/v1/car-shadow -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -F backgroundImage=@docs/samples/backdrop.jpg -o car-studio.png
 
 Or try every operation in a browser: %[1]s/
 

@@ -65,8 +65,8 @@ func TestDevModePrintsWorkingCurlExample(t *testing.T) {
 			curls = append(curls, l)
 		}
 	}
-	if len(curls) != 3 {
-		t.Fatalf("%d curl lines, want 3:\n%s", len(curls), out)
+	if len(curls) != 4 {
+		t.Fatalf("%d curl lines, want 4:\n%s", len(curls), out)
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skipf("curl is not installed: the printed lines are not run")
@@ -87,7 +87,7 @@ func TestDevModePrintsWorkingCurlExample(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", line, err, b)
 		}
 	}
-	for name, format := range map[string]string{"car-blurred.jpg": "jpeg", "car-logo.jpg": "jpeg", "car-shadow.png": "png"} {
+	for name, format := range map[string]string{"car-blurred.jpg": "jpeg", "car-logo.jpg": "jpeg", "car-shadow.png": "png", "car-studio.png": "png"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,8 @@ import (
 	"context"
 	"image"
 	"math"
+
+	"carphoto/imageops/codec"
 )
 
 // Working sizes and refinement settings, tuned on the cars-seg images that are not
@@ -27,21 +29,41 @@ const (
 	bandHi  = 0.98 // bandHi (after upsampling) form the refined band
 )
 
-// openRadius is the radius, in U²-Net-p output pixels, of the opening that cuts thin
-// attachments (a pole, a kerb line, a strip of road) off the car before its blobs
-// are counted; keepBlobs keeps blobs of the opened mask at least this fraction of
-// the largest (other cars in the photo). Variables so that tune_test.go can sweep
-// them.
-var (
-	openRadius = 2
-	keepBlobs  = 0.3
-)
+// Settings are the cut-out's tuned settings: the network's input size, the
+// clean-up of its answer and the refinement. Matte and Cut run
+// DefaultSettings(); train/cutout/tune sweeps others (NetworkPass).
+type Settings struct {
+	// NetW×NetH is the network's input area (4:3, landscape; see
+	// docs/research/cutout.md), in the photo's proportions unless NetExact.
+	NetW, NetH int
+	NetExact   bool
+	// OpenRadius is the radius, in U²-Net-p output pixels, of the opening
+	// that cuts thin attachments (a pole, a kerb line, a strip of road) off
+	// the car before its blobs are counted; KeepBlobs keeps blobs of the
+	// opened mask at least this fraction of the largest (other cars in the
+	// photo).
+	OpenRadius int
+	KeepBlobs  float64
+	// The refinement: the guided filter's radius, in network output pixels;
+	// how far from the outline, in network pixels, the refined band
+	// reaches; the weight of the colour projection's alpha where it is
+	// reliable.
+	GuidedRadius float64
+	BandGrow     float64
+	Project      float32
+}
+
+// DefaultSettings are the settings chosen on the cars-seg photos that are
+// not held out.
+func DefaultSettings() Settings {
+	return Settings{NetW: 320, NetH: 240, OpenRadius: 2, KeepBlobs: 0.3, GuidedRadius: 1.5, BandGrow: 2.5, Project: 0.5}
+}
 
 // Matte returns the car's alpha matte (255 = car) for img as displayed, with img's bounds.
 func Matte(ctx context.Context, img image.Image) (*image.Alpha, error) {
 	b := img.Bounds()
 	m := image.NewAlpha(image.Rect(0, 0, b.Dx(), b.Dy()))
-	if err := matte(ctx, newRows(img), m); err != nil {
+	if err := matte(ctx, newRows(img), m, DefaultSettings()); err != nil {
 		return nil, err
 	}
 	m.Rect = m.Rect.Add(b.Min)
@@ -59,7 +81,8 @@ func Matte(ctx context.Context, img image.Image) (*image.Alpha, error) {
 func Cut(ctx context.Context, img image.Image) (*image.NRGBA, error) {
 	b := img.Bounds()
 	src := newRows(img)
-	c, err := coarse(ctx, src)
+	s := DefaultSettings()
+	c, err := coarse(ctx, src, s)
 	if err != nil {
 		return nil, err
 	}
@@ -67,13 +90,13 @@ func Cut(ctx context.Context, img image.Image) (*image.NRGBA, error) {
 	if b.Empty() {
 		return out, ctx.Err()
 	}
-	if err := refine(ctx, src, c, defaults, out); err != nil {
+	if err := refine(ctx, src, c, s.params(), out); err != nil {
 		return nil, err
 	}
 	return out, ctx.Err()
 }
 
-// params are the refinement's settings; tune_test.go sweeps them on the validation split.
+// params are the refinement's settings.
 type params struct {
 	gfRadius float64 // guided filter radius, in network output pixels
 	gfEps    float32 // guided filter regulariser (colours in 0..1)
@@ -82,7 +105,11 @@ type params struct {
 	bandGrow float64 // the refined band reaches this many network pixels from the outline
 }
 
-var defaults = params{gfRadius: 1.5, gfEps: 1e-3, sharpen: 3, project: 0.5, bandGrow: 2.5}
+// params are s's refinement settings; the guided filter's regulariser and
+// sharpening are fixed.
+func (s Settings) params() params {
+	return params{gfRadius: s.GuidedRadius, gfEps: 1e-3, sharpen: 3, project: s.Project, bandGrow: s.BandGrow}
+}
 
 // coarseMatte is the network's cleaned car probability on a small grid, with the
 // photo shrunk to the refinement grid.
@@ -94,19 +121,19 @@ type coarseMatte struct {
 }
 
 // matte writes the full-resolution alpha of the photo src reads to dst.
-func matte(ctx context.Context, src *rows, dst *image.Alpha) error {
+func matte(ctx context.Context, src *rows, dst *image.Alpha, s Settings) error {
 	if src.b.Empty() {
 		return ctx.Err()
 	}
-	c, err := coarse(ctx, src)
+	c, err := coarse(ctx, src, s)
 	if err != nil {
 		return err
 	}
-	return refine(ctx, src, c, defaults, dst)
+	return refine(ctx, src, c, s.params(), dst)
 }
 
 // coarse runs U²-Net-p on a shrunk copy of the photo and keeps the car in its output.
-func coarse(ctx context.Context, src *rows) (*coarseMatte, error) {
+func coarse(ctx context.Context, src *rows, s Settings) (*coarseMatte, error) {
 	W, H := src.b.Dx(), src.b.Dy()
 	if W == 0 || H == 0 {
 		return &coarseMatte{}, ctx.Err()
@@ -117,12 +144,12 @@ func coarse(ctx context.Context, src *rows) (*coarseMatte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p, err := u2Prob(ctx, mid)
+	p, err := u2Prob(ctx, mid, s)
 	if err != nil {
 		return nil, err
 	}
 	raw := append([]float32(nil), p.d...)
-	cleanCar(p.d, p.w, p.h, keepBlobs, openRadius)
+	cleanCar(p.d, p.w, p.h, s.KeepBlobs, s.OpenRadius)
 	return &coarseMatte{mid: mid, prob: p.d, raw: raw, lw: p.w, lh: p.h}, nil
 }
 
@@ -330,7 +357,7 @@ func refine(ctx context.Context, src *rows, c *coarseMatte, par params, dst imag
 				}
 				// Remove the pixel's share of the background's colour, s(B-F): a mix
 				// αF + (1-α)B comes back as F whatever α was estimated.
-				r, g, b := unit8(R-s*dr), unit8(G-s*dg), unit8(B-s*db)
+				r, g, b := codec.UnitByte(R-s*dr), codec.UnitByte(G-s*dg), codec.UnitByte(B-s*db)
 				if a < 255 {
 					prow[4*x], prow[4*x+1], prow[4*x+2] = r, g, b
 				} else if s > 0.1 {
@@ -343,17 +370,6 @@ func refine(ctx context.Context, src *rows, c *coarseMatte, par params, dst imag
 	}
 	clean(H-1, pending)
 	return nil
-}
-
-// unit8 maps 0..1 to 0..255, clamped.
-func unit8(v float32) uint8 {
-	switch {
-	case v <= 0:
-		return 0
-	case v >= 1:
-		return 255
-	}
-	return uint8(v*255 + 0.5)
 }
 
 // fitLong returns w×h scaled so the long side is at most long (never enlarged).

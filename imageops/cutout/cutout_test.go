@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"carphoto/imageops/cutout"
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/internal/imgtest"
 )
 
 // heldOutIoUFloor is the lowest mean IoU the regression test accepts on its dozen

@@ -78,7 +78,7 @@ func TestRefineLeavesNoHalo(t *testing.T) {
 	prob = boxMean(prob, lw, lh, 1) // soft, as the network's edges are
 	c := &coarseMatte{mid: shrink(newRows(pix), w, h), prob: prob, lw: lw, lh: lh}
 	cut := image.NewNRGBA(pix.Rect)
-	if err := refine(context.Background(), newRows(pix), c, defaults, cut); err != nil {
+	if err := refine(context.Background(), newRows(pix), c, DefaultSettings().params(), cut); err != nil {
 		t.Fatal(err)
 	}
 	var inter, union, outline, fringe, soft int

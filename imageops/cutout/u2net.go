@@ -212,18 +212,14 @@ var (
 	u2Std  = [3]float64{0.229, 0.224, 0.225}
 )
 
-// The network's input size (4:3, landscape; see docs/research/cutout.md).
-var u2W, u2H = 320, 240
-
-var u2Exact = false
-
-// u2Size returns the network's input size for a w×h photo: about u2W×u2H pixels in
-// all, in the photo's proportions.
-func u2Size(w, h int) (int, int) {
-	if u2Exact {
-		return u2W, u2H
+// u2Size returns the network's input size for a w×h photo: about s.NetW×s.NetH
+// pixels in all, in the photo's proportions (s.NetW×s.NetH itself with
+// s.NetExact).
+func u2Size(w, h int, s Settings) (int, int) {
+	if s.NetExact {
+		return s.NetW, s.NetH
 	}
-	area := float64(u2W * u2H)
+	area := float64(s.NetW * s.NetH)
 	nw := math.Sqrt(area * float64(w) / float64(h))
 	nh := area / nw
 	// Sides multiples of 32: the five poolings then halve even sizes (odd ones
@@ -235,12 +231,12 @@ func u2Size(w, h int) (int, int) {
 // u2Prob runs U²-Net-p on mid (the photo on the refinement grid, colours 0..1)
 // shrunk to the network's input size, and returns the salient-object probability on
 // that grid.
-func u2Prob(ctx context.Context, mid *plane) (*plane, error) {
+func u2Prob(ctx context.Context, mid *plane, s Settings) (*plane, error) {
 	net, err := u2model()
 	if err != nil {
 		return nil, err
 	}
-	nw, nh := u2Size(mid.w, mid.h)
+	nw, nh := u2Size(mid.w, mid.h, s)
 	var x *plane
 	if mid.w >= nw && mid.h >= nh {
 		x = areaPlane(mid, nw, nh)

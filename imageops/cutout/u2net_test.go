@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/internal/imgtest"
 )
 
 // syntheticU2 mirrors synthetic in train/cutout/u2netp.py: a car-like shape on a
@@ -118,7 +118,7 @@ func BenchmarkU2(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	x := syntheticU2(u2H, u2W)
+	x := syntheticU2(DefaultSettings().NetH, DefaultSettings().NetW)
 	for b.Loop() {
 		net.forward(x)
 	}

@@ -20,7 +20,7 @@ func FuzzParse(f *testing.F) {
 	g := image.NewGray(image.Rect(0, 0, 19, 13))
 	f.Add(encodeGo(f, g))
 	for _, name := range []string{"quad.422.restart.jpg", "quad.444.jpg", "quad.progressive.icc.jpg"} {
-		if data, err := os.ReadFile("../testdata/codec/" + name); err == nil {
+		if data, err := os.ReadFile("../codec/testdata/" + name); err == nil {
 			f.Add(data)
 		}
 	}

@@ -79,7 +79,7 @@ func TestDecodeImageMatchesStdlib(t *testing.T) {
 // ErrUnsupported (the caller falls back to image/jpeg) and that damaged
 // data is an error, not a picture.
 func TestDecodeImageRefuses(t *testing.T) {
-	progressive, err := os.ReadFile("../testdata/codec/quad.progressive.icc.jpg")
+	progressive, err := os.ReadFile("../codec/testdata/quad.progressive.icc.jpg")
 	if err != nil {
 		t.Skip(err)
 	}

@@ -120,10 +120,10 @@ func samples(t *testing.T) []sample {
 	} else {
 		t.Log("cjpeg not installed: 4:2:2, 4:4:4, 4:4:0, 4:1:1 and restart samples skipped")
 	}
-	if data, err := os.ReadFile("../testdata/codec/quad.422.restart.jpg"); err == nil {
+	if data, err := os.ReadFile("../codec/testdata/quad.422.restart.jpg"); err == nil {
 		add("testdata-422-restart", data)
 	}
-	if data, err := os.ReadFile("../testdata/codec/quad.444.jpg"); err == nil {
+	if data, err := os.ReadFile("../codec/testdata/quad.444.jpg"); err == nil {
 		add("testdata-444", data)
 	}
 	return out
@@ -342,8 +342,8 @@ func TestRegionMatchesStdlib(t *testing.T) {
 }
 
 func TestUnsupportedAndCorrupt(t *testing.T) {
-	progressive, _ := os.ReadFile("../testdata/codec/quad.progressive.icc.jpg")
-	arithmetic, _ := os.ReadFile("../testdata/codec/quad.arithmetic.jpg")
+	progressive, _ := os.ReadFile("../codec/testdata/quad.progressive.icc.jpg")
+	arithmetic, _ := os.ReadFile("../codec/testdata/quad.arithmetic.jpg")
 	good := encodeGo(t, photo(40, 24))
 	cut := good[:len(good)*2/3]
 	flipped := bytes.Clone(good)

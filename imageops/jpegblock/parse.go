@@ -25,7 +25,7 @@ var ErrUnsupported = errors.New("jpegblock: unsupported JPEG")
 
 func unsupported(what string) error { return fmt.Errorf("%w: %s", ErrUnsupported, what) }
 
-// corrupt is a client's bad file: invalid_params, as imageops.Decode says.
+// corrupt is a client's bad file: invalid_params, as codec.Decode says.
 func corrupt(format string, args ...any) error {
 	return carphoto.Errorf(carphoto.EInvalidParams, "image data is truncated or corrupt: "+format, args...)
 }

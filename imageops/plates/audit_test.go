@@ -60,7 +60,7 @@ func TestHeldOutSheets(t *testing.T) {
 	var a audit
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		for _, p := range labelledPhotos(t, set, HeldOut) {
-			found, err := Detect(context.Background(), p.img)
+			found, err := detect(context.Background(), p.img, tuning)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +71,7 @@ func TestHeldOutSheets(t *testing.T) {
 	if root := os.Getenv("PLATES_EXTRA"); root != "" {
 		for _, set := range extraSets {
 			streamLabelled(t, filepath.Join(root, set), HeldOut, func(file string, img image.Image, boxes []Box) {
-				found, err := Detect(context.Background(), img)
+				found, err := detect(context.Background(), img, tuning)
 				if err != nil {
 					t.Fatal(err)
 				}

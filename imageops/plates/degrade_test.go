@@ -10,7 +10,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/internal/imgtest"
 
 	xdraw "golang.org/x/image/draw"
 )
@@ -56,7 +56,7 @@ func TestDegradeSweep(t *testing.T) {
 						proposed++
 					}
 				}
-				plates, err := Detect(context.Background(), p.img)
+				plates, err := detect(context.Background(), p.img, tuning)
 				if err != nil {
 					t.Fatal(err)
 				}

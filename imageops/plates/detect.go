@@ -13,7 +13,16 @@ import (
 // workSide is the long side, in pixels, of the image the network sees. A
 // 12-megapixel photo is shrunk to 640×480, a 400-pixel web photo enlarged:
 // the network was trained at this scale (train/plates/train.py, WORK).
-var workSide = 640
+const workSide = 640
+
+// settings are what an experiment varies in the finder (the tuning tests,
+// PLATES_WORKSIDE); Detect and DetectIn run shipped().
+type settings struct {
+	workSide int // the first stage's look, as workSide
+}
+
+// shipped are the settings the product runs.
+func shipped() settings { return settings{workSide: workSide} }
 
 // stride is the network's output cell size in working pixels.
 const stride = 4
@@ -57,6 +66,11 @@ var tuned = judging{accept: 0.75, first: 0.25, nmsIoU: 0.3, text: 0.95}
 // proposals again in a window cut from the full-resolution photo, reject
 // what is not a plate and give the plate's four corners.
 func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
+	return detect(ctx, img, shipped())
+}
+
+// detect is Detect with settings s.
+func detect(ctx context.Context, img image.Image, s settings) ([]Plate, error) {
 	b := img.Bounds()
 	if b.Empty() {
 		return []Plate{}, nil
@@ -65,7 +79,7 @@ func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
 	if err != nil {
 		return nil, err
 	}
-	props, err := n.proposeAll(ctx, img, 1)
+	props, err := n.proposeAll(ctx, img, 1, s)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +115,13 @@ const coarseSide = 192
 // coarseExtra is the most proposals the coarse look adds.
 const coarseExtra = 4
 
-// propose runs the first stage on img at workSide and at coarseSide: the
+// propose runs the first stage on img at s.workSide and at coarseSide: the
 // strongest proposals, in photo pixels relative to the bounds' origin.
 // (A third, fine look at 960 px for photos under workSide found one more
 // of 89 validation web plates and cost a quarter of such a photo's time:
 // dropped, docs/research/plates.md.)
-func (n *net) propose(ctx context.Context, img image.Image) ([]box, error) {
-	props, err := n.proposeAt(ctx, img, workSide)
+func (n *net) propose(ctx context.Context, img image.Image, s settings) ([]box, error) {
+	props, err := n.proposeAt(ctx, img, s.workSide)
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"carphoto/imageops/internal/imgtest"
 	"carphoto/imageops/plates"
+	"carphoto/internal/imgtest"
 	"carphoto/internal/platechars"
 )
 

@@ -39,7 +39,7 @@ func init() {
 		if err != nil || v < 320 || v%32 != 0 {
 			panic("PLATES_WORKSIDE=" + s + ": want a multiple of 32 from 320")
 		}
-		workSide = v
+		tuning.workSide = v
 	}
 	if s := os.Getenv("PLATES_RELOOKS"); s != "" {
 		v, err := strconv.Atoi(s)

@@ -17,7 +17,7 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/internal/imgtest"
 )
 
 // labelled is a photo of the shared plate sets with its labelled boxes and
@@ -138,6 +138,10 @@ func scaled(boxes []Box, f float64) []Box {
 	return out
 }
 
+// tuning are the finder's settings the tuning tools run: shipped(), with
+// PLATES_WORKSIDE applied (jury_tune_test.go).
+var tuning = shipped()
+
 // proposed runs the first stage on p's photo: its proposals from both
 // looks, photo pixels.
 func (p labelled) proposed(t *testing.T) []box {
@@ -146,7 +150,7 @@ func (p labelled) proposed(t *testing.T) []box {
 	if err != nil {
 		t.Fatal(err)
 	}
-	props, err := n.propose(context.Background(), p.img)
+	props, err := n.propose(context.Background(), p.img, tuning)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ import (
 // PLATES_MINE_LOOK=text the text detector's proposals (textProposals), each
 // with its rank's score (1 for the strongest, falling by 0.01 a rank).
 func TestMine(t *testing.T) {
-	side, second, text := workSide, false, false
+	side, second, text := tuning.workSide, false, false
 	switch look := os.Getenv("PLATES_MINE_LOOK"); look {
 	case "":
 	case "coarse":

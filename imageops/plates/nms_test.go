@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/internal/imgtest"
 )
 
 // A weaker detection lying mostly inside a stronger one is part of that

@@ -42,7 +42,7 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 		return nil, err
 	}
 	pv, scale := src.Preview()
-	props, err := n.proposeAll(ctx, pv, scale)
+	props, err := n.proposeAll(ctx, pv, scale, shipped())
 	if err != nil {
 		return nil, err
 	}

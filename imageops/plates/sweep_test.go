@@ -8,7 +8,7 @@ import (
 	"image"
 	"testing"
 
-	"carphoto/imageops/internal/imgtest"
+	"carphoto/internal/imgtest"
 )
 
 // TestScaleSweep crops the validation photos around each labelled plate at
@@ -35,7 +35,7 @@ func TestScaleSweep(t *testing.T) {
 						continue
 					}
 					crops++
-					plates, err := Detect(context.Background(), img)
+					plates, err := detect(context.Background(), img, tuning)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -90,7 +90,7 @@ func TestRotationSweep(t *testing.T) {
 			found, total, wrong := 0, 0, 0
 			for _, p := range photos {
 				img, turn := imgtest.Rotated(p.img, deg)
-				plates, err := Detect(context.Background(), img)
+				plates, err := detect(context.Background(), img, tuning)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -150,7 +150,7 @@ func TestMosaic(t *testing.T) {
 			mosaics := 0
 			for i := 0; i+n*n <= len(photos); i += n * n {
 				img, boxes, missed := mosaic(photos[i:i+n*n], n)
-				plates, err := Detect(context.Background(), img)
+				plates, err := detect(context.Background(), img, tuning)
 				if err != nil {
 					t.Fatal(err)
 				}

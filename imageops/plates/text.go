@@ -55,7 +55,7 @@ func textProposals(ctx context.Context, img image.Image, scale float64) ([]box, 
 // pixels. The text detector runs beside the first stage, on another core
 // when one is free: a photo's answer then waits for the longer of the two
 // looks, not their sum (the CPU they take is the same).
-func (n *net) proposeAll(ctx context.Context, img image.Image, scale float64) ([]box, error) {
+func (n *net) proposeAll(ctx context.Context, img image.Image, scale float64, s settings) ([]box, error) {
 	type found struct {
 		props []box
 		err   error
@@ -65,7 +65,7 @@ func (n *net) proposeAll(ctx context.Context, img image.Image, scale float64) ([
 		props, err := textProposals(ctx, img, scale)
 		text <- found{props, err}
 	}()
-	props, err := n.propose(ctx, img)
+	props, err := n.propose(ctx, img, s)
 	t := <-text
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 )
 
 // Enlarge decodes photo data, resamples it (Catmull-Rom) to about mp
@@ -23,7 +23,7 @@ import (
 // camera's bytes and flatters every codec; a grain of about 6 levels makes
 // a 12 MP photo 2–3 MB, as a camera's.
 func Enlarge(ctx context.Context, data []byte, mp float64, grain int) ([]byte, error) {
-	ph, err := imageops.Decode(ctx, data, imageops.Limits{MaxPixels: 1 << 30})
+	ph, err := codec.Decode(ctx, data, codec.Limits{MaxPixels: 1 << 30})
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func Enlarge(ctx context.Context, data []byte, mp float64, grain int) ([]byte, e
 		}
 	}
 	var out bytes.Buffer
-	if err := imageops.EncodeJPEG(&out, img, 90, nil); err != nil {
+	if err := codec.EncodeJPEG(&out, img, 90, nil); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil

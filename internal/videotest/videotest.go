@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"carphoto/imageops"
+	"carphoto/imageops/codec"
 )
 
 // The clip: Frames frames at FPS, W×H.
@@ -44,7 +44,7 @@ func Make(t testing.TB, root, dir string) string {
 	if err != nil {
 		t.Skipf("the shared plate photos are not beside the repository: %v", err)
 	}
-	photo, err := imageops.Decode(context.Background(), data, imageops.Limits{})
+	photo, err := codec.Decode(context.Background(), data, codec.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

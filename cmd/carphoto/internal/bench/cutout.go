@@ -1,0 +1,225 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"image"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"carphoto/imageops/codec"
+	"carphoto/imageops/cutout"
+)
+
+// CutCars implements `carphoto cutout -o DIR FILE...`: writes DIR/<name>.png (the car
+// on a transparent background, same size as the oriented input) for each FILE.
+func CutCars(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cutout", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	dir := fs.String("o", "", "output directory (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dir == "" || fs.NArg() == 0 {
+		return errors.New("cutout: usage: carphoto cutout -o DIR FILE...")
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return fmt.Errorf("cutout: %w", err)
+	}
+	failed := 0
+	for _, file := range fs.Args() {
+		start := time.Now()
+		out, size, err := cutoutFile(ctx, file, *dir)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			failed++
+			fmt.Fprintf(stderr, "%s: %v\n", file, err)
+			continue
+		}
+		fmt.Fprintf(stdout, "%s\t%dx%d\t%d ms\n", out, size.Dx(), size.Dy(), time.Since(start).Milliseconds())
+	}
+	if failed > 0 {
+		return fmt.Errorf("cutout: %d of %d files could not be cut out", failed, fs.NArg())
+	}
+	return nil
+}
+
+// cutoutFile cuts the car out of file and writes it, a PNG of the same
+// name, to dir: the PNG's path and the cut-out's bounds.
+func cutoutFile(ctx context.Context, file, dir string) (string, image.Rectangle, error) {
+	photo, err := decodeFile(ctx, file)
+	if err != nil {
+		return "", image.Rectangle{}, err
+	}
+	cut, err := cutout.Cut(ctx, photo.Image)
+	if err != nil {
+		return "", image.Rectangle{}, err
+	}
+	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)) + ".png"
+	out := filepath.Join(dir, name)
+	if err := cutoutWritePNG(out, cut, photo.ICC); err != nil {
+		return "", image.Rectangle{}, err
+	}
+	return out, cut.Bounds(), nil
+}
+
+// Cutout implements `carphoto bench cutout DIR`: over DIR/labels.json (the
+// cars-seg layout) it reports the mean IoU (alpha >= 128 against the mask) and the mean
+// boundary F-score at 2 px of a split (the held-out one by default), then the time p50
+// of Cut on a 12-megapixel photo.
+func Cutout(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench cutout", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	split := fs.String("split", "heldout", "images to score: heldout, tune (every other image), val (a fifth of tune) or all")
+	photo := fs.String("photo", "", "12 MP timing photo (default: a held-out image enlarged to 4000x3000)")
+	runs := fs.Int("n", 5, "timed runs on the 12 MP photo (0 skips timing)")
+	verbose := fs.Bool("v", false, "print every image's scores")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return errors.New("bench cutout: usage: carphoto bench cutout [-split heldout|val|all] [-photo FILE] [-n N] DIR")
+	}
+	dir := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow DIR
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if err != nil {
+		return fmt.Errorf("bench cutout: %w", err)
+	}
+	var labels []struct{ File, Mask string }
+	if err := json.Unmarshal(raw, &labels); err != nil {
+		return fmt.Errorf("bench cutout: labels.json: %w", err)
+	}
+	var ious, bfs []float64
+	var names []string
+	var first string
+	for _, l := range labels {
+		name := filepath.Base(l.File)
+		if !cutoutInSplit(*split, name) {
+			continue
+		}
+		if first == "" {
+			first = filepath.Join(dir, l.File)
+		}
+		img, err := decodeFile(ctx, filepath.Join(dir, l.File))
+		if err != nil {
+			return fmt.Errorf("bench cutout: %w", err)
+		}
+		mask, err := decodeFile(ctx, filepath.Join(dir, l.Mask))
+		if err != nil {
+			return fmt.Errorf("bench cutout: %w", err)
+		}
+		m, err := cutout.Matte(ctx, img.Image)
+		if err != nil {
+			return fmt.Errorf("bench cutout: %s: %w", name, err)
+		}
+		iou, bf := cutout.IoU(m, mask.Image), cutout.BoundaryF(m, mask.Image, 2)
+		ious, bfs, names = append(ious, iou), append(bfs, bf), append(names, name)
+		if *verbose {
+			fmt.Fprintf(stdout, "%s\tIoU %.4f\tboundary F %.4f\n", name, iou, bf)
+		}
+	}
+	if len(ious) == 0 {
+		return fmt.Errorf("bench cutout: no %s images in %s", *split, dir)
+	}
+	fmt.Fprintf(stdout, "split %s: %d images\nmean IoU %.4f (min %.4f)\nmean boundary F-score (2 px) %.4f\n",
+		*split, len(ious), cutoutMean(ious), slices.Min(ious), cutoutMean(bfs))
+	worst := make([]int, len(ious))
+	for i := range worst {
+		worst[i] = i
+	}
+	slices.SortStableFunc(worst, func(a, b int) int { return cmp.Compare(ious[a], ious[b]) })
+	fmt.Fprintf(stdout, "worst 5:")
+	for _, i := range worst[:min(5, len(worst))] {
+		fmt.Fprintf(stdout, " %s %.3f/%.3f", names[i], ious[i], bfs[i])
+	}
+	fmt.Fprintf(stdout, " (IoU/boundary F)\n")
+	if *runs == 0 {
+		return nil
+	}
+
+	var big image.Image
+	if *photo != "" {
+		p, err := decodeFile(ctx, *photo)
+		if err != nil {
+			return fmt.Errorf("bench cutout: %w", err)
+		}
+		big = p.Image
+	} else {
+		p, err := decodeFile(ctx, first)
+		if err != nil {
+			return fmt.Errorf("bench cutout: %w", err)
+		}
+		big = resized(p.Image, 4000, 3000)
+	}
+	// Wall time, and the process's CPU time (user + system, GC included), which says
+	// what the work costs when other processes share the cores.
+	var wall, cpu []time.Duration
+	for range *runs {
+		start, startCPU := time.Now(), CPUTime()
+		if _, err := cutout.Cut(ctx, big); err != nil {
+			return fmt.Errorf("bench cutout: %w", err)
+		}
+		wall, cpu = append(wall, time.Since(start)), append(cpu, CPUTime()-startCPU)
+	}
+	slices.Sort(wall)
+	slices.Sort(cpu)
+	b := big.Bounds()
+	fmt.Fprintf(stdout, "Cut on %dx%d (%.1f MP), %d runs: wall p50 %d ms (min %d, max %d), CPU p50 %d ms\n",
+		b.Dx(), b.Dy(), float64(b.Dx()*b.Dy())/1e6, len(wall), wall[len(wall)/2].Milliseconds(),
+		wall[0].Milliseconds(), wall[len(wall)-1].Milliseconds(), cpu[len(cpu)/2].Milliseconds())
+	return nil
+}
+
+// cutoutInSplit says whether a cars-seg image belongs to the named split. "val" is the
+// validation split the old small network's cut-out was tuned on,
+// inside the non-held-out images; "tune" is every non-held-out image, which the
+// clean-up and refinement were tuned on and U²-Net-p was fine-tuned on (all but "val").
+func cutoutInSplit(split, name string) bool {
+	switch split {
+	case "heldout":
+		return cutout.HeldOut(name)
+	case "val":
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		return !cutout.HeldOut(name) && h.Sum32()%7 == 3
+	case "tune":
+		return !cutout.HeldOut(name)
+	}
+	return true
+}
+
+// cutoutMean is the arithmetic mean of xs.
+func cutoutMean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// cutoutWritePNG writes img to path as a PNG with the ICC profile icc (nil for none).
+func cutoutWritePNG(path string, img image.Image, icc []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := codec.EncodePNG(f, img, icc); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

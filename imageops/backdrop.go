@@ -1,0 +1,43 @@
+package imageops
+
+import (
+	"context"
+	"fmt"
+
+	"carphoto/imageops/codec"
+	"carphoto/imageops/shadow"
+)
+
+// backdropOp is car-cutout or car-shadow on a backdrop (p.Backdrop): the
+// car cut out of the photo (car_not_found as without one), stood on the
+// backdrop as p places it, with car-shadow's shadow and reflection on the
+// backdrop's floor. The answer is the backdrop's size, a PNG unless
+// p.Format asks otherwise, in the backdrop's colour profile and, as a
+// JPEG, at its quality.
+func backdropOp(ctx context.Context, photo *codec.Photo, in Input, p Params) (*Output, error) {
+	car, err := carOf(ctx, photo)
+	if err != nil {
+		return nil, err
+	}
+	// The web held the backdrop to MAX_BACKDROP_PIXELS, at most the
+	// largest answer; held to that again here before it is decoded.
+	lim := in.Limits
+	if lim.MaxPixels <= 0 || lim.MaxPixels > shadow.CanvasMaxPixels {
+		lim.MaxPixels = shadow.CanvasMaxPixels // zero would be DefaultMaxPixels, larger
+	}
+	bd, err := codec.Decode(ctx, in.Backdrop, lim)
+	if err != nil {
+		return nil, prefix("backdrop", err)
+	}
+	img := bd.Image
+	bd.Image = nil // OnBackdrop draws it first and lets it go; bd keeps the profile and quality
+	out, err := shadow.OnBackdrop(ctx, car, img, shadow.BackdropOptions{
+		Placement:  *p.Backdrop,
+		Shadow:     p.Op == CarShadow,
+		Reflection: p.Reflection && p.Op == CarShadow,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("backdrop: %w", err)
+	}
+	return encode(out, bd, p.Format, "png")
+}

@@ -1,0 +1,110 @@
+package imageops
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+
+	"carphoto"
+	"carphoto/imageops/codec"
+	"carphoto/imageops/cutout"
+	"carphoto/imageops/shadow"
+)
+
+// shadowMaxPixels is the largest car-shadow or car-cutout answer: a larger
+// photo is scaled down to it first (area filter), so that the cut-out, the
+// shadow and the PNG of a 60-megapixel photo fit in the worker's memory
+// budget and its deadline on one core (docs/BENCHMARKS.md), and a canvas
+// that crop, padding and aspect grow past it is scaled down to it
+// (shadow.FrameFit). A listing shows a photo at a few megapixels.
+const shadowMaxPixels = shadow.CanvasMaxPixels
+
+// shadowOp is car-shadow: the car cut out, its shadow on the ground under
+// it, framed.
+func shadowOp(ctx context.Context, in *codec.Photo, p Params) (*Output, error) {
+	car, err := carOf(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := shadow.CarShadow(ctx, car, shadow.ShadowOptions{Reflection: p.Reflection, ReuseCar: true})
+	if err != nil {
+		return nil, fmt.Errorf("shadow: %w", err)
+	}
+	return framed(ctx, out, in, p)
+}
+
+// cutoutOp is car-cutout: the car cut out and framed.
+func cutoutOp(ctx context.Context, in *codec.Photo, p Params) (*Output, error) {
+	car, err := carOf(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return framed(ctx, car, in, p)
+}
+
+// carOf is the car of the photo on a transparent background, the photo
+// scaled to shadowMaxPixels first: a transparent PNG or WebP as it is (a
+// cut-out the client made), any other photo cut out.
+func carOf(ctx context.Context, in *codec.Photo) (*image.NRGBA, error) {
+	transparent := in.Format != "jpeg" && codec.HasTransparency(in.Image)
+	img, err := codec.FitPixels(ctx, in.Image, shadowMaxPixels)
+	if err != nil {
+		return nil, err
+	}
+	in.Image = nil // the full-size decode is no longer needed: let it go
+	if transparent {
+		return codec.ToNRGBA(img), nil
+	}
+	car, err := cutout.Cut(ctx, img)
+	if err != nil {
+		return nil, fmt.Errorf("cut out: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := carFound(car); err != nil {
+		return nil, err
+	}
+	return car, nil
+}
+
+// carFound is car_not_found when the cut-out holds no car: its confident
+// car (alpha >= 128) covers less than cutout.MinCarShare of the photo, as
+// on a photo of a plain wall or sky. An empty cut-out is never what a client
+// wants, so no opt-in, unlike requirePlate. A transparent photo (the client's own cut-out) is not
+// judged.
+func carFound(car *image.NRGBA) error {
+	if cutout.CarShare(car) >= cutout.MinCarShare {
+		return nil
+	}
+	return carphoto.Errorf(carphoto.ECarNotFound,
+		"no car was found in the photo; you were not charged (send a photo with a whole car in view)")
+}
+
+// framed frames a car (with its shadow) as p asks and encodes it: a PNG
+// on a transparent background, or flattened on p.Background and then a
+// JPEG, unless p.Format asks otherwise. car is the worker's own: framing
+// crops it in place where it can, and flattening is done in its pixels.
+// The canvas is never larger than shadowMaxPixels: one that padding or
+// aspect would grow past it has the car scaled down to fit (the web
+// refuses the canvases far past it before any work).
+func framed(ctx context.Context, car *image.NRGBA, in *codec.Photo, p Params) (*Output, error) {
+	framed, err := shadow.FrameFit(ctx, car, p.Canvas, shadowMaxPixels, shadow.CanvasMaxSide)
+	if err != nil {
+		return nil, fmt.Errorf("frame: %w", err)
+	}
+	img := image.Image(framed)
+	format := "png"
+	if p.Background != "" {
+		bg, err := shadow.ParseColour(p.Background)
+		if err != nil {
+			return nil, err
+		}
+		img = codec.FlattenInPlace(framed, bg)
+		format = "jpeg"
+	} else if p.Format == "jpeg" && codec.HasTransparency(framed) {
+		img = codec.FlattenInPlace(framed, color.White) // as encode would, without a copy
+	}
+	return encode(img, in, p.Format, format)
+}

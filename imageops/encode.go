@@ -1,0 +1,63 @@
+package imageops
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+
+	"carphoto"
+	"carphoto/imageops/codec"
+)
+
+// JPEG output quality follows the input's, within these bounds; inputs that
+// were not JPEG get defaultQuality.
+const (
+	minQuality     = 70
+	maxQuality     = 95
+	defaultQuality = 90
+)
+
+// encode writes the answer in the format the client asked for, else in
+// format: a JPEG at the input's quality (flattened on white where the
+// image is transparent), a PNG, or a lossy WebP with its alpha.
+func encode(img image.Image, in *codec.Photo, asked, format string) (*Output, error) {
+	if asked != "" {
+		format = asked
+	}
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "jpeg":
+		if codec.HasTransparency(img) {
+			img = codec.Flatten(img, color.White)
+		}
+		err = codec.EncodeJPEG(&buf, img, jpegQuality(in), in.ICC)
+	case "png":
+		err = codec.EncodePNG(&buf, img, in.ICC)
+	case "webp":
+		err = codec.EncodeWebP(&buf, img, jpegQuality(in))
+	default:
+		return nil, carphoto.Errorf(carphoto.EInvalidParams, "format must be jpeg, png or webp, not %q", format)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Output{ContentType: "image/" + format, Body: buf.Bytes()}, nil
+}
+
+// jpegQuality keeps the output close to the input's quality: re-encoding a
+// Q75 photo at Q95 only inflates it, and a Q98 photo at Q80 loses detail.
+func jpegQuality(in *codec.Photo) int {
+	if in.Quality == 0 {
+		return defaultQuality
+	}
+	return min(max(in.Quality, minQuality), maxQuality)
+}
+
+// prefix names the field a client error is about.
+func prefix(field string, err error) error {
+	if e, ok := err.(*carphoto.Error); ok {
+		return &carphoto.Error{Code: e.Code, Message: field + ": " + e.Message, Err: e.Err}
+	}
+	return err
+}

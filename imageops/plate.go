@@ -1,0 +1,173 @@
+package imageops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+
+	"carphoto"
+	"carphoto/imageops/codec"
+	"carphoto/imageops/jpegblock"
+	"carphoto/imageops/paint"
+	"carphoto/imageops/plates"
+)
+
+// maxBlockEditShare is the largest share of the photo the block path
+// decodes and codes again around the plates: a close-up's plates cover
+// so much of it that the block path, whose cost grows with that area, is
+// slower than decoding and encoding the whole photo.
+const maxBlockEditShare = 0.15
+
+// plateOp is blur-plates and plate-logo: find the plates, then hide them or
+// place the design on the sure ones. A baseline JPEG answered as JPEG goes
+// the block path (paint.BlockJPEG): the finder reads a preview built from
+// the coefficients, only the MCUs a painted plate changes are coded again,
+// and the rest of the photo comes back bit for bit (EXIF orientation kept
+// as an orientation-only EXIF, ICC kept, other metadata dropped). Any other
+// photo, a JPEG the block path does not edit (progressive, arithmetic,
+// CMYK), or a damaged one, whose 400 (or lenient decode) is the full
+// decoder's, goes the full path: decoded, painted, encoded again.
+func plateOp(ctx context.Context, in Input, p Params, blocks bool) (*Output, error) {
+	var src *paint.BlockJPEG
+	if blocks && (p.Format == "" || p.Format == "jpeg") {
+		var err error
+		if src, err = paint.OpenBlockJPEG(ctx, in.Photo, in.Limits); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			src = nil
+		}
+	}
+	var photo *codec.Photo
+	if src == nil {
+		var err error
+		if photo, err = codec.Decode(ctx, in.Photo, in.Limits); err != nil {
+			return nil, err
+		}
+	}
+	var design image.Image
+	if p.Op == PlateLogo {
+		d, err := codec.Decode(ctx, in.Design, in.Limits)
+		if err != nil {
+			return nil, prefix("logo", err)
+		}
+		design = d.Image
+	}
+	var found []plates.Plate
+	var err error
+	if src != nil {
+		found, err = plates.DetectIn(ctx, src)
+	} else {
+		found, err = plates.Detect(ctx, photo.Image)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("detect plates: %w", err)
+	}
+	return paintPlates(ctx, in, p, src, photo, design, found)
+}
+
+// paintPlates answers with the plates found hidden, or the design on the
+// sure ones: in the JPEG's own blocks when src is open and the plates
+// cover little enough of it, else on the decoded photo, which is decoded
+// here if only src was.
+func paintPlates(ctx context.Context, in Input, p Params, src *paint.BlockJPEG, photo *codec.Photo, design image.Image, found []plates.Plate) (*Output, error) {
+	if err := required(p, found); err != nil {
+		return nil, err
+	}
+	// Every style covers the plate's quad grown by the margin rule
+	// (plates.HideOf); a design goes on the quad itself.
+	quads := quadsOf(found)
+	sure, unsure := byConfidence(found)
+	if src != nil && src.EditShare(quads) <= maxBlockEditShare {
+		var body []byte
+		var err error
+		if p.Op == PlateLogo {
+			body, err = src.PlaceLogo(ctx, sure, unsure, design)
+		} else {
+			body, err = src.HidePlates(ctx, quads, p.Style)
+		}
+		switch {
+		case err == nil:
+			return &Output{ContentType: "image/jpeg", Body: body, PlatesFound: len(found)}, nil
+		case !errors.Is(err, jpegblock.ErrUnsupported):
+			return nil, fmt.Errorf("%s: %w", p.Op, err)
+		}
+		// The file's Huffman tables cannot code the edit: decode it in full.
+	}
+	if photo == nil {
+		src = nil // the blocks are no longer needed: let them go
+		var err error
+		if photo, err = codec.Decode(ctx, in.Photo, in.Limits); err != nil {
+			return nil, err
+		}
+	}
+	// A transparent PNG or WebP keeps its format (and so its alpha); any
+	// other photo is answered as JPEG, as the contract says.
+	format := "jpeg"
+	if photo.Format != "jpeg" && codec.HasTransparency(photo.Image) {
+		format = photo.Format
+	}
+	// The decoded photo is this operation's own: the plates are painted on
+	// it where it is, no copy of the whole frame.
+	out := photo.Image
+	if len(quads) > 0 {
+		var err error
+		if p.Op == PlateLogo {
+			out, err = paint.PlaceLogoInPlace(ctx, photo.Image, sure, unsure, design)
+		} else {
+			out, err = paint.HidePlatesInPlace(ctx, photo.Image, quads, p.Style)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Op, err)
+		}
+	}
+	res, err := encode(out, photo, p.Format, format)
+	if err != nil {
+		return nil, err
+	}
+	res.PlatesFound = len(found)
+	return res, nil
+}
+
+// required is the answer to requirePlate=true: plate_not_found when no
+// plate was found or, for plate-logo, none sure enough to carry the
+// design (plates.DesignConfidence; a doubtful one is blurred instead).
+func required(p Params, found []plates.Plate) error {
+	if !p.RequirePlate {
+		return nil
+	}
+	if len(found) == 0 {
+		return carphoto.Errorf(carphoto.EPlateNotFound,
+			"no licence plate was found in the photo; you were not charged (send requirePlate=false to get the photo back unchanged)")
+	}
+	if sure, _ := byConfidence(found); p.Op == PlateLogo && len(sure) == 0 {
+		return carphoto.Errorf(carphoto.EPlateNotFound,
+			"no licence plate was found in the photo sure enough to carry the design; you were not charged (send requirePlate=false to get the photo back, anything that may be a plate blurred)")
+	}
+	return nil
+}
+
+// quadsOf is the quads of the plates found.
+func quadsOf(found []plates.Plate) []plates.Quad {
+	quads := make([]plates.Quad, len(found))
+	for i, f := range found {
+		quads[i] = f.Quad
+	}
+	return quads
+}
+
+// byConfidence parts the plates found into those that get plate-logo's
+// design (a score of at least plates.DesignConfidence) and the doubtful
+// ones, which are blurred: a design on a grille badge shows, a blur
+// hardly does.
+func byConfidence(found []plates.Plate) (sure, unsure []plates.Quad) {
+	for _, f := range found {
+		if f.Score >= plates.DesignConfidence {
+			sure = append(sure, f.Quad)
+		} else {
+			unsure = append(unsure, f.Quad)
+		}
+	}
+	return sure, unsure
+}

@@ -1,0 +1,103 @@
+package imageops
+
+import (
+	"context"
+
+	"carphoto"
+	"carphoto/imageops/codec"
+	"carphoto/imageops/paint"
+	"carphoto/imageops/shadow"
+)
+
+// Op is an operation, named as the API's tool.
+type Op string
+
+// The operations Process runs.
+const (
+	BlurPlates  Op = "blur-plates"
+	PlateLogo   Op = "plate-logo"
+	CarShadow   Op = "car-shadow"
+	CarCutout   Op = "car-cutout"
+	LogoOverlay Op = "logo-overlay"
+)
+
+// Input is what an operation reads: encoded images, each held to Limits
+// from its header before any pixel is decoded.
+type Input struct {
+	Photo    []byte
+	Design   []byte // plate-logo's design, logo-overlay's logo; nil otherwise
+	Backdrop []byte // car-shadow's and car-cutout's backdrop, with Params.Backdrop
+	Limits   codec.Limits
+}
+
+// Params are the client's choices for an operation, already checked by the
+// web side.
+type Params struct {
+	Op Op
+	// Format is the answer's format asked for ("jpeg", "png", "webp");
+	// empty keeps the operation's own rule (docs/API.md, "Formats").
+	Format string
+
+	// blur-plates and plate-logo.
+	Style        paint.Style // blur-plates: how a plate is hidden; empty is blur
+	RequirePlate bool        // plate_not_found instead of the photo unchanged
+
+	// car-shadow and car-cutout.
+	Reflection bool          // car-shadow: the floor reflection too
+	Canvas     shadow.Canvas // how the car is framed
+	Background string        // "" for transparent, else "#rrggbb"
+	// Backdrop, when set, stands the car on Input.Backdrop where it says
+	// instead of framing it (Canvas and Background unused).
+	Backdrop *shadow.Placement
+
+	// logo-overlay.
+	Overlay paint.OverlayOptions
+}
+
+// Output is an operation's answer.
+type Output struct {
+	ContentType string // "image/jpeg", "image/png" or "image/webp"
+	Body        []byte
+	PlatesFound int // blur-plates and plate-logo: every plate found, sure or not
+}
+
+// Process runs one operation on encoded inputs and returns the encoded
+// answer. A plate operation on a baseline JPEG works in the file's own
+// blocks where it can (see plateOp); everything else decodes the photo,
+// works on its pixels and encodes the answer. Errors are *carphoto.Error
+// for the client's mistakes; ctx.Err() when ctx ends between steps.
+func Process(ctx context.Context, in Input, p Params) (*Output, error) {
+	return process(ctx, in, p, true)
+}
+
+// ProcessFull is Process without the block path: every photo decoded and
+// encoded again in full. For benchmarks and comparisons.
+func ProcessFull(ctx context.Context, in Input, p Params) (*Output, error) {
+	return process(ctx, in, p, false)
+}
+
+func process(ctx context.Context, in Input, p Params, blocks bool) (*Output, error) {
+	switch p.Op {
+	case BlurPlates, PlateLogo:
+		return plateOp(ctx, in, p, blocks)
+	}
+	photo, err := codec.Decode(ctx, in.Photo, in.Limits)
+	if err != nil {
+		return nil, err
+	}
+	switch p.Op {
+	case CarShadow, CarCutout:
+		if p.Backdrop != nil {
+			return backdropOp(ctx, photo, in, p)
+		}
+	}
+	switch p.Op {
+	case CarShadow:
+		return shadowOp(ctx, photo, p)
+	case CarCutout:
+		return cutoutOp(ctx, photo, p)
+	case LogoOverlay:
+		return overlayOp(ctx, photo, in, p)
+	}
+	return nil, carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q", p.Op)
+}
