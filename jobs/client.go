@@ -324,8 +324,10 @@ func (w *watch) death() verdict {
 // refused"), losing the cause, so a failed enqueue asks Redis itself: a
 // PING that fails too is the error returned (transient when Redis is
 // down); one that answers means Redis is back, and the enqueue is tried
-// once more at once. A task id already taken counts as done: an earlier
-// try went through before its answer was lost.
+// once more at once. On a cluster every master is pinged: any one may
+// hold the queue's keys, and the others answering says nothing of it. A
+// task id already taken counts as done: an earlier try went through
+// before its answer was lost.
 func Enqueue(ctx context.Context, rdb redis.UniversalClient, aq *asynq.Client, task *asynq.Task) error {
 	enqueue := func() error {
 		_, err := aq.EnqueueContext(ctx, task)
@@ -338,10 +340,19 @@ func Enqueue(ctx context.Context, rdb redis.UniversalClient, aq *asynq.Client, t
 	if err == nil || Transient(err) || ctx.Err() != nil {
 		return err
 	}
-	if perr := rdb.Ping(ctx).Err(); perr != nil {
+	if perr := ping(ctx, rdb); perr != nil {
 		return fmt.Errorf("%w (Redis: %w)", err, perr)
 	}
 	return enqueue()
+}
+
+// ping pings rdb, or every master of a cluster.
+func ping(ctx context.Context, rdb redis.UniversalClient) error {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return rdb.Ping(ctx).Err()
+	}
+	return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() })
 }
 
 // failed is Do's error once the request cannot go on: ErrTimeout when its

@@ -186,3 +186,41 @@ func TestDoEnqueuesLostTaskAgain(t *testing.T) {
 		t.Errorf("ErrLost came after the deadline")
 	}
 }
+
+// On a cluster whose queue master is dead, a failed enqueue is reported
+// as transient (to be tried again), though other masters answer PING; and
+// once the replica has taken over it goes through.
+func TestEnqueueOnClusterWithQueueMasterDown(t *testing.T) {
+	redistest.SkipUnlessCluster(t)
+	c := redistest.NewCluster(t)
+	ctx := context.Background()
+	aq := asynq.NewClientFromRedisClient(c.Client)
+	defer aq.Close()
+	master, err := c.MasterOf(ctx, "asynq:{"+jobs.Queue+"}:pending")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill(master); err != nil {
+		t.Fatal(err)
+	}
+	task := asynq.NewTask(jobs.TaskType(jobs.OpBlurPlates), []byte("{}"), asynq.Queue(jobs.Queue), asynq.TaskID("down-1"))
+	// Until the replica takes over, every failure must be one to try
+	// again: a PING to some node would answer, and mislead.
+	failures := 0
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		err := jobs.Enqueue(ctx, c.Client, aq, task)
+		if err == nil {
+			break
+		}
+		if !jobs.Transient(err) {
+			t.Fatalf("enqueue with the queue's master dead (after %d transient failures): %v, want a transient error", failures, err)
+		}
+		if failures++; time.Now().After(deadline) {
+			t.Fatalf("enqueue still failing 20 s after the kill: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if failures == 0 {
+		t.Errorf("the enqueue never failed: the test proved nothing")
+	}
+}
