@@ -12,6 +12,8 @@ import (
 	"carphoto"
 
 	"github.com/redis/go-redis/v9"
+
+	"carphoto/internal/redisha"
 )
 
 // Account is a customer: one balance, at most one working API key.
@@ -52,34 +54,33 @@ func (s *Service) CreateAccount(ctx context.Context, name string, credits int64)
 	key := newAPIKey()
 	hash := hashKey(key)
 	a.KeyID = keyID(hash)
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, acctKey(a.ID),
-			"name", a.Name,
-			"credits", a.Credits,
-			"key_hash", hash,
-			"created_at", a.CreatedAt.Format(time.RFC3339Nano))
-		p.Set(ctx, prefix+"key:"+hash, a.ID, 0)
-		if credits > 0 {
-			p.XAdd(ctx, s.ledgerAdd(a.ID, Entry{
-				Kind: KindAdmin, RequestID: requestCreate, Amount: credits, Delta: credits, Balance: credits,
-			}))
-		}
-		return nil
-	})
+	// The key's index first: until the account exists it leads nowhere.
+	if err := redisha.Retry(ctx, func(ctx context.Context) error {
+		return s.rdb.Set(ctx, keyIndexKey(hash), a.ID, 0).Err()
+	}); err != nil {
+		return Account{}, "", storeErr("create account", err)
+	}
+	_, err := s.write(ctx, true, createScript, []string{acctKey(a.ID), ledgerKey(a.ID)},
+		a.Name, a.Credits, hash, a.CreatedAt.Format(time.RFC3339Nano), unixMS(s.now()), s.cfg.LedgerMax, requestCreate)
 	if err != nil {
 		return Account{}, "", storeErr("create account", err)
 	}
 	return a, key, nil
 }
 
-// authScript resolves a key hash to its account in one round trip:
-// KEYS[1] cp:key:{hash}; ARGV[1] the prefix. It returns nil for an unknown
-// hash, else {id, name, credits, key_hash, created_at}.
-var authScript = redis.NewScript(`
-local id = redis.call('GET', KEYS[1])
-if not id then return false end
-local f = redis.call('HMGET', ARGV[1] .. 'acct:' .. id, 'name', 'credits', 'key_hash', 'created_at')
-return {id, f[1] or '', f[2] or '0', f[3] or '', f[4] or ''}
+// createScript writes a new account and, with a starting balance, its
+// first ledger entry: KEYS[1] cp:acct:{id}, KEYS[2] its ledger; ARGV name,
+// credits, key hash, created_at, now (ms), ledger cap, request id. Run
+// again it changes nothing.
+var createScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'name', ARGV[1], 'credits', ARGV[2], 'key_hash', ARGV[3], 'created_at', ARGV[4])
+if tonumber(ARGV[2]) > 0 then
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*',
+    'kind', 'admin', 'request_id', ARGV[7], 'op', '', 'amount', ARGV[2],
+    'delta', ARGV[2], 'balance', ARGV[2], 'hold_id', '', 'at', ARGV[5])
+end
+return 1
 `)
 
 // Authenticate returns the account whose current key is apiKey. Missing,
@@ -92,20 +93,27 @@ func (s *Service) Authenticate(ctx context.Context, apiKey string) (Account, err
 	if !wellFormed(apiKey) {
 		return Account{}, carphoto.Errorf(carphoto.EInvalidAPIKey, "the API key is malformed: keys start with %s and have %d more letters and digits", KeyPrefix, keyBodyLen)
 	}
+	// Two steps, as the index and the account live on different slots of a
+	// cluster: the index names the account, then the account is read.
 	hash := hashKey(apiKey)
-	v, err := authScript.Run(ctx, s.rdb, []string{prefix + "key:" + hash}, prefix).StringSlice()
-	if errors.Is(err, redis.Nil) {
+	id, err := s.rdb.Get(ctx, keyIndexKey(hash)).Result()
+	if errors.Is(err, redis.Nil) || (err == nil && !validID(id)) {
 		return Account{}, errInvalidKey
 	}
 	if err != nil {
 		return Account{}, storeErr("authenticate", err)
 	}
+	v, err := s.rdb.HMGet(ctx, acctKey(id), "name", "credits", "key_hash", "created_at").Result()
+	if err != nil {
+		return Account{}, storeErr("authenticate", err)
+	}
+	str := func(x any) string { s, _ := x.(string); return s }
 	// The index said yes; the account must agree that this is its current
 	// key. The lookup by hash is not a comparison of secrets, this is.
-	if subtle.ConstantTimeCompare([]byte(v[3]), []byte(hash)) != 1 {
+	if v[1] == nil || subtle.ConstantTimeCompare([]byte(str(v[2])), []byte(hash)) != 1 {
 		return Account{}, errInvalidKey
 	}
-	return parseAccount(v[0], v[1], v[2], v[3], v[4])
+	return parseAccount(id, str(v[0]), str(v[1]), str(v[2]), str(v[3]))
 }
 
 var errInvalidKey = carphoto.Errorf(carphoto.EInvalidAPIKey, "the API key is not valid: it is unknown, rotated out or revoked")
@@ -139,17 +147,17 @@ func errNoAccount(id string) error {
 	return carphoto.Errorf(carphoto.ENotFound, "account %q does not exist", id)
 }
 
-// setKeyScript replaces an account's key atomically, so no moment exists in
-// which both the old and the new key work:
-// KEYS[1] cp:acct:{id}; ARGV[1] the new hash ("" to revoke), ARGV[2] the
-// prefix, ARGV[3] the account id. It returns 0 when the account is unknown.
+// setKeyScript replaces an account's key hash: KEYS[1] cp:acct:{id};
+// ARGV[1] the new hash ("" to revoke). It returns false when the account
+// is unknown, else the hash it replaced. The account's key_hash is what
+// Authenticate compares, so the switch is atomic there: no moment exists
+// in which both the old and the new key work, whatever the index (on
+// another slot) says meanwhile.
 var setKeyScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local old = redis.call('HGET', KEYS[1], 'key_hash')
-if old and old ~= '' then redis.call('DEL', ARGV[2] .. 'key:' .. old) end
-if ARGV[1] ~= '' then redis.call('SET', ARGV[2] .. 'key:' .. ARGV[1], ARGV[3]) end
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local old = redis.call('HGET', KEYS[1], 'key_hash') or ''
 redis.call('HSET', KEYS[1], 'key_hash', ARGV[1])
-return 1
+return old
 `)
 
 // RotateKey gives the account a new API key and returns it; the old key is
@@ -171,12 +179,32 @@ func (s *Service) setKey(ctx context.Context, id, hash string) error {
 	if !validID(id) {
 		return errNoAccount(id)
 	}
-	n, err := setKeyScript.Run(ctx, s.rdb, []string{acctKey(id)}, hash, prefix, id).Int()
+	// The new key's index first (it leads to an account that does not take
+	// the key yet), then the switch, then the old index goes.
+	if hash != "" {
+		if err := redisha.Retry(ctx, func(ctx context.Context) error {
+			return s.rdb.Set(ctx, keyIndexKey(hash), id, 0).Err()
+		}); err != nil {
+			return storeErr("set key", err)
+		}
+	}
+	cmd, err := s.write(ctx, false, setKeyScript, []string{acctKey(id)}, hash)
+	if errors.Is(err, redis.Nil) {
+		if hash != "" {
+			s.rdb.Del(ctx, keyIndexKey(hash))
+		}
+		return errNoAccount(id)
+	}
 	if err != nil {
 		return storeErr("set key", err)
 	}
-	if n == 0 {
-		return errNoAccount(id)
+	if old, _ := cmd.Text(); old != "" && old != hash {
+		// Left behind, it would lead to an account that refuses the key.
+		if err := redisha.Retry(ctx, func(ctx context.Context) error {
+			return s.rdb.Del(ctx, keyIndexKey(old)).Err()
+		}); err != nil {
+			s.cfg.Log.Warn().Err(err).Str("account", id).Msg("billing: the replaced key's index stays (the key is refused all the same)")
+		}
 	}
 	return nil
 }
@@ -212,8 +240,18 @@ func (s *Service) AddCredits(ctx context.Context, accountID string, amount int64
 	if !validID(accountID) {
 		return 0, errNoAccount(accountID)
 	}
-	v, err := addScript.Run(ctx, s.rdb, []string{acctKey(accountID), ledgerKey(accountID)},
-		amount, requestID, unixMS(s.now()), s.cfg.LedgerMax, MaxCredits).Int64Slice()
+	// Not idempotent, so never run twice: a change not confirmed by a
+	// replica is reported, to be checked before it is tried again.
+	cmd, err := s.write(ctx, false, addScript, []string{acctKey(accountID), ledgerKey(accountID)},
+		amount, requestID, unixMS(s.now()), s.cfg.LedgerMax, MaxCredits)
+	if errors.Is(err, redisha.ErrNotReplicated) {
+		return 0, carphoto.Wrap(fmt.Errorf("billing: add credits: %w", err), carphoto.EUnavailable,
+			"the change was made but no replica confirmed it in time: read the balance before trying again")
+	}
+	if err != nil {
+		return 0, storeErr("add credits", err)
+	}
+	v, err := cmd.Int64Slice()
 	if err != nil {
 		return 0, storeErr("add credits", err)
 	}

@@ -52,7 +52,7 @@ type Asset struct {
 var contentTypes = map[string]string{"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 
 // addAssetScript stores an asset unless the account's library is full:
-// KEYS[1] cp:assets:{account}, KEYS[2] cp:asset:{asset}; ARGV: limit,
+// KEYS[1] cp:assets:{account}, KEYS[2] cp:asset:{account}:{asset}; ARGV: limit,
 // created (ms), asset id, then field/value pairs. It returns 1, or 0 when full.
 var addAssetScript = redis.NewScript(`
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
@@ -95,7 +95,7 @@ func (s *Service) CreateAsset(ctx context.Context, accountID, kind, filename str
 		ID: newID("asset"), Kind: kind, Name: assetName(filename), ContentType: ct, Bytes: int64(len(data)),
 		Width: cfg.Width, Height: cfg.Height, CreatedAt: s.now().UTC().Truncate(time.Millisecond),
 	}
-	ok1, err := addAssetScript.Run(ctx, s.rdb, []string{assetsKey(accountID), assetKey(a.ID)},
+	ok1, err := addAssetScript.Run(ctx, s.rdb, []string{assetsKey(accountID), assetKey(accountID, a.ID)},
 		s.cfg.MaxAssets, unixMS(a.CreatedAt), a.ID,
 		"account", accountID, "kind", a.Kind, "name", a.Name, "content_type", a.ContentType, "bytes", a.Bytes,
 		"width", a.Width, "height", a.Height, "created_at", unixMS(a.CreatedAt), "data", data,
@@ -135,7 +135,7 @@ func (s *Service) Assets(ctx context.Context, accountID string) ([]Asset, error)
 	cmds := make([]*redis.SliceCmd, len(ids))
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.HMGet(ctx, assetKey(id), assetFields...)
+			cmds[i] = p.HMGet(ctx, assetKey(accountID, id), assetFields...)
 		}
 		return nil
 	})
@@ -157,7 +157,7 @@ func (s *Service) Asset(ctx context.Context, accountID, assetID string) (Asset, 
 	if !validID(assetID) {
 		return Asset{}, errNoAsset(assetID)
 	}
-	v, err := s.rdb.HMGet(ctx, assetKey(assetID), assetFields...).Result()
+	v, err := s.rdb.HMGet(ctx, assetKey(accountID, assetID), assetFields...).Result()
 	if err != nil {
 		return Asset{}, storeErr("read asset", err)
 	}
@@ -202,7 +202,7 @@ func errNoAsset(id string) error {
 }
 
 // deleteAssetScript deletes an asset if it belongs to the account:
-// KEYS[1] cp:assets:{account}, KEYS[2] cp:asset:{asset}; ARGV account id,
+// KEYS[1] cp:assets:{account}, KEYS[2] cp:asset:{account}:{asset}; ARGV account id,
 // asset id. It returns 1, or 0 when there was nothing of the account's.
 var deleteAssetScript = redis.NewScript(`
 if redis.call('HGET', KEYS[2], 'account') ~= ARGV[1] then return 0 end
@@ -216,7 +216,7 @@ func (s *Service) DeleteAsset(ctx context.Context, accountID, assetID string) er
 	if !validID(assetID) {
 		return errNoAsset(assetID)
 	}
-	n, err := deleteAssetScript.Run(ctx, s.rdb, []string{assetsKey(accountID), assetKey(assetID)}, accountID, assetID).Int()
+	n, err := deleteAssetScript.Run(ctx, s.rdb, []string{assetsKey(accountID), assetKey(accountID, assetID)}, accountID, assetID).Int()
 	if err != nil {
 		return storeErr("delete asset", err)
 	}
@@ -237,7 +237,7 @@ func (s *Service) AssetData(ctx context.Context, accountID, assetID, kind string
 	if !validID(assetID) {
 		return nil, bad
 	}
-	v, err := s.rdb.HMGet(ctx, assetKey(assetID), "account", "data", "kind").Result()
+	v, err := s.rdb.HMGet(ctx, assetKey(accountID, assetID), "account", "data", "kind").Result()
 	if err != nil {
 		return nil, storeErr("read asset", err)
 	}

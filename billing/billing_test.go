@@ -173,10 +173,7 @@ func TestKeysNeverStoredInClear(t *testing.T) {
 	}
 
 	var dump strings.Builder
-	keys, err := r.Client.Keys(ctx, "*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := r.Keys(t, "*")
 	if len(keys) == 0 {
 		t.Fatal("no keys in Redis; the dump would prove nothing")
 	}
@@ -480,7 +477,7 @@ func TestCompanionTopUp(t *testing.T) {
 	ctx := context.Background()
 	s, r := newService(t, billing.Config{})
 	a, key := createAccount(t, s, 0)
-	if err := r.Client.HIncrBy(ctx, "cp:acct:"+a.ID, "credits", 7).Err(); err != nil {
+	if err := r.Client.HIncrBy(ctx, "cp:acct:{"+a.ID+"}", "credits", 7).Err(); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Authenticate(ctx, key)
@@ -646,7 +643,7 @@ func TestAssetKinds(t *testing.T) {
 	}
 
 	// Stored before kinds: no kind field at all.
-	if err := r.Client.HDel(ctx, "cp:asset:"+design.ID, "kind").Err(); err != nil {
+	if err := r.Client.HDel(ctx, "cp:asset:{"+a.ID+"}:"+design.ID, "kind").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Asset(ctx, a.ID, design.ID); err != nil || got.Kind != billing.AssetDesign {
@@ -703,7 +700,7 @@ func TestAddCreditsOverflow(t *testing.T) {
 	}
 	// A balance the companion app pushed near int64's end still refuses
 	// cleanly instead of overflowing HINCRBY.
-	if err := r.Client.HSet(ctx, "cp:acct:"+a.ID, "credits", int64(math.MaxInt64-1)).Err(); err != nil {
+	if err := r.Client.HSet(ctx, "cp:acct:{"+a.ID+"}", "credits", int64(math.MaxInt64-1)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.AddCredits(ctx, a.ID, 5, "admin-over")
@@ -724,7 +721,7 @@ func TestInFlightCap(t *testing.T) {
 	b, _ := createAccount(t, s, 0)
 	queued := func() int64 {
 		t.Helper()
-		n, err := r.Client.ZCard(ctx, "cp:inqueue:"+a.KeyID).Result()
+		n, err := r.Client.ZCard(ctx, "cp:inqueue:{"+a.KeyID+"}").Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -803,8 +800,8 @@ func TestInFlightCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Client.ZAdd(ctx, "cp:inqueue:"+a.KeyID, redis.Z{Score: 0, Member: "dead"})
-	r.Client.ZAdd(ctx, "cp:inlease:"+a.KeyID, redis.Z{Score: float64(now().Add(-time.Second).UnixMilli()), Member: "dead"})
+	r.Client.ZAdd(ctx, "cp:inqueue:{"+a.KeyID+"}", redis.Z{Score: 0, Member: "dead"})
+	r.Client.ZAdd(ctx, "cp:inlease:{"+a.KeyID+"}", redis.Z{Score: float64(now().Add(-time.Second).UnixMilli()), Member: "dead"})
 	if err := s.Leave(ctx, fourth); err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,15 @@ type Config struct {
 	// trimming cheap). Default 10000 entries.
 	LedgerMax int64
 
+	// WaitReplicas is how many replicas must confirm a money write (hold,
+	// capture, release, expiry, credits, keys) before it counts: WAIT on
+	// the write's connection. 0, for one Redis without replicas, waits for
+	// none. A master with fewer replicas connected (a shard after a
+	// failover) has its writes accepted, with a warning.
+	WaitReplicas int
+	// WaitTimeout bounds each WAIT. Default 1 s.
+	WaitTimeout time.Duration
+
 	// Log receives what Run cannot return (a failed sweep is retried on the
 	// next tick). The zero Logger discards.
 	Log zerolog.Logger
@@ -112,6 +121,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxAssetPixels <= 0 {
 		c.MaxAssetPixels = DefaultMaxAssetPixels
+	}
+	if c.WaitTimeout <= 0 {
+		c.WaitTimeout = time.Second
 	}
 	if c.MaxBackdropBytes <= 0 {
 		c.MaxBackdropBytes = DefaultMaxBackdropBytes

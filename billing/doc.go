@@ -2,26 +2,31 @@
 // keys, credits (hold, capture, release), the per-account ledger, per-key
 // rate limits and the Assets library of saved plate designs.
 //
-// Everything lives in one Redis, under the prefix "cp:". Every change that
-// must be atomic is one Lua script, so several web processes (and the
-// companion app) can work on the same balance at once. The layout is a
-// contract with the companion app and the admin tools; docs/billing.md is its
-// public description. Keep the two in step.
+// Everything lives in one Redis or one Redis Cluster, under the prefix
+// "cp:". Every change that must be atomic is one Lua script on the keys of
+// one account (or one API key, or one slot's hold index), all in one hash
+// slot, so several web processes (and the companion app) can work on the
+// same balance at once on either. The layout is a contract with the
+// companion app and the admin tools; docs/billing.md is its public
+// description. Keep the two in step. The braces below are literal: they
+// are Redis Cluster hash tags.
 //
-//	cp:acct:{account_id}      hash   name, credits, key_hash, created_at
-//	cp:key:{sha256(api_key)}  string account_id of the key's account
-//	cp:hold:{hold_id}         hash   account, request_id, op, amount, state, expires_at
-//	cp:holds                  zset   hold_id scored by expires_at (Unix ms) while held
-//	cp:ledger:{account_id}    stream kind, request_id, op, amount, delta, balance, hold_id, at
-//	cp:assets:{account_id}    zset   asset_id scored by created_at (Unix ms)
-//	cp:asset:{asset_id}       hash   account, name, content_type, bytes, width, height, created_at, data
-//	rate:cp:{key_id}          string the GCRA state of redis_rate for one API key
-//	rate:cp:admin             string the same for the admin API (AllowAdmin)
-//	cp:inflight:{key_id}      zset   request_id scored by expires_at (Unix ms): photo requests running
-//	cp:inqueue:{key_id}       zset   request_id scored by arrival (cp:inseq:{key_id}): waiting for a slot
-//	cp:inlease:{key_id}       zset   request_id scored by its ticket's lease end (Unix ms)
-//	cp:inseq:{key_id}         string the arrival counter of the key's queue
-//	cp:inwake                 pubsub key_id, published when one of its slots frees
+//	cp:acct:{<account_id>}            hash   name, credits, key_hash, created_at
+//	cp:key:<sha256(api_key)>          string account_id of the key's account (an index)
+//	cp:hold:{<account_id>}:<hold_id>  hash   account, request_id, op, amount, state, expires_at
+//	cp:holds:{<slot tag>}             zset   <account_id>:<hold_id> of one slot's open holds by expires_at
+//	cp:ledger:{<account_id>}          stream kind, request_id, op, amount, delta, balance, hold_id, at
+//	cp:assets:{<account_id>}          zset   asset_id scored by created_at (Unix ms)
+//	cp:asset:{<account_id>}:<asset>   hash   account, name, content_type, bytes, width, height, created_at, data
+//	rate:cp:<key_id>                  string the GCRA state of redis_rate for one API key
+//	rate:cp:admin                     string the same for the admin API (AllowAdmin)
+//	cp:inflight:{<key_id>}            zset   request_id scored by expires_at (Unix ms): photo requests running
+//	cp:inqueue:{<key_id>}             zset   request_id scored by arrival (cp:inseq:{<key_id>}): waiting for a slot
+//	cp:inlease:{<key_id>}             zset   request_id scored by its ticket's lease end (Unix ms)
+//	cp:inseq:{<key_id>}               string the arrival counter of the key's queue
+//	cp:inwake                         pubsub key_id, published when one of its slots frees
+//	cp:layout                         string "2" once MigrateLayout moved the keys of layout 1
+//	cp:sweep                          string the expiry sweep's turn (SET NX, half a ReapInterval)
 //
 // credits is the balance the client can spend right now: a hold moves its
 // amount out of credits at once, a capture keeps it out, a release or expiry
@@ -31,10 +36,11 @@
 //
 // Holds move held → captured, released or expired exactly once: the three
 // transitions are one script (closeScript) that acts only on state "held".
-// A web process that dies leaves its holds in cp:holds; Run, in every web
-// process, returns them once they are past expires_at.
+// A web process that dies leaves its holds in its slot's cp:holds index;
+// Run, in every web process, returns them once they are past expires_at.
 //
-// The scripts build some key names inside Lua, so the layout needs one Redis
-// node (or a cluster client with everything in one slot); Asynq's queue,
-// which shares the Redis, has the same need.
+// Money writes (hold, capture, release, expiry, credits, keys) are
+// followed by WAIT on the same connection when Config.WaitReplicas is set
+// (a Redis Cluster), so that an acknowledged change survives its master's
+// failover; the idempotent ones are made again until confirmed.
 package billing

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"carphoto"
 
 	"github.com/redis/go-redis/v9"
+
+	"carphoto/internal/redisha"
 )
 
 // Hold is credits reserved for one request. Pass it back to Capture or
@@ -32,19 +35,22 @@ func (h Hold) ID() string { return h.id }
 var ErrHoldClosed = errors.New("billing: hold already released or expired")
 
 // holdScript reserves credits if the balance covers them:
-// KEYS[1] cp:acct:{id}, KEYS[2] cp:hold:{hold}, KEYS[3] cp:holds,
-// KEYS[4] cp:ledger:{id}; ARGV: amount, hold id, request id, op, now (ms),
-// expires at (ms), ledger cap, account id. It returns {1, balance left},
-// {0, balance} when the balance is short, {-1, 0} when the account is unknown.
+// KEYS[1] cp:acct:{id}, KEYS[2] cp:hold:{id}:{hold}, KEYS[3] the slot's
+// holds index, KEYS[4] cp:ledger:{id}; ARGV: amount, hold id, request id,
+// op, now (ms), expires at (ms), ledger cap, account id. It returns {1,
+// balance left}, {0, balance} when the balance is short, {-1, 0} when the
+// account is unknown. Run again for a hold it made, it changes nothing and
+// returns {1, balance}: a hold whose answer was lost is tried again safely.
 var holdScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-local amount = tonumber(ARGV[1])
 local bal = tonumber(redis.call('HGET', KEYS[1], 'credits') or '0')
+if redis.call('EXISTS', KEYS[2]) == 1 then return {1, bal} end
+local amount = tonumber(ARGV[1])
 if bal < amount then return {0, bal} end
 bal = redis.call('HINCRBY', KEYS[1], 'credits', -amount)
 redis.call('HSET', KEYS[2], 'account', ARGV[8], 'request_id', ARGV[3], 'op', ARGV[4],
   'amount', amount, 'state', 'held', 'expires_at', ARGV[6])
-redis.call('ZADD', KEYS[3], ARGV[6], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8] .. ':' .. ARGV[2])
 redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[7], '*',
   'kind', 'hold', 'request_id', ARGV[3], 'op', ARGV[4], 'amount', amount,
   'delta', -amount, 'balance', bal, 'hold_id', ARGV[2], 'at', ARGV[5])
@@ -53,22 +59,23 @@ return {1, bal}
 
 // closeLua moves a hold out of "held" exactly once. Capture, Release and
 // the expiry sweep all go through it, so whichever runs first wins and the
-// others see the new state. kind is capture, release or expire.
+// others see the new state. kind is capture, release or expire. The keys
+// it builds share the account's slot with the holds index it is given.
 // It returns {1, balance, state} when this call closed the hold,
 // {0, balance, state} when it was already closed (balance 0 if unknown).
 const closeLua = `
-local function close(p, id, kind, now, cap)
-  local hk = p .. 'hold:' .. id
-  local h = redis.call('HMGET', hk, 'state', 'account', 'amount', 'request_id', 'op')
+local function close(p, idx, acct, id, kind, now, cap)
+  local hk = p .. 'hold:{' .. acct .. '}:' .. id
+  local ak = p .. 'acct:{' .. acct .. '}'
+  local h = redis.call('HMGET', hk, 'state', 'amount', 'request_id', 'op')
   if not h[1] then
-    redis.call('ZREM', p .. 'holds', id)
+    redis.call('ZREM', idx, acct .. ':' .. id)
     return {0, 0, 'unknown'}
   end
-  local ak = p .. 'acct:' .. h[2]
   if h[1] ~= 'held' then
     return {0, tonumber(redis.call('HGET', ak, 'credits') or '0'), h[1]}
   end
-  local amount = tonumber(h[3])
+  local amount = tonumber(h[2])
   local delta, state = 0, 'captured'
   if kind == 'release' then delta, state = amount, 'released' end
   if kind == 'expire' then delta, state = amount, 'expired' end
@@ -80,26 +87,33 @@ local function close(p, id, kind, now, cap)
   end
   redis.call('HSET', hk, 'state', state)
   redis.call('EXPIRE', hk, 86400) -- a repeated Capture or Release answers alike for a day
-  redis.call('ZREM', p .. 'holds', id)
-  redis.call('XADD', p .. 'ledger:' .. h[2], 'MAXLEN', '~', cap, '*',
-    'kind', kind, 'request_id', h[4], 'op', h[5], 'amount', amount,
+  redis.call('ZREM', idx, acct .. ':' .. id)
+  redis.call('XADD', p .. 'ledger:{' .. acct .. '}', 'MAXLEN', '~', cap, '*',
+    'kind', kind, 'request_id', h[3], 'op', h[4], 'amount', amount,
     'delta', delta, 'balance', bal, 'hold_id', id, 'at', now)
   return {1, bal, state}
 end
 `
 
-// closeScript: ARGV prefix, hold id, kind, now (ms), ledger cap.
+// closeScript: KEYS[1] cp:hold:{id}:{hold}, KEYS[2] cp:acct:{id}, KEYS[3]
+// the slot's holds index, KEYS[4] cp:ledger:{id}; ARGV prefix, account id,
+// hold id, kind, now (ms), ledger cap.
 var closeScript = redis.NewScript(closeLua + `
-return close(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+return close(ARGV[1], KEYS[3], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 `)
 
 // reapScript expires up to ARGV[3] holds whose time has passed:
-// KEYS[1] cp:holds; ARGV prefix, now (ms), batch size, ledger cap. It
-// returns how many it looked at.
+// KEYS[1] one slot's holds index (members account:hold); ARGV prefix, now
+// (ms), batch size, ledger cap. It returns how many it looked at.
 var reapScript = redis.NewScript(closeLua + `
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, id in ipairs(ids) do
-  close(ARGV[1], id, 'expire', ARGV[2], ARGV[4])
+for _, m in ipairs(ids) do
+  local acct, id = string.match(m, '^([^:]+):(.+)$')
+  if acct then
+    close(ARGV[1], KEYS[1], acct, id, 'expire', ARGV[2], ARGV[4])
+  else
+    redis.call('ZREM', KEYS[1], m)
+  end
 end
 return #ids
 `)
@@ -115,12 +129,19 @@ func (s *Service) Hold(ctx context.Context, accountID, requestID, op string) (Ho
 // HoldFor is Hold for a given amount that lives ttl before the sweep
 // returns it: a video job's credits, held for as long as the job may run.
 func (s *Service) HoldFor(ctx context.Context, accountID, requestID, op string, amount int64, ttl time.Duration) (Hold, error) {
+	if !validID(accountID) {
+		return Hold{}, fmt.Errorf("billing: hold: account %q does not exist", accountID)
+	}
 	h := Hold{id: newID("hold"), accountID: accountID, requestID: requestID, op: op, amount: amount}
 	now := s.now()
-	v, err := holdScript.Run(ctx, s.rdb,
-		[]string{acctKey(accountID), holdKey(h.id), holdsKey, ledgerKey(accountID)},
+	cmd, err := s.write(ctx, true, holdScript,
+		[]string{acctKey(accountID), holdKey(accountID, h.id), holdsKey(accountID), ledgerKey(accountID)},
 		h.amount, h.id, requestID, op, unixMS(now), unixMS(now.Add(ttl)), s.cfg.LedgerMax, accountID,
-	).Int64Slice()
+	)
+	if err != nil {
+		return Hold{}, storeErr("hold", err)
+	}
+	v, err := cmd.Int64Slice()
 	if err != nil {
 		return Hold{}, storeErr("hold", err)
 	}
@@ -142,7 +163,7 @@ func (s *Service) Capture(ctx context.Context, h Hold) (remaining int64, err err
 	if h.id == "" {
 		return 0, ErrHoldClosed
 	}
-	closed, bal, state, err := s.close(ctx, h.id, KindCapture)
+	closed, bal, state, err := s.close(ctx, h.accountID, h.id, KindCapture)
 	if err != nil {
 		return 0, err
 	}
@@ -159,23 +180,31 @@ func (s *Service) Release(ctx context.Context, h Hold) error {
 	if h.id == "" {
 		return nil
 	}
-	_, _, _, err := s.close(ctx, h.id, KindRelease)
+	_, _, _, err := s.close(ctx, h.accountID, h.id, KindRelease)
 	return err
 }
 
 // CaptureID and ReleaseID are Capture and Release for a hold known by its
-// id alone (Hold.ID), as a worker knows a video job's.
-func (s *Service) CaptureID(ctx context.Context, id string) (remaining int64, err error) {
-	return s.Capture(ctx, Hold{id: id})
+// account and id (Hold.ID), as a worker knows a video job's.
+func (s *Service) CaptureID(ctx context.Context, accountID, id string) (remaining int64, err error) {
+	return s.Capture(ctx, Hold{accountID: accountID, id: id})
 }
 
-func (s *Service) ReleaseID(ctx context.Context, id string) error {
-	return s.Release(ctx, Hold{id: id})
+func (s *Service) ReleaseID(ctx context.Context, accountID, id string) error {
+	return s.Release(ctx, Hold{accountID: accountID, id: id})
 }
 
-func (s *Service) close(ctx context.Context, holdID, kind string) (closed bool, balance int64, state string, err error) {
-	v, err := closeScript.Run(ctx, s.rdb, []string{holdKey(holdID), holdsKey},
-		prefix, holdID, kind, unixMS(s.now()), s.cfg.LedgerMax).Slice()
+func (s *Service) close(ctx context.Context, accountID, holdID, kind string) (closed bool, balance int64, state string, err error) {
+	if !validID(accountID) || !validID(holdID) {
+		return false, 0, "unknown", nil
+	}
+	cmd, err := s.write(ctx, true, closeScript,
+		[]string{holdKey(accountID, holdID), acctKey(accountID), holdsKey(accountID), ledgerKey(accountID)},
+		prefix, accountID, holdID, kind, unixMS(s.now()), s.cfg.LedgerMax)
+	if err != nil {
+		return false, 0, "", storeErr(kind+" hold", err)
+	}
+	v, err := cmd.Slice()
 	if err != nil {
 		return false, 0, "", storeErr(kind+" hold", err)
 	}
@@ -189,34 +218,64 @@ func (s *Service) close(ctx context.Context, holdID, kind string) (closed bool, 
 const reapBatch = 100
 
 // reap returns every hold past its expiry to its balance and reports how
-// many it closed or cleared.
+// many it closed or cleared. Holds are indexed per hash slot (an account's
+// index shares its slot, so the hold script writes both), and a pipeline
+// asks every slot's index for one hold past due; only those slots are
+// swept.
 func (s *Service) reap(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		n, err := reapScript.Run(ctx, s.rdb, []string{holdsKey},
-			prefix, unixMS(s.now()), reapBatch, s.cfg.LedgerMax).Int()
-		if err != nil {
-			return total, storeErr("expire holds", err)
+	now := unixMS(s.now())
+	due := make([]*redis.StringSliceCmd, redisha.Slots)
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for slot := range due {
+			due[slot] = p.ZRangeByScore(ctx, slotHoldsKey(slot), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now, 10), Count: 1})
 		}
-		total += n
-		if n < reapBatch {
-			return total, nil
+		return nil
+	})
+	if err != nil {
+		return 0, storeErr("expire holds", err)
+	}
+	total := 0
+	for slot, cmd := range due {
+		if len(cmd.Val()) == 0 {
+			continue
+		}
+		for {
+			c, err := s.durable.Durable(ctx, s.rdb, reapScript, []string{slotHoldsKey(slot)},
+				prefix, now, reapBatch, s.cfg.LedgerMax)
+			if err != nil {
+				return total, storeErr("expire holds", err)
+			}
+			n, _ := c.Int()
+			total += n
+			if n < reapBatch {
+				break
+			}
 		}
 	}
+	return total, nil
 }
 
+// sweepTurn is taken (SET NX) by the web process that sweeps, for half a
+// ReapInterval: a sweep asks every one of the 16 384 slots' indexes, so
+// the fleet sweeps about twice per interval, not once per process.
+const sweepTurn = prefix + "sweep"
+
 // Run returns expired holds to their balances every ReapInterval until ctx
-// is done, then returns nil. Every web process runs it: holds left by a
-// process that died come back within HoldTTL + ReapInterval, and processes
-// sweeping at once cannot return a hold twice.
+// is done, then returns nil. Every web process runs it, taking turns: holds
+// left by a process that died come back within HoldTTL + ReapInterval, and
+// processes sweeping at once cannot return a hold twice.
 func (s *Service) Run(ctx context.Context) error {
 	t := time.NewTicker(s.cfg.ReapInterval)
 	defer t.Stop()
 	for {
-		if n, err := s.reap(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Log.Error().Err(err).Msg("billing: expire holds")
-		} else if n > 0 {
-			s.cfg.Log.Info().Int("holds", n).Msg("billing: returned expired holds to their balances")
+		// Not this process's turn: another swept moments ago (or Redis is
+		// out of reach, and the next tick tries again).
+		if turn, _ := s.rdb.SetNX(ctx, sweepTurn, 1, s.cfg.ReapInterval/2).Result(); turn {
+			if n, err := s.reap(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Log.Error().Err(err).Msg("billing: expire holds")
+			} else if n > 0 {
+				s.cfg.Log.Info().Int("holds", n).Msg("billing: returned expired holds to their balances")
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -231,4 +290,25 @@ func plural(n int64, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// OpenHolds counts the holds not yet captured, released or expired, over
+// every slot's index: for tests and operators checking that no credits
+// stay held.
+func (s *Service) OpenHolds(ctx context.Context) (int64, error) {
+	cards := make([]*redis.IntCmd, redisha.Slots)
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for slot := range cards {
+			cards[slot] = p.ZCard(ctx, slotHoldsKey(slot))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, storeErr("count holds", err)
+	}
+	var n int64
+	for _, c := range cards {
+		n += c.Val()
+	}
+	return n, nil
 }

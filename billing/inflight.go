@@ -83,7 +83,7 @@ return {0, rank - math.max(free, 0) + 1}
 // request keeps its place while its ticket's lease runs).
 func (s *Service) Enter(ctx context.Context, keyID, requestID string) (InFlight, error) {
 	f := InFlight{keyID: keyID, member: requestID}
-	keys := []string{inflightKey(keyID), queueKey(keyID), leaseKey(keyID), prefix + "inseq:" + keyID}
+	keys := []string{inflightKey(keyID), queueKey(keyID), leaseKey(keyID), seqKey(keyID)}
 	poll := waitPollFirst
 	s.listenWakes()
 	for {
@@ -119,12 +119,17 @@ func (s *Service) Enter(ctx context.Context, keyID, requestID string) (InFlight,
 func (s *Service) leaveQueue(ctx context.Context, f InFlight) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
+	// The key's sets share a slot, so they change in one transaction; the
+	// wake-up is published apart (a channel has no slot).
 	pipe := s.rdb.TxPipeline()
 	pipe.ZRem(ctx, queueKey(f.keyID), f.member)
 	pipe.ZRem(ctx, leaseKey(f.keyID), f.member)
 	pipe.ZRem(ctx, inflightKey(f.keyID), f.member)
-	pipe.Publish(ctx, wakeChannel, f.keyID)
-	if _, err := pipe.Exec(ctx); err != nil {
+	_, err := pipe.Exec(ctx)
+	if err == nil {
+		err = s.rdb.Publish(ctx, wakeChannel, f.keyID).Err()
+	}
+	if err != nil {
 		// The ticket's lease lapses on its own, and the slot with it.
 		s.cfg.Log.Warn().Err(err).Str("request", f.member).Msg("leave the queue of the key")
 	}
@@ -171,9 +176,12 @@ func (s *Service) listenWakes() {
 	})
 }
 
-func inflightKey(keyID string) string { return prefix + "inflight:" + keyID }
-func queueKey(keyID string) string    { return prefix + "inqueue:" + keyID }
-func leaseKey(keyID string) string    { return prefix + "inlease:" + keyID }
+// A key's waiting queue shares the hash tag {key_id}: enterScript runs on
+// one slot of a Redis Cluster.
+func inflightKey(keyID string) string { return prefix + "inflight:{" + keyID + "}" }
+func queueKey(keyID string) string    { return prefix + "inqueue:{" + keyID + "}" }
+func leaseKey(keyID string) string    { return prefix + "inlease:{" + keyID + "}" }
+func seqKey(keyID string) string      { return prefix + "inseq:{" + keyID + "}" }
 
 // waiters wakes this process's requests waiting on a key when one of its
 // requests leaves, so a slot freed here is taken without waiting out a

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Ledger entry kinds. They are stored in Redis and read by the companion
@@ -30,20 +28,6 @@ type Entry struct {
 	Balance   int64 // spendable balance after the movement
 	HoldID    string
 	At        time.Time
-}
-
-// ledgerAdd returns the XADD of e to the account's capped ledger.
-func (s *Service) ledgerAdd(accountID string, e Entry) *redis.XAddArgs {
-	return &redis.XAddArgs{
-		Stream: ledgerKey(accountID),
-		MaxLen: s.cfg.LedgerMax,
-		Approx: true,
-		Values: []any{
-			"kind", e.Kind, "request_id", e.RequestID, "op", e.Op,
-			"amount", e.Amount, "delta", e.Delta, "balance", e.Balance,
-			"hold_id", e.HoldID, "at", unixMS(s.now()),
-		},
-	}
 }
 
 // Ledger returns up to n of the account's latest ledger entries, newest first.

@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+
+	"carphoto/internal/redisha"
 )
 
 // prefix starts every key this package writes (see the package comment).
@@ -19,6 +22,7 @@ const prefix = "cp:"
 type Service struct {
 	rdb      redis.UniversalClient
 	cfg      Config
+	durable  *redisha.Durability // how money writes wait for a replica
 	limiter  *redis_rate.Limiter
 	now      func() time.Time // replaced in tests
 	waiters  waiters          // requests of this process waiting for a key's slot
@@ -27,12 +31,41 @@ type Service struct {
 
 // New returns a Service over rdb. Zero Config fields take their defaults.
 func New(rdb redis.UniversalClient, cfg Config) *Service {
-	return &Service{
+	s := &Service{
 		rdb:     rdb,
 		cfg:     cfg.withDefaults(),
 		limiter: redis_rate.NewLimiter(rdb),
 		now:     time.Now,
 	}
+	s.durable = &redisha.Durability{Replicas: s.cfg.WaitReplicas, Timeout: s.cfg.WaitTimeout,
+		Degraded: func(master string, connected int) {
+			s.cfg.Log.Warn().Str("master", master).Int("replicas", connected).Int("wanted", s.cfg.WaitReplicas).
+				Msg("billing: a money write's master has fewer replicas than REDIS_WAIT_REPLICAS: its writes are confirmed by those it has")
+		}}
+	return s
+}
+
+// durableTry bounds how long a money write keeps trying through a
+// failover when its caller's context has no earlier deadline.
+const durableTry = 15 * time.Second
+
+// write runs script as a money write: on the master of keys[0], confirmed
+// by the replicas Config.WaitReplicas asks for. idempotent scripts (the
+// same arguments give the same outcome when run again) are run again with
+// the same arguments while Redis fails over or the replicas lag, so an
+// answer lost with its master is made again on the new one.
+func (s *Service) write(ctx context.Context, idempotent bool, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
+	if !idempotent {
+		return s.durable.Durable(ctx, s.rdb, script, keys, args...)
+	}
+	ctx, cancel := context.WithTimeout(ctx, durableTry)
+	defer cancel()
+	var cmd *redis.Cmd
+	err := redisha.Retry(ctx, func(ctx context.Context) (err error) {
+		cmd, err = s.durable.Durable(ctx, s.rdb, script, keys, args...)
+		return err
+	})
+	return cmd, err
 }
 
 // Config returns the effective configuration, defaults applied.
@@ -46,13 +79,17 @@ func (s *Service) Cost(op string) int64 {
 	return s.cfg.DefaultCost
 }
 
-func acctKey(id string) string   { return prefix + "acct:" + id }
-func holdKey(id string) string   { return prefix + "hold:" + id }
-func ledgerKey(id string) string { return prefix + "ledger:" + id }
-func assetsKey(id string) string { return prefix + "assets:" + id }
-func assetKey(id string) string  { return prefix + "asset:" + id }
-
-const holdsKey = prefix + "holds"
+// An account's keys share the hash tag {account_id}, so that every script
+// on them runs on one slot of a Redis Cluster (see the package comment).
+func acctKey(id string) string            { return prefix + "acct:{" + id + "}" }
+func ledgerKey(id string) string          { return prefix + "ledger:{" + id + "}" }
+func holdKey(acct, hold string) string    { return prefix + "hold:{" + acct + "}:" + hold }
+func assetsKey(id string) string          { return prefix + "assets:{" + id + "}" }
+func assetKey(acct, asset string) string  { return prefix + "asset:{" + acct + "}:" + asset }
+func keyIndexKey(hash string) string      { return prefix + "key:" + hash }
+func holdsKey(acct string) string         { return slotHoldsKey(redisha.Slot(acctKey(acct))) }
+func slotHoldsKey(slot int) string        { return prefix + "holds:{" + redisha.SlotTag(slot) + "}" }
+func holdMember(acct, hold string) string { return acct + ":" + hold }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 

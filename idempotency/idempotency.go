@@ -5,7 +5,10 @@
 //
 // A key is scoped to one account. Its record lives in Redis:
 //
-//	cp:idem:{account_id}:{sha256(key)}  hash  fp, state (running|done), owner, status, header, body
+//	cp:idem:{account_id}:<sha256(key)>  hash  fp, state (running|done), owner, status, header, body
+//
+// The braces are literal: the account id is the record's Redis Cluster
+// hash tag, the same as the account's billing keys.
 //
 // Begin claims the key atomically, so of concurrent duplicates exactly one
 // runs; the others see it running. A claim whose process died lapses after
@@ -177,5 +180,5 @@ func Fingerprint(parts ...[]byte) string {
 
 func recordKey(accountID, key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return "cp:idem:" + accountID + ":" + hex.EncodeToString(sum[:])
+	return "cp:idem:{" + accountID + "}:" + hex.EncodeToString(sum[:])
 }

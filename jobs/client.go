@@ -5,17 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"carphoto"
+	"carphoto/internal/redisha"
 )
 
 // Request is one photo to process, as the web process hands it over.
@@ -36,12 +33,13 @@ type Request struct {
 type Client struct {
 	rdb redis.UniversalClient
 	aq  *asynq.Client
+	ins *asynq.Inspector
 }
 
 // NewClient returns a Client on rdb. Every waiting request holds one of
 // rdb's pooled connections in BLPOP: size the pool above the concurrency.
 func NewClient(rdb redis.UniversalClient) *Client {
-	return &Client{rdb: rdb, aq: asynq.NewClientFromRedisClient(rdb)}
+	return &Client{rdb: rdb, aq: asynq.NewClientFromRedisClient(rdb), ins: asynq.NewInspectorFromRedisClient(rdb)}
 }
 
 // ErrTimeout is returned by Do when no result arrived before the deadline.
@@ -66,6 +64,15 @@ const maxDeaths = 2
 // request's task died during it maxDeaths times: the task is not run
 // again.
 var ErrWorkersDied = errors.New("the worker processes running the task died during it")
+
+// maxLost is how many times Do enqueues a request again whose task, photo
+// or result Redis lost (a master that failed before its replica had the
+// write); then it ends with ErrLost.
+const maxLost = 2
+
+// ErrLost is returned by Do when Redis lost the request's task, inputs or
+// result more than maxLost times.
+var ErrLost = errors.New("redis lost the task, its photo or its result")
 
 // Do stores the inputs, enqueues the task and blocks until a worker answers,
 // the deadline passes (ErrTimeout), the task has killed maxDeaths worker
@@ -95,23 +102,28 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		defer dcancel()
 		Retry(dctx, func(ctx context.Context) error { return c.rdb.Del(ctx, photoKey, logoKey).Err() })
 	}()
-	err := Retry(ctx, func(ctx context.Context) error {
-		pipe := c.rdb.Pipeline()
-		pipe.Set(ctx, photoKey, req.Photo, ttl)
-		if req.Logo != nil {
-			pipe.Set(ctx, logoKey, req.Logo, ttl)
-		}
-		_, err := pipe.Exec(ctx)
-		return err
-	})
-	if err != nil {
+	store := func() error {
+		return Retry(ctx, func(ctx context.Context) error {
+			pipe := c.rdb.Pipeline()
+			pipe.Set(ctx, photoKey, req.Photo, ttl)
+			if req.Logo != nil {
+				pipe.Set(ctx, logoKey, req.Logo, ttl)
+			}
+			_, err := pipe.Exec(ctx)
+			return err
+		})
+	}
+	if err := store(); err != nil {
 		return nil, c.failed(ctx, "store inputs", err)
 	}
-	enqueue := func() error {
-		id := req.ID
+	taskID := func() string {
 		if p.Run > 1 {
-			id = fmt.Sprintf("%s.%d", req.ID, p.Run)
+			return fmt.Sprintf("%s.%d", req.ID, p.Run)
 		}
+		return req.ID
+	}
+	enqueue := func() error {
+		id := taskID()
 		body, err := json.Marshal(p)
 		if err != nil {
 			return err
@@ -126,6 +138,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		return nil, c.failed(ctx, "enqueue", err)
 	}
 	var w watch
+	lost := 0
 	for {
 		// BLPOP has a resolution of milliseconds; go-redis adds the timeout
 		// to the connection's read deadline for blocking commands. Redis
@@ -152,6 +165,25 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 			w.unreachable(time.Now())
 			continue
 		}
+		// Nobody beats for the task and Asynq no longer has it to run, yet
+		// no result came: a master failed before its replica had the task,
+		// the photo or the result (a worker finding no photo drops the
+		// task), or the worker could not deliver. The inputs are stored and
+		// the task enqueued again.
+		if holder == "" && c.taskGone(ctx, taskID()) {
+			if lost++; lost > maxLost {
+				return nil, fmt.Errorf("%w (%d times)", ErrLost, lost)
+			}
+			p.Run++
+			w = watch{deaths: w.deaths, dead: w.dead, lastOutage: w.lastOutage}
+			if err := store(); err != nil {
+				return nil, c.failed(ctx, "store inputs again", err)
+			}
+			if err := enqueue(); err != nil {
+				return nil, c.failed(ctx, "enqueue again", err)
+			}
+			continue
+		}
 		switch w.observe(time.Now(), holder, process) {
 		case died:
 			if w.deaths >= maxDeaths {
@@ -162,6 +194,34 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 				return nil, c.failed(ctx, "enqueue again", err)
 			}
 		}
+	}
+}
+
+// taskGone reports whether Asynq no longer has the task of that id to
+// run: it is not in the photo queue (nor is the queue), or it was
+// archived, which is where a run that failed without answering ends (the
+// worker could not deliver through an outage, say: tasks are never
+// retried by Asynq). An error, or ctx ending first, is not gone: the wait
+// goes on.
+func (c *Client) taskGone(ctx context.Context, id string) bool {
+	type answer struct {
+		info *asynq.TaskInfo
+		err  error
+	}
+	// Inspector calls take no context: the wait is bounded here instead.
+	done := make(chan answer, 1)
+	go func() {
+		info, err := c.ins.GetTaskInfo(Queue, id)
+		done <- answer{info, err}
+	}()
+	select {
+	case a := <-done:
+		if a.err == nil {
+			return a.info.State == asynq.TaskStateArchived
+		}
+		return errors.Is(a.err, asynq.ErrTaskNotFound) || errors.Is(a.err, asynq.ErrQueueNotFound)
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -264,8 +324,10 @@ func (w *watch) death() verdict {
 // refused"), losing the cause, so a failed enqueue asks Redis itself: a
 // PING that fails too is the error returned (transient when Redis is
 // down); one that answers means Redis is back, and the enqueue is tried
-// once more at once. A task id already taken counts as done: an earlier
-// try went through before its answer was lost.
+// once more at once. On a cluster every master is pinged: any one may
+// hold the queue's keys, and the others answering says nothing of it. A
+// task id already taken counts as done: an earlier try went through
+// before its answer was lost.
 func Enqueue(ctx context.Context, rdb redis.UniversalClient, aq *asynq.Client, task *asynq.Task) error {
 	enqueue := func() error {
 		_, err := aq.EnqueueContext(ctx, task)
@@ -278,10 +340,19 @@ func Enqueue(ctx context.Context, rdb redis.UniversalClient, aq *asynq.Client, t
 	if err == nil || Transient(err) || ctx.Err() != nil {
 		return err
 	}
-	if perr := rdb.Ping(ctx).Err(); perr != nil {
+	if perr := ping(ctx, rdb); perr != nil {
 		return fmt.Errorf("%w (Redis: %w)", err, perr)
 	}
 	return enqueue()
+}
+
+// ping pings rdb, or every master of a cluster.
+func ping(ctx context.Context, rdb redis.UniversalClient) error {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return rdb.Ping(ctx).Err()
+	}
+	return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() })
 }
 
 // failed is Do's error once the request cannot go on: ErrTimeout when its
@@ -296,54 +367,19 @@ func (c *Client) failed(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// Backoff between tries of a Redis command that failed.
-const (
-	retryFirst = 50 * time.Millisecond
-	retryMost  = time.Second
-)
-
 // Retry runs fn until it succeeds, fails for a reason other than Redis
 // being out of reach (Transient), or ctx is done, sleeping with
 // exponential backoff between tries: a Redis that restarts or fails over
 // within the deadline costs the request time, not its answer. It returns
 // fn's last error.
 func Retry(ctx context.Context, fn func(ctx context.Context) error) error {
-	backoff := retryFirst
-	for {
-		err := fn(ctx)
-		if !Transient(err) || ctx.Err() != nil {
-			return err
-		}
-		if !sleep(ctx, backoff) {
-			return err
-		}
-		backoff = min(2*backoff, retryMost)
-	}
+	return redisha.Retry(ctx, fn)
 }
 
 // Transient reports whether err says Redis could not be reached or is not
 // ready to answer yet (starting, loading its data, failing over), so that
 // the same command may succeed a moment later.
-func Transient(err error) bool {
-	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, redis.ErrClosed) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return true
-	}
-	var re redis.Error
-	if errors.As(err, &re) {
-		for _, busy := range []string{"LOADING", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY"} {
-			if strings.HasPrefix(re.Error(), busy) {
-				return true
-			}
-		}
-	}
-	return false
-}
+func Transient(err error) bool { return redisha.Transient(err) }
 
 // sleep waits d, or less if ctx ends first; it reports whether ctx is
 // still live.

@@ -86,16 +86,18 @@ type Payload struct {
 	Run int `json:"run,omitempty"`
 }
 
-// PhotoKey, LogoKey and ResultKey are the Redis keys of one request.
-func PhotoKey(requestID string) string  { return keyPrefix + requestID + ":photo" }
-func LogoKey(requestID string) string   { return keyPrefix + requestID + ":logo" }
-func ResultKey(requestID string) string { return keyPrefix + requestID + ":result" }
+// PhotoKey, LogoKey and ResultKey are the Redis keys of one request. A
+// request's keys share the hash tag {request_id}: on a Redis Cluster they
+// live on one master (deleted together), while requests spread over all.
+func PhotoKey(requestID string) string  { return keyPrefix + "{" + requestID + "}:photo" }
+func LogoKey(requestID string) string   { return keyPrefix + "{" + requestID + "}:logo" }
+func ResultKey(requestID string) string { return keyPrefix + "{" + requestID + "}:result" }
 
 // AliveKey is refreshed by the worker processing a request's task, every
 // aliveEvery with a lifetime of aliveTTL; it holds the worker's id, so that
 // the web side, seeing it lapse with no answer, asks after that worker
 // process (WorkerKey) before it takes the task to have killed it.
-func AliveKey(requestID string) string { return keyPrefix + requestID + ":alive" }
+func AliveKey(requestID string) string { return keyPrefix + "{" + requestID + "}:alive" }
 
 // WorkerKey is a worker process's own sign of life, refreshed every
 // aliveEvery with a lifetime of aliveTTL while the process runs; it holds

@@ -112,3 +112,115 @@ func TestEnqueueRidesThroughRedisStop(t *testing.T) {
 		t.Fatalf("enqueue of a task id already queued: %v", err)
 	}
 }
+
+// A task and photo that Redis lost (a master failed before its replica
+// had them) are stored and enqueued again, so the call still gets its
+// answer; a request lost again and again ends with ErrLost, before its
+// deadline.
+func TestDoEnqueuesLostTaskAgain(t *testing.T) {
+	rs := redistest.New(t, 7)
+	c := jobs.NewClient(rs.Client)
+	defer c.Close()
+	ins := asynq.NewInspectorFromRedisClient(rs.Client)
+	ctx := context.Background()
+	photo := []byte("PHOTO")
+	// lose deletes the task of that id and the photo once the task is
+	// queued; archive archives the task instead, as Asynq does with a run
+	// that failed without answering.
+	lose := func(id, taskID string) {
+		for {
+			if _, err := ins.GetTaskInfo(jobs.Queue, taskID); err == nil {
+				ins.DeleteTask(jobs.Queue, taskID)
+				rs.Client.Del(ctx, jobs.PhotoKey(id))
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	archive := func(taskID string) {
+		for {
+			if _, err := ins.GetTaskInfo(jobs.Queue, taskID); err == nil {
+				if err := ins.ArchiveTask(jobs.Queue, taskID); err != nil {
+					t.Errorf("archive %s: %v", taskID, err)
+				}
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	req := jobs.Request{ID: "r5", Op: jobs.OpBlurPlates, Photo: photo, Deadline: time.Now().Add(10 * time.Second)}
+	go func() {
+		lose("r5", "r5")
+		// The stand-in worker answers the second run, once its photo is back.
+		for {
+			_, terr := ins.GetTaskInfo(jobs.Queue, "r5.2")
+			got, _ := rs.Client.Get(ctx, jobs.PhotoKey("r5")).Bytes()
+			if terr == nil && bytes.Equal(got, photo) {
+				jobs.Deliver(ctx, rs.Client, jobs.Payload{RequestID: "r5", Deadline: req.Deadline}, &jobs.Result{ContentType: "image/jpeg", Body: []byte("OK")})
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	res, err := c.Do(ctx, req)
+	if err != nil || string(res.Body) != "OK" {
+		t.Fatalf("Do after its task was lost: %v, %v; want the second run's answer", res, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the lost task was noticed after %v, want within seconds", d)
+	}
+
+	req = jobs.Request{ID: "r6", Op: jobs.OpBlurPlates, Photo: photo, Deadline: time.Now().Add(20 * time.Second)}
+	go func() {
+		lose("r6", "r6")
+		archive("r6.2")
+		lose("r6", "r6.3")
+	}()
+	_, err = c.Do(ctx, req)
+	if !errors.Is(err, jobs.ErrLost) {
+		t.Fatalf("Do lost three times: %v, want ErrLost", err)
+	}
+	if time.Now().After(req.Deadline) {
+		t.Errorf("ErrLost came after the deadline")
+	}
+}
+
+// On a cluster whose queue master is dead, a failed enqueue is reported
+// as transient (to be tried again), though other masters answer PING; and
+// once the replica has taken over it goes through.
+func TestEnqueueOnClusterWithQueueMasterDown(t *testing.T) {
+	redistest.SkipUnlessCluster(t)
+	c := redistest.NewCluster(t)
+	ctx := context.Background()
+	aq := asynq.NewClientFromRedisClient(c.Client)
+	defer aq.Close()
+	master, err := c.MasterOf(ctx, "asynq:{"+jobs.Queue+"}:pending")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill(master); err != nil {
+		t.Fatal(err)
+	}
+	task := asynq.NewTask(jobs.TaskType(jobs.OpBlurPlates), []byte("{}"), asynq.Queue(jobs.Queue), asynq.TaskID("down-1"))
+	// Until the replica takes over, every failure must be one to try
+	// again: a PING to some node would answer, and mislead.
+	failures := 0
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		err := jobs.Enqueue(ctx, c.Client, aq, task)
+		if err == nil {
+			break
+		}
+		if !jobs.Transient(err) {
+			t.Fatalf("enqueue with the queue's master dead (after %d transient failures): %v, want a transient error", failures, err)
+		}
+		if failures++; time.Now().After(deadline) {
+			t.Fatalf("enqueue still failing 20 s after the kill: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if failures == 0 {
+		t.Errorf("the enqueue never failed: the test proved nothing")
+	}
+}

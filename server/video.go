@@ -329,7 +329,7 @@ func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
 			s.log.Error().Err(err).Str("job", job.ID).Msg("end the video job failed")
 		}
 		if ok {
-			if err := s.billing.ReleaseID(context.WithoutCancel(ctx), job.Hold); err != nil {
+			if err := s.billing.ReleaseID(context.WithoutCancel(ctx), job.Account, job.Hold); err != nil {
 				s.log.Error().Err(err).Str("job", job.ID).Msg("release video hold")
 			}
 		}

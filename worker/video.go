@@ -163,7 +163,7 @@ func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields m
 	defer cancel()
 	if status == video.Done {
 		// Charge first: a job shown done has been paid for.
-		if _, err := vc.Billing.CaptureID(ctx, job.Hold); err != nil {
+		if _, err := vc.Billing.CaptureID(ctx, job.Account, job.Hold); err != nil {
 			w.log.Error().Err(err).Str("job", job.ID).Msg("capture video hold")
 			status, fields = video.Failed, map[string]any{"status": video.Failed, "code": carphoto.EProcessingFailed,
 				"error": "could not record the charge; you were not charged, please send the video again"}
@@ -178,7 +178,7 @@ func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields m
 		return // another run ended it first, and settled its hold
 	}
 	if status == video.Failed {
-		if err := vc.Billing.ReleaseID(ctx, job.Hold); err != nil {
+		if err := vc.Billing.ReleaseID(ctx, job.Account, job.Hold); err != nil {
 			w.log.Error().Err(err).Str("job", job.ID).Msg("release video hold")
 		}
 	}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 
 	"carphoto/billing"
 )
@@ -21,6 +23,29 @@ const adminUsage = `admin commands (against the Redis at REDIS_URL), each printi
   carphoto keys revoke ACCOUNT_ID
   carphoto credits add ACCOUNT_ID N      (N may be negative; the balance never goes below 0)
   carphoto credits show ACCOUNT_ID`
+
+// adminRedis opens the service's Redis for an admin command: the one at
+// REDIS_URL or the cluster at REDIS_CLUSTER_URL, read with the service's
+// own configuration.
+func adminRedis(ctx context.Context, getenv func(string) string, cmd string) (redis.UniversalClient, config, error) {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return nil, cfg, fmt.Errorf("configuration:\n%w", err)
+	}
+	if !cfg.redisConfigured() {
+		return nil, cfg, errors.New("REDIS_URL is not set: the admin commands work on the service's Redis, e.g. REDIS_URL=redis://localhost:6379/0 carphoto " + cmd + " (or REDIS_CLUSTER_URL for a Redis Cluster)")
+	}
+	cfg.RedisPoolSize = 20
+	rdb, addr, err := cfg.redisClient(cfg.RedisURL)
+	if err != nil {
+		return nil, cfg, err
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, cfg, fmt.Errorf("redis at %s: %w", addr, err)
+	}
+	return rdb, cfg, nil
+}
 
 // adminRequestID marks the CLI's balance changes in the ledger.
 const adminRequestID = "admin-cli"
@@ -40,20 +65,12 @@ func runAdmin(ctx context.Context, getenv func(string) string, args []string, st
 		return usageErr(fmt.Sprintf("unknown command %q", cmd))
 	}
 
-	url := getenv("REDIS_URL")
-	if url == "" {
-		return errors.New("REDIS_URL is not set: the admin commands work on the service's Redis, e.g. REDIS_URL=redis://localhost:6379/0 carphoto " + cmd)
-	}
-	opt, err := redis.ParseURL(url)
+	rdb, cfg, err := adminRedis(ctx, getenv, cmd)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis at %s: %w", opt.Addr, err)
-	}
-	b := billing.New(rdb, billing.Config{})
+	b := billing.New(rdb, billing.Config{WaitReplicas: cfg.RedisWaitReplicas, WaitTimeout: cfg.RedisWaitTimeout})
 	out := json.NewEncoder(stdout)
 
 	switch cmd {
@@ -127,4 +144,47 @@ func oneID(cmd string, rest []string) (string, error) {
 
 func usageErr(msg string) error {
 	return fmt.Errorf("%s\n\n%s", msg, adminUsage)
+}
+
+// runMigrate runs billing.MigrateLayout, whether or not the Redis is
+// marked as migrated already, and prints what it did.
+func runMigrate(ctx context.Context, getenv func(string) string, args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return usageErr(fmt.Sprintf("migrate takes no arguments, not %q", args[0]))
+	}
+	rdb, _, err := adminRedis(ctx, getenv, "migrate")
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	m, err := billing.MigrateLayout(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(m)
+}
+
+// migrateLayout moves the keys of the layout before Redis Cluster support
+// to the current one at the start of a web process, once per Redis: a
+// Redis marked as migrated is not scanned again.
+func migrateLayout(ctx context.Context, rdb redis.UniversalClient, log zerolog.Logger) error {
+	ok, err := billing.LayoutCurrent(ctx, rdb)
+	if err != nil {
+		return fmt.Errorf("redis: read the key layout: %w", err)
+	}
+	if ok {
+		return nil
+	}
+	start := time.Now()
+	m, err := billing.MigrateLayout(ctx, rdb)
+	if err != nil {
+		return fmt.Errorf("redis: move keys to layout %s: %w", billing.Layout, err)
+	}
+	ev := log.Info()
+	if m.Conflicts > 0 {
+		ev = log.Warn()
+	}
+	ev.Int("moved", m.Moved).Int("holds", m.Holds).Int("conflicts", m.Conflicts).Int("skipped", m.Skipped).
+		Dur("took", time.Since(start)).Str("layout", billing.Layout).Msg("redis: key layout migration")
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func adminCLI(t *testing.T, r *redistest.Server, args ...string) (map[string]any
 	t.Helper()
 	var out bytes.Buffer
 	getenv := func(k string) string {
-		if k == "REDIS_URL" {
+		if k == r.EnvName() {
 			return r.URL
 		}
 		return ""
@@ -128,5 +129,38 @@ func TestAdminCommandErrors(t *testing.T) {
 	err := runAdmin(context.Background(), func(string) string { return "" }, []string{"credits", "show", id}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "REDIS_URL is not set") {
 		t.Fatalf("without REDIS_URL: %v, want it to say REDIS_URL is not set", err)
+	}
+}
+
+// TestMigrateCommand moves an account of the layout before Redis Cluster
+// support and prints what it did; run again, it has nothing to move.
+func TestMigrateCommand(t *testing.T) {
+	ctx := context.Background()
+	r := redistest.New(t, 4)
+	const acct = "acct_clioldlayout00000"
+	if err := r.Client.HSet(ctx, "cp:acct:"+acct, "name", "Old", "credits", 5).Err(); err != nil {
+		t.Fatal(err)
+	}
+	migrate := func() string {
+		var out bytes.Buffer
+		getenv := func(k string) string {
+			if k == r.EnvName() {
+				return r.URL
+			}
+			return ""
+		}
+		if err := run(ctx, []string{"migrate"}, getenv, &out, io.Discard); err != nil {
+			t.Fatalf("carphoto migrate: %v", err)
+		}
+		return strings.TrimSpace(out.String())
+	}
+	if got, want := migrate(), `{"moved":1,"holds":0,"conflicts":0,"skipped":0}`; got != want {
+		t.Errorf("first run printed %s, want %s", got, want)
+	}
+	if a, err := billing.New(r.Client, billing.Config{}).Account(ctx, acct); err != nil || a.Credits != 5 {
+		t.Errorf("the account after carphoto migrate: %+v, %v; want 5 credits", a, err)
+	}
+	if got, want := migrate(), `{"moved":0,"holds":0,"conflicts":0,"skipped":0}`; got != want {
+		t.Errorf("second run printed %s, want %s", got, want)
 	}
 }

@@ -189,7 +189,7 @@ func startBenchService(ctx context.Context, getenv func(string) string) (url, ke
 	if err != nil {
 		return "", "", nil, err
 	}
-	if cfg.RedisURL == "" {
+	if !cfg.redisConfigured() {
 		m := miniredis.NewMiniRedis()
 		m.ClockTTL(true)
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
@@ -198,11 +198,10 @@ func startBenchService(ctx context.Context, getenv func(string) string) (url, ke
 		cleanups = append(cleanups, m.Close)
 		cfg.RedisURL = "redis://" + m.Addr()
 	}
-	opt, err := cfg.redisOptions(cfg.RedisURL)
+	rdb, _, err := cfg.redisClient(cfg.RedisURL)
 	if err != nil {
 		return "", "", nil, err
 	}
-	rdb := redis.NewClient(opt)
 	_, key, err = billing.New(rdb, cfg.billingConfig(zerolog.Nop())).CreateAccount(ctx, "bench", 1_000_000)
 	rdb.Close()
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"carphoto/billing"
 	"carphoto/imageops/codec"
 	"carphoto/imageops/shadow"
+	"carphoto/internal/redisha"
 	"carphoto/server"
 	"carphoto/video"
 	"carphoto/worker"
@@ -29,6 +30,14 @@ import (
 type config struct {
 	Port     string
 	RedisURL string
+	// RedisClusterURL is REDIS_CLUSTER_URL: a Redis Cluster instead of the
+	// one Redis of REDIS_URL (never both).
+	RedisClusterURL string
+	// RedisWaitReplicas and RedisWaitTimeout: a money write waits for this
+	// many replicas (WAIT), this long at most. Default 1 on a cluster, 0
+	// on one Redis.
+	RedisWaitReplicas int
+	RedisWaitTimeout  time.Duration
 
 	RequestTimeout    time.Duration
 	UploadTimeout     time.Duration
@@ -192,6 +201,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 			errs = append(errs, fmt.Errorf("REDIS_URL: %v (want redis://[user:pass@]host:port[/db] or rediss://...)", err))
 		}
 	}
+	c.RedisClusterURL = str("REDIS_CLUSTER_URL", "")
+	waitDefault := int64(0)
+	if c.RedisClusterURL != "" {
+		waitDefault = 1
+		if c.RedisURL != "" {
+			errs = append(errs, errors.New("REDIS_URL and REDIS_CLUSTER_URL are both set: keep one (REDIS_URL for one Redis, REDIS_CLUSTER_URL for a Redis Cluster)"))
+		}
+		if _, err := redis.ParseClusterURL(c.RedisClusterURL); err != nil {
+			errs = append(errs, fmt.Errorf("REDIS_CLUSTER_URL: %v (want redis://[user:pass@]host:port?addr=host:port&addr=host:port, or rediss://...)", err))
+		}
+	}
+	c.RedisWaitReplicas = int(num("REDIS_WAIT_REPLICAS", waitDefault, 0))
+	c.RedisWaitTimeout = dur("REDIS_WAIT_TIMEOUT", time.Second, time.Millisecond)
 	if c.MetricsPort != "" {
 		if _, err := strconv.Atoi(c.MetricsPort); err != nil {
 			errs = append(errs, fmt.Errorf("METRICS_PORT=%q: want a port number", c.MetricsPort))
@@ -298,6 +320,33 @@ func (c config) redisOptions(url string) (*redis.Options, error) {
 	return opt, nil
 }
 
+// redisClient opens the service's Redis: the cluster of REDIS_CLUSTER_URL
+// when set, else the one Redis at url (REDIS_URL, or the embedded one).
+// addr names it in logs and errors, without secrets.
+func (c config) redisClient(url string) (rdb redis.UniversalClient, addr string, err error) {
+	if c.RedisClusterURL == "" {
+		opt, err := c.redisOptions(url)
+		if err != nil {
+			return nil, "", err
+		}
+		return redis.NewClient(opt), opt.Addr, nil
+	}
+	opt, err := redis.ParseClusterURL(c.RedisClusterURL)
+	if err != nil {
+		return nil, "", fmt.Errorf("REDIS_CLUSTER_URL: %w", err)
+	}
+	// The pool is per node: a request waits on the node of its result key.
+	opt.PoolSize = c.RedisPoolSize
+	opt.ContextTimeoutEnabled = true
+	opt.PoolTimeout = c.RequestTimeout
+	cc := redis.NewClusterClient(opt)
+	redisha.Heal(cc)
+	return cc, "cluster " + strings.Join(opt.Addrs, ","), nil
+}
+
+// redisConfigured reports whether REDIS_URL or REDIS_CLUSTER_URL is set.
+func (c config) redisConfigured() bool { return c.RedisURL != "" || c.RedisClusterURL != "" }
+
 func (c config) serverConfig() server.Config {
 	return server.Config{
 		RequestTimeout:    c.RequestTimeout,
@@ -367,6 +416,8 @@ func (c config) billingConfig(log zerolog.Logger) billing.Config {
 		MaxAssets:               c.MaxAssets,
 		MaxBackdropBytes:        c.MaxBackdropBytes,
 		MaxBackdropPixels:       c.MaxBackdropPixels,
+		WaitReplicas:            c.RedisWaitReplicas,
+		WaitTimeout:             c.RedisWaitTimeout,
 	}
 }
 

@@ -125,3 +125,38 @@ func TestConfigVideoStore(t *testing.T) {
 		t.Errorf("S3_ENDPOINT alone: store %q, %v; want the local directory", c.VideoStore, err)
 	}
 }
+
+// REDIS_CLUSTER_URL takes go-redis's cluster URL form and makes money
+// writes wait for one replica by default; with REDIS_URL too, or
+// malformed, the start is refused naming the variables.
+func TestConfigRedisCluster(t *testing.T) {
+	const cluster = "redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002"
+	c, err := loadConfig(envOf(map[string]string{"REDIS_CLUSTER_URL": cluster}))
+	if err != nil || c.RedisWaitReplicas != 1 || c.RedisWaitTimeout != time.Second {
+		t.Errorf("REDIS_CLUSTER_URL alone: REDIS_WAIT_REPLICAS %d, REDIS_WAIT_TIMEOUT %v, %v; want 1, 1s, no error", c.RedisWaitReplicas, c.RedisWaitTimeout, err)
+	}
+	c, err = loadConfig(envOf(map[string]string{"REDIS_URL": "redis://127.0.0.1:6379"}))
+	if err != nil || c.RedisWaitReplicas != 0 {
+		t.Errorf("REDIS_URL: REDIS_WAIT_REPLICAS %d, %v; want 0 (one Redis, no replica to wait for)", c.RedisWaitReplicas, err)
+	}
+	c, err = loadConfig(envOf(map[string]string{"REDIS_URL": "redis://127.0.0.1:6379", "REDIS_WAIT_REPLICAS": "2", "REDIS_WAIT_TIMEOUT": "250ms"}))
+	if err != nil || c.RedisWaitReplicas != 2 || c.RedisWaitTimeout != 250*time.Millisecond {
+		t.Errorf("REDIS_WAIT_REPLICAS=2 REDIS_WAIT_TIMEOUT=250ms: %d, %v, %v", c.RedisWaitReplicas, c.RedisWaitTimeout, err)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		name []string
+	}{
+		{map[string]string{"REDIS_URL": "redis://127.0.0.1:6379", "REDIS_CLUSTER_URL": cluster}, []string{"REDIS_URL", "REDIS_CLUSTER_URL"}},
+		{map[string]string{"REDIS_CLUSTER_URL": "http://127.0.0.1:7000"}, []string{"REDIS_CLUSTER_URL"}},
+		{map[string]string{"REDIS_CLUSTER_URL": cluster, "REDIS_WAIT_REPLICAS": "-1"}, []string{"REDIS_WAIT_REPLICAS"}},
+		{map[string]string{"REDIS_WAIT_TIMEOUT": "soon"}, []string{"REDIS_WAIT_TIMEOUT"}},
+	} {
+		_, err := loadConfig(envOf(tc.env))
+		for _, n := range tc.name {
+			if err == nil || !strings.Contains(err.Error(), n) {
+				t.Errorf("%v: error %v does not name %s", tc.env, err, n)
+			}
+		}
+	}
+}

@@ -95,16 +95,22 @@ type service struct {
 // the test defaults, and stops it when the test ends.
 func startService(t *testing.T, env map[string]string) *service {
 	t.Helper()
-	rs := redistest.New(t, redisDB)
+	return startServiceOn(t, redistest.New(t, redisDB), env)
+}
+
+// startServiceOn is startService on the Redis rs.
+func startServiceOn(t *testing.T, rs *redistest.Server, env map[string]string) *service {
+	t.Helper()
 	getenv := func(k string) string {
 		if v, ok := env[k]; ok {
 			return v
 		}
+		if k == rs.EnvName() {
+			return rs.URL
+		}
 		switch k {
 		case "PORT":
 			return "0"
-		case "REDIS_URL":
-			return rs.URL
 		case "LOG_LEVEL":
 			return "warn"
 		}
@@ -141,11 +147,11 @@ func (s *service) account(t *testing.T, credits int64) (id, key string) {
 
 func (s *service) credits(t *testing.T, id string) int64 {
 	t.Helper()
-	n, err := s.rs.Client.HGet(context.Background(), "cp:acct:"+id, "credits").Int64()
+	a, err := s.b.Account(context.Background(), id)
 	if err != nil {
 		t.Fatalf("read balance of %s: %v", id, err)
 	}
-	return n
+	return a.Credits
 }
 
 // waitReady polls /readyz until a worker is seen.
@@ -403,11 +409,11 @@ func lines(s string) []string {
 // accounts and balances.
 func startWeb(t *testing.T, rs *redistest.Server, env ...string) (*proc, *service) {
 	t.Helper()
-	env = append([]string{"REDIS_URL=" + rs.URL, "PORT=0"}, env...)
+	env = append([]string{rs.Env(), "PORT=0"}, env...)
 	web := startProc(t, "serve", env...)
 	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
 	cfg, _ := loadConfig(func(k string) string {
-		if k == "REDIS_URL" {
+		if k == rs.EnvName() {
 			return rs.URL
 		}
 		return ""

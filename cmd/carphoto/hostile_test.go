@@ -106,7 +106,7 @@ func TestHostileInputsRefusedBeforeWork(t *testing.T) {
 	}
 	rs := redistest.New(t, redisDB)
 	videoDir := t.TempDir()
-	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "WORKER_CONCURRENCY=1", "VIDEO_DIR=" + videoDir,
+	env := []string{rs.Env(), "PORT=0", "WORKER_CONCURRENCY=1", "VIDEO_DIR=" + videoDir,
 		"MAX_IN_FLIGHT_PER_KEY=16", "RATE_LIMIT_PER_MINUTE=1000"}
 	_, s := startWeb(t, rs, env...)
 	workers := []*proc{startProc(t, "worker", env...), startProc(t, "worker", env...)}
@@ -253,7 +253,7 @@ func TestHostileTaskKillingWorkersIsEnded(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	rs := redistest.New(t, redisDB)
-	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "WORKER_CONCURRENCY=1", "MAX_IN_FLIGHT_PER_KEY=16"}
+	env := []string{rs.Env(), "PORT=0", "WORKER_CONCURRENCY=1", "MAX_IN_FLIGHT_PER_KEY=16"}
 	web, s := startWeb(t, rs, env...)
 	workers := []*proc{startProc(t, "worker", env...), startProc(t, "worker", env...), startProc(t, "worker", env...)}
 	waitReady(t, s.url)

@@ -107,7 +107,7 @@ func TestIdempotentConcurrentDuplicates(t *testing.T) {
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		keys, _ := s.rs.Client.Keys(context.Background(), "cp:idem:"+id+":*").Result()
+		keys := s.rs.Keys(t, "cp:idem:{"+id+"}:*")
 		if len(keys) == 1 && s.rs.Client.HGet(context.Background(), keys[0], "state").Val() == "running" {
 			break
 		}

@@ -186,7 +186,7 @@ func TestMetricsAfterCalls(t *testing.T) {
 // metrics there, behind the token.
 func TestWorkerMetricsPort(t *testing.T) {
 	s := startService(t, nil)
-	env := map[string]string{"REDIS_URL": s.rs.URL, "METRICS_PORT": "0", "METRICS_TOKEN": metricsToken, "LOG_LEVEL": "warn"}
+	env := map[string]string{s.rs.EnvName(): s.rs.URL, "METRICS_PORT": "0", "METRICS_TOKEN": metricsToken, "LOG_LEVEL": "warn"}
 	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -261,7 +261,7 @@ func TestMetricsLoopbackOnly(t *testing.T) {
 		t.Errorf("/metrics from %s without a token: %d %q %v, want 401 invalid_api_key", ip, status, code, err)
 	}
 
-	env := map[string]string{"REDIS_URL": s.rs.URL, "METRICS_PORT": "0", "LOG_LEVEL": "warn"}
+	env := map[string]string{s.rs.EnvName(): s.rs.URL, "METRICS_PORT": "0", "LOG_LEVEL": "warn"}
 	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

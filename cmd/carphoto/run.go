@@ -30,14 +30,15 @@ import (
 const usage = `usage: carphoto [command]
 
 Service:
-  carphoto [all]      web + worker in one process (embedded Redis when REDIS_URL is unset)
+  carphoto [all]      web + worker in one process (embedded Redis when neither REDIS_URL nor REDIS_CLUSTER_URL is set)
   carphoto serve      web only (Procfile: web)
   carphoto worker     worker only (Procfile: worker)
 
-Admin (against REDIS_URL):
+Admin (against REDIS_URL or REDIS_CLUSTER_URL):
   carphoto accounts create [--credits N] [--name S]
   carphoto keys rotate|revoke ACCOUNT_ID
   carphoto credits add ACCOUNT_ID N | credits show ACCOUNT_ID
+  carphoto migrate                       move keys of the layout before Redis Cluster support (serve does it at start)
 
 Tools:
   carphoto plates [--json] FILE...       find licence plates
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runService(ctx, cmd, cfg, stdout, stderr)
 	case "accounts", "keys", "credits":
 		return runAdmin(ctx, getenv, append([]string{cmd}, args...), stdout)
+	case "migrate":
+		return runMigrate(ctx, getenv, args, stdout)
 	case "plates":
 		return bench.FindPlates(ctx, args, stdout, stderr)
 	case "cutout":
@@ -105,9 +108,9 @@ func newLogger(level string, stderr io.Writer) zerolog.Logger {
 func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.Writer) error {
 	log := newLogger(cfg.LogLevel, stderr).With().Str("process", mode).Logger()
 	redisURL, embedded := cfg.RedisURL, false
-	if redisURL == "" {
+	if !cfg.redisConfigured() {
 		if mode != "all" {
-			return fmt.Errorf("%s needs REDIS_URL (redis://host:port); run `carphoto` alone for the all-in-one dev mode", mode)
+			return fmt.Errorf("%s needs REDIS_URL (redis://host:port) or REDIS_CLUSTER_URL; run `carphoto` alone for the all-in-one dev mode", mode)
 		}
 		m := miniredis.NewMiniRedis()
 		m.ClockTTL(true) // without it TTLs never run down
@@ -117,18 +120,18 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		defer m.Close()
 		redisURL, embedded = "redis://"+m.Addr(), true
 	}
-	opt, err := cfg.redisOptions(redisURL)
+	rdb, redisAddr, err := cfg.redisClient(redisURL)
 	if err != nil {
 		return err
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	m := metrics.New()
 	rdb.AddHook(m.RedisHook())
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis at %s: %w", opt.Addr, err)
+		return fmt.Errorf("redis at %s: %w", redisAddr, err)
 	}
-	log.Info().Str("redis", opt.Addr).Bool("embedded_redis", embedded).
+	log.Info().Str("redis", redisAddr).Bool("embedded_redis", embedded).
+		Int("redis_wait_replicas", cfg.RedisWaitReplicas).Dur("redis_wait_timeout", cfg.RedisWaitTimeout).
 		Dur("request_timeout", cfg.RequestTimeout).Dur("upload_timeout", cfg.UploadTimeout).Dur("idempotency_ttl", cfg.IdempotencyTTL).
 		Int64("max_upload_bytes", cfg.MaxUploadBytes).Bool("allow_private_urls", cfg.AllowPrivateURLs).
 		Int("max_pixels", cfg.MaxPixels).Int("max_image_side", cfg.MaxImageSide).Int("max_image_aspect", cfg.MaxImageAspect).Dur("task_check_interval", cfg.TaskCheckInterval).
@@ -141,6 +144,11 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Str("video_store", cfg.videoStoreName()).
 		Msg("configuration")
 
+	if mode != "worker" {
+		if err := migrateLayout(ctx, rdb, log); err != nil {
+			return err
+		}
+	}
 	store, err := cfg.videoStore(ctx)
 	if err != nil {
 		return err

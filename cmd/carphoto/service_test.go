@@ -375,7 +375,7 @@ func TestWorkerStops(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	rs := redistest.New(t, redisDB)
-	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "REQUEST_TIMEOUT=10s", "WORKER_CONCURRENCY=1", "MAX_IN_FLIGHT_PER_KEY=16"}
+	env := []string{rs.Env(), "PORT=0", "REQUEST_TIMEOUT=10s", "WORKER_CONCURRENCY=1", "MAX_IN_FLIGHT_PER_KEY=16"}
 	web, s := startWeb(t, rs, env...)
 	url := s.url
 	if status, _, body := do(t, http.MethodGet, url+"/readyz", "", "", nil); status != 503 {

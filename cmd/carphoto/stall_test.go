@@ -70,7 +70,7 @@ func (s *service) inFlight(t *testing.T, key string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.rs.Client.ZCard(context.Background(), "cp:inflight:"+a.KeyID).Result()
+	n, err := s.rs.Client.ZCard(context.Background(), "cp:inflight:{"+a.KeyID+"}").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func (s *service) queued(t *testing.T, key string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.rs.Client.ZCard(context.Background(), "cp:inqueue:"+a.KeyID).Result()
+	n, err := s.rs.Client.ZCard(context.Background(), "cp:inqueue:{"+a.KeyID+"}").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestPerKeyQueueDeadline(t *testing.T) {
 	}
 	// Two calls of another web process hold the key's slots for a minute.
 	far := float64(time.Now().Add(time.Minute).UnixMilli())
-	s.rs.Client.ZAdd(context.Background(), "cp:inflight:"+a.KeyID, redis.Z{Score: far, Member: "elsewhere-1"}, redis.Z{Score: far, Member: "elsewhere-2"})
+	s.rs.Client.ZAdd(context.Background(), "cp:inflight:{"+a.KeyID+"}", redis.Z{Score: far, Member: "elsewhere-1"}, redis.Z{Score: far, Member: "elsewhere-2"})
 	start := time.Now()
 	status, h, body := post(t, s.url+"/v1/blur-plates", key, file("image", plainJPEG(t)))
 	after := time.Since(start)
@@ -360,7 +360,7 @@ func TestPerKeyQueueDeadline(t *testing.T) {
 	if got := s.credits(t, id); got != 5 {
 		t.Errorf("balance %d, want 5 (not charged)", got)
 	}
-	s.rs.Client.ZRem(context.Background(), "cp:inflight:"+a.KeyID, "elsewhere-1")
+	s.rs.Client.ZRem(context.Background(), "cp:inflight:{"+a.KeyID+"}", "elsewhere-1")
 	timed(t, s.url, key, plainJPEG(t))
 }
 

@@ -228,7 +228,7 @@ func TestVideoWorkerKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := redistest.New(t, redisDB)
-	env := []string{"REDIS_URL=" + rs.URL, "PORT=0", "VIDEO_DIR=" + t.TempDir(), "WORKER_CONCURRENCY=1"}
+	env := []string{rs.Env(), "PORT=0", "VIDEO_DIR=" + t.TempDir(), "WORKER_CONCURRENCY=1"}
 	_, s := startWeb(t, rs, env...)
 	url := s.url
 	ws := []*proc{startProc(t, "worker", env...), startProc(t, "worker", env...)}

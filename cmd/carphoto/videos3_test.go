@@ -39,14 +39,14 @@ func TestVideoBlurOnS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := redistest.New(t, redisDB)
-	env := append([]string{"REDIS_URL=" + rs.URL, "PORT=0", "WORKER_CONCURRENCY=1"}, s3.Env("carphoto/videos")...)
+	env := append([]string{rs.Env(), "PORT=0", "WORKER_CONCURRENCY=1"}, s3.Env("carphoto/videos")...)
 	webDir, workerDir := t.TempDir(), t.TempDir()
 	webTmp, workerTmp := t.TempDir(), t.TempDir()
 	web := startProcIn(t, webDir, "serve", append(env, "TMPDIR="+webTmp)...)
 	url := waitFor(t, web.stdout, regexp.MustCompile(`carphoto listening on (http://\S+)`))
 	worker := startProcIn(t, workerDir, "worker", append(env, "TMPDIR="+workerTmp)...)
 	waitReady(t, url)
-	cfg, _ := loadConfig(envOf(map[string]string{"REDIS_URL": rs.URL}))
+	cfg, _ := loadConfig(envOf(map[string]string{rs.EnvName(): rs.URL}))
 	s := &service{url: url, rs: rs, b: newBilling(rs, cfg)}
 	id, key := s.account(t, 5)
 
