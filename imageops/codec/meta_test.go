@@ -62,20 +62,6 @@ func TestEXIFOrientation(t *testing.T) {
 	}
 }
 
-func TestEstimateJPEGQualityInvertsIJGScaling(t *testing.T) {
-	for q := 1; q <= 100; q++ {
-		var tab quantTable
-		for i, v := range ijgQuantTable(q, 255) {
-			tab.q[i] = uint16(v)
-		}
-		// Clamping to 255 makes a few of the lowest qualities share a
-		// table; any quality with the same table is right.
-		if got := estimateJPEGQuality(&tab); ijgQuantTable(got, 255) != ijgQuantTable(q, 255) {
-			t.Errorf("quality %d estimated as %d", q, got)
-		}
-	}
-}
-
 func TestJPEGICCChunksJoinInSequenceOrder(t *testing.T) {
 	app2 := func(seq, count byte, data string) []byte {
 		body := append(append([]byte("ICC_PROFILE\x00"), seq, count), data...)

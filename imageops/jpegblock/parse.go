@@ -8,6 +8,10 @@
 // Only sequential Huffman-coded 8-bit JPEGs with one scan holding every
 // component (greyscale or YCbCr) are read; anything else is ErrUnsupported
 // and belongs to a full decode.
+//
+// It also writes whole JPEGs (Encode, behind codec.EncodeJPEG) and holds
+// the IJG quantisation tables: those Encode scales by quality, and those
+// Quality measures a file's luminance table against.
 package jpegblock
 
 import (
