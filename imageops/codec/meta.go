@@ -118,7 +118,11 @@ func readJPEGMeta(data []byte, h *header) error {
 				}
 			}
 		case 0xDB: // DQT
-			if err := readDQT(seg, &tables); err != nil {
+			err := jpegblock.ReadDQT(seg, func(id, precision int, q *[64]uint16) error {
+				tables[id] = &quantTable{q: *q, precision: precision}
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 		case 0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF: // SOFn
@@ -178,31 +182,6 @@ func baselineScanBytes(sof []byte) (least, most uint64) {
 type quantTable struct {
 	q         [64]uint16
 	precision int // 0: 8-bit entries, 1: 16-bit
-}
-
-// readDQT parses the tables of one DQT segment into tables by id.
-func readDQT(seg []byte, tables *[4]*quantTable) error {
-	for len(seg) > 0 {
-		pq, tq := int(seg[0]>>4), int(seg[0]&0x0F)
-		if pq > 1 || tq > 3 {
-			return fmt.Errorf("bad DQT table %#02x", seg[0])
-		}
-		size := 64 << pq
-		if len(seg) < 1+size {
-			return errors.New("short DQT segment")
-		}
-		t := &quantTable{precision: pq}
-		for i := range t.q {
-			if pq == 0 {
-				t.q[i] = uint16(seg[1+i])
-			} else {
-				t.q[i] = binary.BigEndian.Uint16(seg[1+2*i:])
-			}
-		}
-		tables[tq] = t
-		seg = seg[1+size:]
-	}
-	return nil
 }
 
 // joinICC reassembles an ICC profile from its APP2 chunks (chunks[i] is

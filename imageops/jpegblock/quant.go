@@ -1,7 +1,7 @@
 package jpegblock
 
-// The IJG (libjpeg) quantisation tables: what Encode writes, and what
-// Quality measures a file's luminance table against.
+// Quantisation tables: reading a file's (ReadDQT), and the IJG (libjpeg)
+// tables, which Encode writes and Quality measures a file's against.
 
 // stdLuminanceQuant is the IJG (libjpeg) luminance table at quality 50, in
 // zigzag order; every mainstream encoder scales it for other qualities.
@@ -65,4 +65,34 @@ func Quality(t [64]uint16, precision int) int {
 		}
 	}
 	return best
+}
+
+// ReadDQT parses the tables of one DQT segment (after its length), calling
+// each with a table's id (0..3), its precision (0: 8-bit entries, 1:
+// 16-bit) and its entries in zigzag order, as stored. A malformed segment
+// is invalid_params; each's error stops the walk and is returned.
+func ReadDQT(seg []byte, each func(id, precision int, q *[64]uint16) error) error {
+	for len(seg) > 0 {
+		pq, tq := int(seg[0]>>4), int(seg[0]&15)
+		if pq > 1 || tq > 3 {
+			return corrupt("bad DQT table %#02x", seg[0])
+		}
+		size := 64 << pq
+		if len(seg) < 1+size {
+			return corrupt("short DQT segment")
+		}
+		var q [64]uint16
+		for i := range q {
+			if pq == 0 {
+				q[i] = uint16(seg[1+i])
+			} else {
+				q[i] = uint16(seg[1+2*i])<<8 | uint16(seg[2+2*i])
+			}
+		}
+		if err := each(tq, pq, &q); err != nil {
+			return err
+		}
+		seg = seg[1+size:]
+	}
+	return nil
 }
