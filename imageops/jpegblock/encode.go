@@ -292,7 +292,9 @@ func (e *jpegWriter) block(d *[64]float32, t int, prevDC int32) int32 {
 	return q[0]
 }
 
-// bitLen is the JPEG size category of v: the bits of |v|.
+// bitLen is the JPEG size category of v: the bits of |v| (F.1.2.1). Both
+// writers (Encode, and Write's edited MCUs) code coefficients with it and
+// valueBits.
 func bitLen(v int32) uint32 {
 	if v < 0 {
 		v = -v
