@@ -347,7 +347,7 @@ func recoverInvalid(err *error) {
 // EncodeJPEG writes img as a baseline 4:2:0 JPEG at quality (clamped to
 // 1..100, IJG scaling, so Decode reads the same quality back) with icc
 // embedded as APP2 ICC_PROFILE segments of at most 65519 bytes each. An
-// *image.RGBA or 4:2:0 *image.YCbCr goes through writeJPEG, at half the
+// *image.RGBA or 4:2:0 *image.YCbCr goes through jpegblock.Encode, at half the
 // CPU of image/jpeg, which writes the other types. A profile whose colour space is not the one written (RGB, or
 // gray for an *image.Gray) is left out: a CMYK input's profile on RGB
 // pixels would make viewers misread every colour, which is worse than none.
@@ -366,8 +366,8 @@ func EncodeJPEG(w io.Writer, img image.Image, quality int, icc []byte) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	iw := &afterPrefix{w: bw, prefixLen: 2, insert: jpegICCSegments(icc)} // after SOI
 	var err error
-	if jpegFastPath(img) {
-		err = writeJPEG(iw, img, quality)
+	if jpegblock.Encodes(img) {
+		err = jpegblock.Encode(iw, img, quality)
 	} else {
 		err = jpeg.Encode(iw, img, &jpeg.Options{Quality: quality})
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"carphoto"
+	"carphoto/imageops/jpegblock"
 )
 
 // This file reads and writes the metadata carphoto keeps: the EXIF
@@ -84,7 +85,7 @@ func readJPEGMeta(data []byte, h *header) error {
 				return errors.New("no image scan before EOI")
 			}
 			if t := tables[lumaTable]; t != nil {
-				h.quality = estimateJPEGQuality(t)
+				h.quality = jpegblock.Quality(t.q, t.precision)
 			}
 			h.icc = joinICC(iccChunks[:], iccCount)
 			h.jpegLeastScanBytes, h.jpegMostScanBytes = baselineScanBytes(sof)
@@ -117,7 +118,11 @@ func readJPEGMeta(data []byte, h *header) error {
 				}
 			}
 		case 0xDB: // DQT
-			if err := readDQT(seg, &tables); err != nil {
+			err := jpegblock.ReadDQT(seg, func(id, precision int, q *[64]uint16) error {
+				tables[id] = &quantTable{q: *q, precision: precision}
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 		case 0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF: // SOFn
@@ -177,85 +182,6 @@ func baselineScanBytes(sof []byte) (least, most uint64) {
 type quantTable struct {
 	q         [64]uint16
 	precision int // 0: 8-bit entries, 1: 16-bit
-}
-
-// readDQT parses the tables of one DQT segment into tables by id.
-func readDQT(seg []byte, tables *[4]*quantTable) error {
-	for len(seg) > 0 {
-		pq, tq := int(seg[0]>>4), int(seg[0]&0x0F)
-		if pq > 1 || tq > 3 {
-			return fmt.Errorf("bad DQT table %#02x", seg[0])
-		}
-		size := 64 << pq
-		if len(seg) < 1+size {
-			return errors.New("short DQT segment")
-		}
-		t := &quantTable{precision: pq}
-		for i := range t.q {
-			if pq == 0 {
-				t.q[i] = uint16(seg[1+i])
-			} else {
-				t.q[i] = binary.BigEndian.Uint16(seg[1+2*i:])
-			}
-		}
-		tables[tq] = t
-		seg = seg[1+size:]
-	}
-	return nil
-}
-
-// stdLuminanceQuant is the IJG (libjpeg) luminance table at quality 50, in
-// zigzag order; every mainstream encoder scales it for other qualities.
-var stdLuminanceQuant = [64]uint16{
-	16, 11, 12, 14, 12, 10, 16, 14, 13, 14, 18, 17, 16, 19, 24, 40,
-	26, 24, 22, 22, 24, 49, 35, 37, 29, 40, 58, 51, 61, 60, 57, 51,
-	56, 55, 64, 72, 92, 78, 64, 68, 87, 69, 55, 56, 80, 109, 81, 87,
-	95, 98, 103, 104, 103, 62, 77, 113, 121, 112, 100, 120, 92, 101, 103, 99,
-}
-
-// ijgQuantTable is the luminance table libjpeg (and Go's image/jpeg) writes
-// at quality q: scale 5000/q below 50, 200−2q from 50, each entry
-// (std×scale+50)/100 clamped to 1..limit.
-func ijgQuantTable(q int, limit int) [64]int {
-	scale := 200 - 2*q
-	if q < 50 {
-		scale = 5000 / q
-	}
-	var t [64]int
-	for i, s := range stdLuminanceQuant {
-		t[i] = min(max((int(s)*scale+50)/100, 1), limit)
-	}
-	return t
-}
-
-// estimateJPEGQuality returns the IJG quality (1..100) whose luminance
-// table is closest to t, by the sum of absolute differences over the 64
-// entries. For files written by libjpeg, Go, Photoshop's "save for web" or
-// most cameras' IJG-style tables this recovers the quality exactly or
-// within a few steps; for encoders with their own table shapes (some
-// phones) it is the IJG quality that quantises about as coarsely. Callers
-// clamp it to the range they are willing to write.
-func estimateJPEGQuality(t *quantTable) int {
-	limit := 255
-	if t.precision == 1 {
-		limit = 32767
-	}
-	best, bestDiff := 0, -1
-	for q := 1; q <= 100; q++ {
-		ref := ijgQuantTable(q, limit)
-		diff := 0
-		for i, v := range t.q {
-			d := int(v) - ref[i]
-			if d < 0 {
-				d = -d
-			}
-			diff += d
-		}
-		if bestDiff < 0 || diff < bestDiff {
-			best, bestDiff = q, diff
-		}
-	}
-	return best
 }
 
 // joinICC reassembles an ICC profile from its APP2 chunks (chunks[i] is

@@ -2,8 +2,13 @@ package codec
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"image"
+	"image/jpeg"
 	"testing"
+
+	"carphoto"
 )
 
 // tiff returns a TIFF block in byte order bo whose IFD0 holds entries
@@ -62,20 +67,6 @@ func TestEXIFOrientation(t *testing.T) {
 	}
 }
 
-func TestEstimateJPEGQualityInvertsIJGScaling(t *testing.T) {
-	for q := 1; q <= 100; q++ {
-		var tab quantTable
-		for i, v := range ijgQuantTable(q, 255) {
-			tab.q[i] = uint16(v)
-		}
-		// Clamping to 255 makes a few of the lowest qualities share a
-		// table; any quality with the same table is right.
-		if got := estimateJPEGQuality(&tab); ijgQuantTable(got, 255) != ijgQuantTable(q, 255) {
-			t.Errorf("quality %d estimated as %d", q, got)
-		}
-	}
-}
-
 func TestJPEGICCChunksJoinInSequenceOrder(t *testing.T) {
 	app2 := func(seq, count byte, data string) []byte {
 		body := append(append([]byte("ICC_PROFILE\x00"), seq, count), data...)
@@ -108,6 +99,35 @@ func TestJPEGICCChunksJoinInSequenceOrder(t *testing.T) {
 		}
 		if !bytes.Equal(h.icc, tc.want) {
 			t.Errorf("%s: profile %q, want %q", tc.name, h.icc, tc.want)
+		}
+	}
+}
+
+// A malformed DQT segment is invalid_params saying so, whichever reader
+// meets it first: the header walk's message is the block parser's.
+func TestBadDQTIsInvalidParams(t *testing.T) {
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, image.NewGray(image.Rect(0, 0, 16, 16)), nil); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	at := bytes.Index(good, []byte{0xFF, 0xDB})
+	if at < 0 {
+		t.Fatal("no DQT segment")
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(d []byte)
+		want string
+	}{
+		{"bad table id", func(d []byte) { d[at+4] = 0x24 }, "image data is truncated or corrupt: bad DQT table 0x24"},
+		{"short segment", func(d []byte) { d[at+3] = 10 }, "image data is truncated or corrupt: short DQT segment"},
+	} {
+		d := bytes.Clone(good)
+		tc.edit(d)
+		_, err := Decode(context.Background(), d, Limits{})
+		if carphoto.ErrorCode(err) != carphoto.EInvalidParams || carphoto.ErrorMessage(err) != tc.want {
+			t.Errorf("%s: error %v (%s), want invalid_params %q", tc.name, err, carphoto.ErrorCode(err), tc.want)
 		}
 	}
 }

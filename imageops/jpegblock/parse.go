@@ -8,6 +8,10 @@
 // Only sequential Huffman-coded 8-bit JPEGs with one scan holding every
 // component (greyscale or YCbCr) are read; anything else is ErrUnsupported
 // and belongs to a full decode.
+//
+// It also writes whole JPEGs (Encode, behind codec.EncodeJPEG) and holds
+// the IJG quantisation tables: those Encode scales by quality, and those
+// Quality measures a file's luminance table against.
 package jpegblock
 
 import (
@@ -246,29 +250,16 @@ func (f *File) readSOF(seg []byte) error {
 }
 
 func (f *File) readDQT(seg []byte) error {
-	for len(seg) > 0 {
-		pq, tq := int(seg[0]>>4), int(seg[0]&15)
-		if pq > 1 || tq > 3 {
-			return corrupt("bad DQT table %#02x", seg[0])
-		}
-		size := 64 << pq
-		if len(seg) < 1+size {
-			return corrupt("short DQT segment")
-		}
-		for i := range 64 {
-			if pq == 0 {
-				f.quant[tq][i] = int32(seg[1+i])
-			} else {
-				f.quant[tq][i] = int32(seg[1+2*i])<<8 | int32(seg[2+2*i])
-			}
-			if f.quant[tq][i] == 0 {
+	return ReadDQT(seg, func(tq, _ int, q *[64]uint16) error {
+		for i, v := range q {
+			if v == 0 {
 				return corrupt("quantisation table %d has a zero entry", tq)
 			}
+			f.quant[tq][i] = int32(v)
 		}
 		f.haveQuant[tq] = true
-		seg = seg[1+size:]
-	}
-	return nil
+		return nil
+	})
 }
 
 func (f *File) readDHT(seg []byte) error {

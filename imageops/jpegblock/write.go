@@ -226,26 +226,6 @@ func (f *File) encodeMCU(w *bitWriter, blocks [][64]int32, pred *[4]int32, fit b
 	return nil
 }
 
-// category is the number of bits of v's magnitude (F.1.2.1).
-func category(v int32) uint {
-	if v < 0 {
-		v = -v
-	}
-	n := uint(0)
-	for v > 0 {
-		n++
-		v >>= 1
-	}
-	return n
-}
-
-func bitsOf(v int32, s uint) uint32 {
-	if v < 0 {
-		v += 1<<s - 1
-	}
-	return uint32(v) & (1<<s - 1)
-}
-
 func missing(sym byte) error {
 	return fmt.Errorf("%w: the file's Huffman table has no code for symbol %#02x", ErrUnsupported, sym)
 }
@@ -257,7 +237,7 @@ func missing(sym byte) error {
 // such a block is ErrUnsupported.
 func encodeBlock(w *bitWriter, dc, ac *huffTable, blk *[64]int32, pred *int32, fit bool) error {
 	diff := blk[0] - *pred
-	s := category(diff)
+	s := uint(bitLen(diff))
 	if fit && (s > 11 || dc.size[s] == 0) {
 		diff, s = nearestDC(dc, diff)
 		blk[0] = *pred + diff
@@ -267,7 +247,7 @@ func encodeBlock(w *bitWriter, dc, ac *huffTable, blk *[64]int32, pred *int32, f
 	}
 	*pred = blk[0]
 	w.put(uint32(dc.code[s]), uint(dc.size[s]))
-	w.put(bitsOf(diff, s), s)
+	w.put(valueBits(diff, uint32(s)), s)
 	run := 0
 	for k := 1; k < 64; k++ {
 		v := blk[k]
@@ -275,7 +255,7 @@ func encodeBlock(w *bitWriter, dc, ac *huffTable, blk *[64]int32, pred *int32, f
 			run++
 			continue
 		}
-		s := category(v)
+		s := uint(bitLen(v))
 		if fit {
 			for s > 0 && (s > 10 || ac.size[byte(min(run, 15)<<4)|byte(s)] == 0) {
 				s--
@@ -299,7 +279,7 @@ func encodeBlock(w *bitWriter, dc, ac *huffTable, blk *[64]int32, pred *int32, f
 			return missing(sym)
 		}
 		w.put(uint32(ac.code[sym]), uint(ac.size[sym]))
-		w.put(bitsOf(v, s), s)
+		w.put(valueBits(v, uint32(s)), s)
 		run = 0
 	}
 	if run > 0 {

@@ -39,7 +39,7 @@ import (
 //	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestHeldOutSheets ./imageops/plates/
 
 func TestAuditSheets(t *testing.T) {
-	j := tuned
+	j := tuning.judge
 	j.accept = 0.3
 	if s := os.Getenv("PLATES_AUDIT_MIN"); s != "" {
 		var err error
@@ -113,11 +113,11 @@ func TestMissSheets(t *testing.T) {
 	for _, set := range sets {
 		for _, p := range labelledPhotos(t, set, keep) {
 			props := p.proposed(t)
-			judged, err := vs.verify(context.Background(), wholeView(p.img), props)
+			judged, err := vs.verify(context.Background(), wholeView(p.img), props, tuning)
 			if err != nil {
 				t.Fatal(err)
 			}
-			found := tuned.plates(append([]verified(nil), judged...), p.img.Bounds())
+			found := tuning.judge.plates(append([]verified(nil), judged...), p.img.Bounds())
 			var quads []image.Rectangle
 			for _, pl := range found {
 				quads = append(quads, pl.Hide.Bounds())
@@ -130,7 +130,7 @@ func TestMissSheets(t *testing.T) {
 				best := -1.0
 				for i, d := range props {
 					if reaches(d, b) {
-						best = max(best, tuned.score(judged[i]))
+						best = max(best, tuning.judge.score(judged[i]))
 					}
 				}
 				caption := fmt.Sprintf("%d %.0fx%.0f not proposed", len(a.list), b.W, b.H)

@@ -15,14 +15,37 @@ import (
 // the network was trained at this scale (train/plates/train.py, WORK).
 const workSide = 640
 
-// settings are what an experiment varies in the finder (the tuning tests,
-// PLATES_WORKSIDE); Detect and DetectIn run shipped().
+// settings are what an experiment varies in the finder (the tuning tests
+// and their PLATES_* variables); Detect and DetectIn run shipped(). A
+// setting is a value passed down, never a package variable.
 type settings struct {
-	workSide int // the first stage's look, as workSide
+	workSide int       // the first stage's look, as workSide
+	propose  decoding  // how the first stage's cells become proposals
+	judge    judging   // the score that reports a plate, and the NMS
+	relook   relooking // the second look at a proposal
+	// A proposal scoring at least contextFrom after the jury gets
+	// contextWeight of its log-odds from the context verifiers' mean
+	// (contextBins).
+	contextWeight, contextFrom float64
 }
 
 // shipped are the settings the product runs.
-func shipped() settings { return settings{workSide: workSide} }
+func shipped() settings {
+	return settings{
+		workSide: workSide,
+		// Proposing is deliberately permissive: at this threshold one of
+		// the 24 strongest proposals at workSide lies on 95.6% of the web
+		// plates and 99.2% of the dash-cam plates of the validation photos
+		// (IoU ≥ 0.3 or centre inside), and the verifiers sort them.
+		propose: decoding{threshold: 0.08, nmsIoU: 0.35},
+		// Judging was set on the validation split (train/plates/README.md),
+		// never on held-out photos.
+		judge:         judging{accept: 0.75, first: 0.25, nmsIoU: 0.3, text: 0.95, within: 0.5},
+		relook:        relooking{from: -1.5, mean: true, flip: true, times: 1},
+		contextWeight: 1.0 / 3,
+		contextFrom:   0.3,
+	}
+}
 
 // stride is the network's output cell size in working pixels.
 const stride = 4
@@ -34,12 +57,6 @@ type decoding struct {
 	nmsIoU    float64 // boxes overlapping a stronger one this much are dropped
 }
 
-// proposing is deliberately permissive: at this threshold one of the 24
-// strongest proposals at workSide lies on 95.6% of the web plates and 99.2%
-// of the dash-cam plates of the validation photos (IoU ≥ 0.3 or centre
-// inside), and the verifiers sort them.
-var proposing = decoding{threshold: 0.08, nmsIoU: 0.35}
-
 // judging holds the second stage's settings.
 type judging struct {
 	accept float64 // the combined probability (score) to report a plate
@@ -49,11 +66,13 @@ type judging struct {
 	// learnt from the first stage's proposals, and judge text that is no
 	// plate (signs, badges, captions) less surely.
 	text float64
+	// within is the share of a weaker detection's box lying inside a
+	// stronger one's that makes it part of that plate, not a plate of its
+	// own: the dealer's text on a plate's frame, a character group of a
+	// large plate. Its IoU with the plate is small, so the NMS alone kept
+	// it, and plate-logo painted a second design over the first.
+	within float64
 }
-
-// tuned was set on the validation split (train/plates/README.md), never on
-// held-out photos.
-var tuned = judging{accept: 0.75, first: 0.25, nmsIoU: 0.3, text: 0.95}
 
 // Detect finds every licence plate in img (displayed orientation) and
 // returns each as a perspective quad, clockwise from top-left, with the
@@ -83,11 +102,11 @@ func detect(ctx context.Context, img image.Image, s settings) ([]Plate, error) {
 	if err != nil {
 		return nil, err
 	}
-	judged, err := j.verify(ctx, wholeView(img), props)
+	judged, err := j.verify(ctx, wholeView(img), props, s)
 	if err != nil {
 		return nil, err
 	}
-	return tuned.plates(judged, b), nil
+	return s.judge.plates(judged, b), nil
 }
 
 // networks are the two stages' networks, loaded once, unless ctx is done.
@@ -121,19 +140,20 @@ const coarseExtra = 4
 // of 89 validation web plates and cost a quarter of such a photo's time:
 // dropped, docs/research/plates.md.)
 func (n *net) propose(ctx context.Context, img image.Image, s settings) ([]box, error) {
-	props, err := n.proposeAt(ctx, img, s.workSide)
+	props, err := n.proposeAt(ctx, img, s.workSide, s.propose)
 	if err != nil {
 		return nil, err
 	}
-	coarse, err := n.proposeAt(ctx, img, coarseSide)
+	coarse, err := n.proposeAt(ctx, img, coarseSide, s.propose)
 	if err != nil {
 		return nil, err
 	}
-	return proposing.merge(props, coarse, coarseExtra), nil
+	return s.propose.merge(props, coarse, coarseExtra), nil
 }
 
-// proposeAt runs the network on img resized to a long side of side pixels.
-func (n *net) proposeAt(ctx context.Context, img image.Image, side int) ([]box, error) {
+// proposeAt runs the network on img resized to a long side of side pixels,
+// its cells decoded into proposals as dec says.
+func (n *net) proposeAt(ctx context.Context, img image.Image, side int, dec decoding) ([]box, error) {
 	x, s := prepare(img, side)
 	out, err := n.forward(ctx, x)
 	nn.Free(x)
@@ -141,7 +161,7 @@ func (n *net) proposeAt(ctx context.Context, img image.Image, side int) ([]box, 
 		return nil, err
 	}
 	defer nn.Free(out)
-	return proposing.proposals(out, img.Bounds(), s), nil
+	return dec.proposals(out, img.Bounds(), s), nil
 }
 
 // merge adds to a's proposals the strongest of b's that do not overlap
@@ -226,7 +246,7 @@ next:
 			continue
 		}
 		for _, k := range kept {
-			if v.box.iou(k) >= j.nmsIoU || v.box.inside(k) >= within {
+			if v.box.iou(k) >= j.nmsIoU || v.box.inside(k) >= j.within {
 				continue next
 			}
 		}
@@ -235,13 +255,6 @@ next:
 	}
 	return found
 }
-
-// within is the share of a weaker detection's box lying inside a stronger
-// one's that makes it part of that plate, not a plate of its own: the
-// dealer's text on a plate's frame, a character group of a large plate. Its
-// IoU with the plate is small, so the NMS alone kept it, and plate-logo
-// painted a second design over the first.
-var within = 0.5
 
 // inside is the share of a's area that lies inside b.
 func (a box) inside(b box) float64 {

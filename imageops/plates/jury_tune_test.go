@@ -14,25 +14,25 @@ import (
 // rebuilding the weights into the binary. PLATES_ACCEPT=t makes the tools
 // that judge at the shipped point (TestPlateless, TestRotationSweep,
 // TestReach) accept at t instead, for a jury whose threshold is not 0.7;
-// PLATES_PROPOSE=t sets the first stage's proposal threshold (proposing),
+// PLATES_PROPOSE=t sets the first stage's proposal threshold (tuning.propose),
 // PLATES_RELOOK=l judges again, around the refined box, each proposal of
 // jury log-odds ≥ l (+Inf: none); PLATES_RELOOK_MODE=mean takes the mean
 // of both looks, =replace the second's. PLATES_CONTEXT=c.bin,... adds
 // context verifiers (verifier.py --context), PLATES_CONTEXT_WEIGHT their
 // share of the log-odds, PLATES_CONTEXT_FROM the score from which it is asked.
 func init() {
-	threshold("PLATES_ACCEPT", &tuned.accept)
-	threshold("PLATES_PROPOSE", &proposing.threshold)
-	weight("PLATES_WITHIN", &within)
+	threshold("PLATES_ACCEPT", &tuning.judge.accept)
+	threshold("PLATES_PROPOSE", &tuning.propose.threshold)
+	weight("PLATES_WITHIN", &tuning.judge.within)
 	if s := os.Getenv("PLATES_RELOOK"); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			panic("PLATES_RELOOK=" + s + ": want a log-odds")
 		}
-		relook = v
+		tuning.relook.from = v
 	}
 	if s := os.Getenv("PLATES_RELOOK_MODE"); s != "" {
-		relookMean = s == "mean"
+		tuning.relook.mean = s == "mean"
 	}
 	if s := os.Getenv("PLATES_WORKSIDE"); s != "" {
 		v, err := strconv.Atoi(s)
@@ -46,10 +46,10 @@ func init() {
 		if err != nil || v < 0 {
 			panic("PLATES_RELOOKS=" + s + ": want a count")
 		}
-		relooks = v
+		tuning.relook.times = v
 	}
 	if os.Getenv("PLATES_FLIP") != "" {
-		relookFlip = os.Getenv("PLATES_FLIP") == "1"
+		tuning.relook.flip = os.Getenv("PLATES_FLIP") == "1"
 	}
 	if files := os.Getenv("PLATES_CONTEXT"); files != "" {
 		for _, f := range strings.Split(files, ",") {
@@ -59,8 +59,8 @@ func init() {
 			}
 			contextBins = append(contextBins, data)
 		}
-		weight("PLATES_CONTEXT_WEIGHT", &contextWeight)
-		threshold("PLATES_CONTEXT_FROM", &contextFrom)
+		weight("PLATES_CONTEXT_WEIGHT", &tuning.contextWeight)
+		threshold("PLATES_CONTEXT_FROM", &tuning.contextFrom)
 	}
 	if f := os.Getenv("PLATES_WEIGHTS"); f != "" {
 		data, err := os.ReadFile(f)

@@ -139,7 +139,7 @@ func scaled(boxes []Box, f float64) []Box {
 }
 
 // tuning are the finder's settings the tuning tools run: shipped(), with
-// PLATES_WORKSIDE applied (jury_tune_test.go).
+// the PLATES_* variables of jury_tune_test.go applied.
 var tuning = shipped()
 
 // proposed runs the first stage on p's photo: its proposals from both
@@ -183,7 +183,7 @@ func (p labelled) judged(t *testing.T) []verified {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := vs.verify(context.Background(), wholeView(p.img), p.proposed(t))
+	j, err := vs.verify(context.Background(), wholeView(p.img), p.proposed(t), tuning)
 	if err != nil {
 		t.Fatal(err)
 	}

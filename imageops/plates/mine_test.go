@@ -80,12 +80,12 @@ func TestMine(t *testing.T) {
 			}
 		} else if second {
 			for _, d := range p.proposed(t) {
-				if l, b, _ := jury.judge(wholeView(p.img), d); l >= relook {
+				if l, b, _ := jury.judge(wholeView(p.img), d); l >= tuning.relook.from {
 					cands = append(cands, [5]float64{d.score, b.x0, b.y0, b.x1, b.y1})
 				}
 			}
 		} else {
-			props, err := n.proposeAt(context.Background(), p.img, side)
+			props, err := n.proposeAt(context.Background(), p.img, side, tuning.propose)
 			if err != nil {
 				t.Fatal(err)
 			}

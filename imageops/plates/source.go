@@ -42,15 +42,16 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 		return nil, err
 	}
 	pv, scale := src.Preview()
-	props, err := n.proposeAll(ctx, pv, scale, shipped())
+	s := shipped()
+	props, err := n.proposeAll(ctx, pv, scale, s)
 	if err != nil {
 		return nil, err
 	}
-	judged, err := j.verify(ctx, view{photo: b, src: src}, props)
+	judged, err := j.verify(ctx, view{photo: b, src: src}, props, s)
 	if err != nil {
 		return nil, err
 	}
-	return tuned.plates(judged, b), nil
+	return s.judge.plates(judged, b), nil
 }
 
 // view is where the verifiers read a photo's pixels: the whole decoded

@@ -53,11 +53,11 @@ func TestTextProposals(t *testing.T) {
 				t.Fatal(err)
 			}
 			view := wholeView(p.img)
-			jf, err := vs.verify(ctx, view, props)
+			jf, err := vs.verify(ctx, view, props, tuning)
 			if err != nil {
 				t.Fatal(err)
 			}
-			jt, err := vs.verify(ctx, view, text)
+			jt, err := vs.verify(ctx, view, text, tuning)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestTextProposals(t *testing.T) {
 					for k, tv := range jt {
 						if v.dedup {
 							for _, d := range props {
-								if text[k].iou(d) >= proposing.nmsIoU {
+								if text[k].iou(d) >= tuning.propose.nmsIoU {
 									continue next
 								}
 							}
@@ -78,7 +78,7 @@ func TestTextProposals(t *testing.T) {
 						judged = append(judged, tv)
 					}
 				}
-				j := tuned
+				j := tuning.judge
 				j.text = v.accept
 				if a := os.Getenv("PLATES_ACCEPT"); a != "" {
 					fmt.Sscan(a, &j.accept)

@@ -24,7 +24,7 @@ func TestTune(t *testing.T) {
 		for _, first := range []float64{0, 0.25, 0.5, 1} {
 			line := ""
 			for _, accept := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9} {
-				j := judging{accept: accept, first: first, nmsIoU: tuned.nmsIoU}
+				j := judging{accept: accept, first: first, nmsIoU: tuning.judge.nmsIoU, within: tuning.judge.within}
 				line += fmt.Sprintf("  %.2f: %s", accept, j.scoreOn(photos))
 			}
 			t.Logf("%-18s first %.2f:%s", set, first, line)
@@ -44,7 +44,7 @@ func TestTuneAccept(t *testing.T) {
 	for _, set := range sets {
 		photos := validationJudged(t, set)
 		for k := 6; k < 20; k++ { // 0.30, 0.35, …, 0.95
-			j := tuned
+			j := tuning.judge
 			j.accept = float64(k) / 20
 			t.Logf("%-18s %.2f: %s", set, j.accept, j.scoreOn(photos))
 		}
@@ -133,11 +133,11 @@ func TestReach(t *testing.T) {
 		total, reached, found := make([]int, len(bands)), make([]int, len(bands)), make([]int, len(bands))
 		for _, p := range labelledPhotos(t, set, Validation) {
 			props := p.proposed(t)
-			judged, err := vs.verify(context.Background(), wholeView(p.img), props)
+			judged, err := vs.verify(context.Background(), wholeView(p.img), props, tuning)
 			if err != nil {
 				t.Fatal(err)
 			}
-			plates := tuned.plates(judged, p.img.Bounds())
+			plates := tuning.judge.plates(judged, p.img.Bounds())
 			for _, b := range p.boxes {
 				k := len(bands) - 1
 				for k > 0 && b.W < bands[k] {
@@ -171,7 +171,7 @@ func TestReach(t *testing.T) {
 func TestPlateless(t *testing.T) {
 	photos, false_ := 0, 0
 	for _, p := range listedPhotos(t, "../../train/plates/plateless-valid.json") {
-		plates := tuned.plates(p.judged(t), p.img.Bounds())
+		plates := tuning.judge.plates(p.judged(t), p.img.Bounds())
 		photos++
 		false_ += len(plates)
 		for _, pl := range plates {
@@ -196,7 +196,7 @@ func TestEdgeErrors(t *testing.T) {
 	for _, set := range sets {
 		var edges [4][]float64 // left, right, top, bottom
 		for _, p := range validationJudged(t, set) {
-			plates := tuned.plates(append([]verified(nil), p.judged...), p.img.Bounds())
+			plates := tuning.judge.plates(append([]verified(nil), p.judged...), p.img.Bounds())
 			for _, b := range p.boxes {
 				i, iou := b.Match(plates)
 				if i < 0 || iou < 0.3 {
@@ -223,7 +223,7 @@ func TestEdgeErrors(t *testing.T) {
 }
 
 // TestTuneDesign prints, for the validation split of the web and dash-cam
-// sets, how the detections the service reports (score ≥ tuned.accept)
+// sets, how the detections the service reports (score ≥ tuning.judge.accept)
 // split by score: for each threshold, how many detections at or above it
 // are plates (quad IoU ≥ 0.3 with a labelled box, or one of the plates the
 // labels miss, train/plates/unlabelled.json), how many overlap none
@@ -239,7 +239,7 @@ func TestTuneDesign(t *testing.T) {
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		var dets []designDet
 		for _, p := range labelledPhotos(t, set, Validation) {
-			found := tuned.plates(p.judged(t), p.img.Bounds())
+			found := tuning.judge.plates(p.judged(t), p.img.Bounds())
 			boxes := append(append([]Box(nil), p.boxes...), p.missed...)
 			for _, f := range found {
 				d := designDet{score: f.Score, fake: true}

@@ -120,13 +120,10 @@ type jury []*verifier
 
 // contextBins are context verifiers' weights (verifier.py --context: the
 // same network judging a window several times wider, where on the car a
-// proposal sits), none by default. A proposal scoring at least contextFrom
-// after the jury gets contextWeight of its log-odds from their mean.
+// proposal sits), none by default; settings say how much they count.
 var (
-	contextBins   [][]byte
-	contextual    []*verifier
-	contextWeight = 1.0 / 3
-	contextFrom   = 0.3
+	contextBins [][]byte
+	contextual  []*verifier
 )
 
 var (
@@ -281,45 +278,54 @@ type verified struct {
 // grilles and lamps it is sure of, and each further look costs as much.
 const outright = -4.6
 
-// A proposal whose jury log-odds is at least relook is judged a second
-// time, in a window cut around the box the first look refined: the
-// verifiers learnt plates mostly from windows centred on them, and a
-// proposal off a plate's centre is judged less surely. With relookMean its
+// relooking is the second look: a proposal whose jury log-odds is at least
+// from is judged again, in a window cut around the box the first look
+// refined: the verifiers learnt plates mostly from windows centred on them,
+// and a proposal off a plate's centre is judged less surely. With mean its
 // log-odds is the mean of both looks' (else the second's), its box the
 // second's. Chosen on the validation split (docs/BENCHMARKS.md, "A second
 // look"): the same plates found at 0.7, fewer false detections, more plates
 // of turned photos.
-var (
-	relook     = -1.5
-	relookMean = true
-)
+//
+// With flip the second look judges the window and its mirror image and
+// averages the two: the corners' errors of the two are partly independent.
+// On the four sets' validation photos at 0.75 it found 12 more plates of
+// 1165 (web +3, dash-cam −1, Open Images +2, open-lpr +8) for 2 more false
+// detections (docs/research/plates.md). times is how many times a proposal
+// is judged again, each time around the box the last look gave.
+type relooking struct {
+	from  float64
+	mean  bool
+	flip  bool
+	times int
+}
 
 // verify judges each proposal (photo pixels) on img: every verifier looks
 // at the same window, unless the first rejects it outright; their plate
-// log-odds and boxes are averaged. A proposal of log-odds at least relook
-// is judged again around the box they refined.
-func (j jury) verify(ctx context.Context, img view, props []box) ([]verified, error) {
+// log-odds and boxes are averaged. A proposal of log-odds at least
+// s.relook.from is judged again around the box they refined.
+func (j jury) verify(ctx context.Context, img view, props []box, s settings) ([]verified, error) {
 	out := make([]verified, 0, len(props))
 	for _, d := range props {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		l, b, q := j.judge(img, d)
-		for range relooks {
-			if l < relook || b.x1 <= b.x0 || b.y1 <= b.y0 {
+		for range s.relook.times {
+			if l < s.relook.from || b.x1 <= b.x0 || b.y1 <= b.y0 {
 				break
 			}
 			l2, b2, q2 := j.judge(img, b)
-			if relookFlip {
+			if s.relook.flip {
 				l2, b2, q2 = j.judgeBoth(img, b)
 			}
-			if relookMean {
+			if s.relook.mean {
 				l2 = (l + l2) / 2
 			}
 			l, b, q = l2, b2, q2
 		}
-		if len(contextual) > 0 && l+tuned.first*logOdds(d.score) >= logOdds(contextFrom) && b.x1 > b.x0 && b.y1 > b.y0 {
-			l = (1-contextWeight)*l + contextWeight*inContext(img, b)
+		if len(contextual) > 0 && l+s.judge.first*logOdds(d.score) >= logOdds(s.contextFrom) && b.x1 > b.x0 && b.y1 > b.y0 {
+			l = (1-s.contextWeight)*l + s.contextWeight*inContext(img, b)
 		}
 		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b, quad: q, text: d.text})
 	}
@@ -335,17 +341,6 @@ func inContext(img view, b box) float64 {
 	}
 	return sum / float64(len(contextual))
 }
-
-// relookFlip makes the second look judge the window and its mirror image
-// and average the two: the corners' errors of the two are partly
-// independent. On the four sets' validation photos at 0.75 it found 12
-// more plates of 1165 (web +3, dash-cam −1, Open Images +2, open-lpr +8)
-// for 2 more false detections (docs/research/plates.md).
-var relookFlip = true
-
-// relooks is how many times a proposal is judged again, each time around
-// the box the last look gave.
-var relooks = 1
 
 // judgeBoth is judge averaged with the jury's judgement of the same window
 // mirrored left to right, its corners mirrored back.

@@ -1,4 +1,4 @@
-package codec
+package jpegblock
 
 import (
 	"encoding/binary"
@@ -7,7 +7,7 @@ import (
 	"math/bits"
 )
 
-// This file is the JPEG writer behind EncodeJPEG for the two types the
+// This file is the JPEG writer behind codec.EncodeJPEG for the two types the
 // service writes, *image.RGBA (rendered photos) and 4:2:0 *image.YCbCr
 // (decoded ones). It writes what image/jpeg writes, a baseline 4:2:0 JPEG
 // with the IJG quantisation tables scaled by quality and the Huffman tables
@@ -85,26 +85,6 @@ var jpegHuffCodes = func() (t [4][256]jpegHuffCode) {
 	return t
 }()
 
-// jpegUnzig maps zigzag order to natural (row-major) order.
-var jpegUnzig = [64]uint8{
-	0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5,
-	12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28,
-	35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
-	58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
-}
-
-// stdChrominanceQuant is the IJG chrominance table at quality 50, in
-// zigzag order.
-var stdChrominanceQuant = [64]uint16{
-	17, 18, 18, 24, 21, 24, 47, 26, 26, 47, 99, 66, 56, 66, 99, 99,
-	99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
-	99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
-	99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
-}
-
-// aanScale are the AAN DCT's output scale factors, cos(kπ/16)·√2 for k > 0.
-var aanScale = [8]float32{1, 1.387039845, 1.306562965, 1.175875602, 1, 0.785694958, 0.541196100, 0.275899379}
-
 // jpegWriter writes one baseline JPEG.
 type jpegWriter struct {
 	w       io.Writer
@@ -116,8 +96,10 @@ type jpegWriter struct {
 	err     error
 }
 
-// jpegFastPath reports whether writeJPEG handles img (else image/jpeg does).
-func jpegFastPath(img image.Image) bool {
+// Encodes reports whether Encode writes img: an *image.RGBA, or a 4:2:0
+// *image.YCbCr that starts on a chroma sample (codec.EncodeJPEG leaves
+// the others to image/jpeg).
+func Encodes(img image.Image) bool {
 	switch m := img.(type) {
 	case *image.RGBA:
 		return true
@@ -129,19 +111,14 @@ func jpegFastPath(img image.Image) bool {
 	return false
 }
 
-// writeJPEG writes img, an *image.RGBA or a 4:2:0 *image.YCbCr, as a
-// baseline 4:2:0 JPEG at quality 1..100.
-func writeJPEG(w io.Writer, img image.Image, quality int) error {
+// Encode writes img, which Encodes, as a baseline 4:2:0 JPEG at quality
+// 1..100 (the IJG tables scaled by quality, the standard's Huffman tables).
+func Encode(w io.Writer, img image.Image, quality int) error {
 	e := &jpegWriter{w: w, out: make([]byte, 0, 64<<10)}
-	scale := 200 - 2*quality
-	if quality < 50 {
-		scale = 5000 / quality
-	}
 	for t, std := range [2]*[64]uint16{&stdLuminanceQuant, &stdChrominanceQuant} {
-		for z, s := range std {
-			q := min(max((int(s)*scale+50)/100, 1), 255)
+		for z, q := range ijgTable(std, quality, 255) {
 			e.quant[t][z] = byte(q)
-			n := jpegUnzig[z]
+			n := unzig[z]
 			e.divisor[t][n] = 1 / (float32(q) * aanScale[n/8] * aanScale[n%8] * 8)
 		}
 	}
@@ -295,7 +272,7 @@ func (e *jpegWriter) block(d *[64]float32, t int, prevDC int32) int32 {
 	e.bits(dc[n].code<<n|valueBits(diff, n), dc[n].size+n)
 	run := uint32(0)
 	for z := 1; z < 64; z++ {
-		v := q[jpegUnzig[z]]
+		v := q[unzig[z]]
 		if v == 0 {
 			run++
 			continue
@@ -315,7 +292,9 @@ func (e *jpegWriter) block(d *[64]float32, t int, prevDC int32) int32 {
 	return q[0]
 }
 
-// bitLen is the JPEG size category of v: the bits of |v|.
+// bitLen is the JPEG size category of v: the bits of |v| (F.1.2.1). Both
+// writers (Encode, and Write's edited MCUs) code coefficients with it and
+// valueBits.
 func bitLen(v int32) uint32 {
 	if v < 0 {
 		v = -v
