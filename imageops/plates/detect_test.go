@@ -441,7 +441,7 @@ func TestDetectCloseUps(t *testing.T) {
 // margin: 0.290 (20 of 69) with the 0.15 margin (0.362 with the wide
 // margin of before). Most misses are plates under 15 pixels wide at
 // workSide that are not among the first stage's 24 strongest proposals
-// (docs/BENCHMARKS.md, "Plates small in a large photo").
+// (docs/research/plates.md, "Plates small in a large photo").
 func TestDetectLargePhotos(t *testing.T) {
 	held := loadHeldOut(t, "plates-dashcam-ro", 54)
 	found, total := 0, 0

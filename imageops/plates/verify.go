@@ -283,9 +283,9 @@ const outright = -4.6
 // refined: the verifiers learnt plates mostly from windows centred on them,
 // and a proposal off a plate's centre is judged less surely. With mean its
 // log-odds is the mean of both looks' (else the second's), its box the
-// second's. Chosen on the validation split (docs/BENCHMARKS.md, "A second
-// look"): the same plates found at 0.7, fewer false detections, more plates
-// of turned photos.
+// second's. Chosen on the validation split (docs/research/plates.md, "A
+// second look around the refined box"): the same plates found at 0.7, fewer
+// false detections, more plates of turned photos.
 //
 // With flip the second look judges the window and its mirror image and
 // averages the two: the corners' errors of the two are partly independent.
