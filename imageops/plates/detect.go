@@ -15,63 +15,64 @@ import (
 // the network was trained at this scale (train/plates/train.py, WORK).
 const workSide = 640
 
-// settings are what an experiment varies in the finder (the tuning tests
-// and their PLATES_* variables); Detect and DetectIn run shipped(). A
-// setting is a value passed down, never a package variable.
-type settings struct {
-	workSide int       // the first stage's look, as workSide
-	propose  decoding  // how the first stage's cells become proposals
-	judge    judging   // the score that reports a plate, and the NMS
-	relook   relooking // the second look at a proposal
-	// A proposal scoring at least contextFrom after the jury gets
-	// contextWeight of its log-odds from the context verifiers' mean
-	// (contextBins).
-	contextWeight, contextFrom float64
+// Settings are what an experiment varies in the finder (the tuning tools
+// of train/plates and their PLATES_* variables); Detect and DetectIn run
+// DefaultSettings(). A setting is a value passed down, never a package
+// variable.
+type Settings struct {
+	WorkSide int       // the first stage's look, as workSide
+	Propose  Decoding  // how the first stage's cells become proposals
+	Judge    Judging   // the score that reports a plate, and the NMS
+	Relook   Relooking // the second look at a proposal
+	// A proposal scoring at least ContextFrom after the jury gets
+	// ContextWeight of its log-odds from the context verifiers' mean
+	// (Networks.Context; the product runs none).
+	ContextWeight, ContextFrom float64
 }
 
-// shipped are the settings the product runs.
-func shipped() settings {
-	return settings{
-		workSide: workSide,
+// DefaultSettings are the settings the product runs.
+func DefaultSettings() Settings {
+	return Settings{
+		WorkSide: workSide,
 		// Proposing is deliberately permissive: at this threshold one of
 		// the 24 strongest proposals at workSide lies on 95.6% of the web
 		// plates and 99.2% of the dash-cam plates of the validation photos
 		// (IoU ≥ 0.3 or centre inside), and the verifiers sort them.
-		propose: decoding{threshold: 0.08, nmsIoU: 0.35},
+		Propose: Decoding{Threshold: 0.08, NMSIoU: 0.35},
 		// Judging was set on the validation split (train/plates/README.md),
 		// never on held-out photos.
-		judge:         judging{accept: 0.75, first: 0.25, nmsIoU: 0.3, text: 0.95, within: 0.5},
-		relook:        relooking{from: -1.5, mean: true, flip: true, times: 1},
-		contextWeight: 1.0 / 3,
-		contextFrom:   0.3,
+		Judge:         Judging{Accept: 0.75, First: 0.25, NMSIoU: 0.3, Text: 0.95, Within: 0.5},
+		Relook:        Relooking{From: -1.5, Mean: true, Flip: true, Times: 1},
+		ContextWeight: 1.0 / 3,
+		ContextFrom:   0.3,
 	}
 }
 
 // stride is the network's output cell size in working pixels.
 const stride = 4
 
-// decoding holds the first stage's settings: how the network's cells
+// Decoding holds the first stage's settings: how the network's cells
 // become proposals.
-type decoding struct {
-	threshold float64 // a peak cell's plate probability to propose a box
-	nmsIoU    float64 // boxes overlapping a stronger one this much are dropped
+type Decoding struct {
+	Threshold float64 // a peak cell's plate probability to propose a box
+	NMSIoU    float64 // boxes overlapping a stronger one this much are dropped
 }
 
-// judging holds the second stage's settings.
-type judging struct {
-	accept float64 // the combined probability (score) to report a plate
-	first  float64 // the weight of the first stage's log-odds in the score
-	nmsIoU float64 // refined boxes overlapping a stronger one this much are dropped
-	// text is the score a text detector's proposal needs: the verifiers
+// Judging holds the second stage's settings.
+type Judging struct {
+	Accept float64 // the combined probability (score) to report a plate
+	First  float64 // the weight of the first stage's log-odds in the score
+	NMSIoU float64 // refined boxes overlapping a stronger one this much are dropped
+	// Text is the score a text detector's proposal needs: the verifiers
 	// learnt from the first stage's proposals, and judge text that is no
 	// plate (signs, badges, captions) less surely.
-	text float64
-	// within is the share of a weaker detection's box lying inside a
+	Text float64
+	// Within is the share of a weaker detection's box lying inside a
 	// stronger one's that makes it part of that plate, not a plate of its
 	// own: the dealer's text on a plate's frame, a character group of a
 	// large plate. Its IoU with the plate is small, so the NMS alone kept
 	// it, and plate-logo painted a second design over the first.
-	within float64
+	Within float64
 }
 
 // Detect finds every licence plate in img (displayed orientation) and
@@ -85,41 +86,56 @@ type judging struct {
 // proposals again in a window cut from the full-resolution photo, reject
 // what is not a plate and give the plate's four corners.
 func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
-	return detect(ctx, img, shipped())
+	return detect(ctx, img, nil, DefaultSettings())
 }
 
-// detect is Detect with settings s.
-func detect(ctx context.Context, img image.Image, s settings) ([]Plate, error) {
+// detect is Detect with the networks st (nil: the embedded ones) and
+// settings s.
+func detect(ctx context.Context, img image.Image, st *Stages, s Settings) ([]Plate, error) {
 	b := img.Bounds()
 	if b.Empty() {
 		return []Plate{}, nil
 	}
-	n, j, err := networks(ctx)
+	st, err := networks(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	props, err := n.proposeAll(ctx, img, 1, s)
+	props, err := st.net.proposeAll(ctx, img, 1, s)
 	if err != nil {
 		return nil, err
 	}
-	judged, err := j.verify(ctx, wholeView(img), props, s)
+	judged, err := st.verify(ctx, wholeView(img), props, s)
 	if err != nil {
 		return nil, err
 	}
-	return s.judge.plates(judged, b), nil
+	return s.Judge.plates(judged, b), nil
 }
 
-// networks are the two stages' networks, loaded once, unless ctx is done.
-func networks(ctx context.Context) (*net, jury, error) {
-	n, err := embeddedNet()
-	if err != nil {
-		return nil, nil, err
+// Stages are the networks the finder runs: the first stage, the jury of
+// verifiers and any context verifiers (the product runs none). The
+// product's are embedded and loaded once; NewStages loads others for
+// research and is the only way to make a Stages (research.go).
+type Stages struct {
+	net     *net
+	jury    jury
+	context []*verifier
+}
+
+// networks returns st, or when st is nil the embedded networks, unless
+// ctx is done.
+func networks(ctx context.Context, st *Stages) (*Stages, error) {
+	if st == nil {
+		n, err := embeddedNet()
+		if err != nil {
+			return nil, err
+		}
+		j, err := embeddedJury()
+		if err != nil {
+			return nil, err
+		}
+		st = &Stages{net: n, jury: j}
 	}
-	j, err := embeddedJury()
-	if err != nil {
-		return nil, nil, err
-	}
-	return n, j, ctx.Err()
+	return st, ctx.Err()
 }
 
 // coarseSide is the long side, in pixels, of a second, coarse look at the
@@ -134,26 +150,26 @@ const coarseSide = 192
 // coarseExtra is the most proposals the coarse look adds.
 const coarseExtra = 4
 
-// propose runs the first stage on img at s.workSide and at coarseSide: the
+// propose runs the first stage on img at s.WorkSide and at coarseSide: the
 // strongest proposals, in photo pixels relative to the bounds' origin.
 // (A third, fine look at 960 px for photos under workSide found one more
 // of 89 validation web plates and cost a quarter of such a photo's time:
 // dropped, docs/research/plates.md.)
-func (n *net) propose(ctx context.Context, img image.Image, s settings) ([]box, error) {
-	props, err := n.proposeAt(ctx, img, s.workSide, s.propose)
+func (n *net) propose(ctx context.Context, img image.Image, s Settings) ([]box, error) {
+	props, err := n.proposeAt(ctx, img, s.WorkSide, s.Propose)
 	if err != nil {
 		return nil, err
 	}
-	coarse, err := n.proposeAt(ctx, img, coarseSide, s.propose)
+	coarse, err := n.proposeAt(ctx, img, coarseSide, s.Propose)
 	if err != nil {
 		return nil, err
 	}
-	return s.propose.merge(props, coarse, coarseExtra), nil
+	return s.Propose.merge(props, coarse, coarseExtra), nil
 }
 
 // proposeAt runs the network on img resized to a long side of side pixels,
 // its cells decoded into proposals as dec says.
-func (n *net) proposeAt(ctx context.Context, img image.Image, side int, dec decoding) ([]box, error) {
+func (n *net) proposeAt(ctx context.Context, img image.Image, side int, dec Decoding) ([]box, error) {
 	x, s := prepare(img, side)
 	out, err := n.forward(ctx, x)
 	nn.Free(x)
@@ -165,14 +181,14 @@ func (n *net) proposeAt(ctx context.Context, img image.Image, side int, dec deco
 }
 
 // merge adds to a's proposals the strongest of b's that do not overlap
-// any kept one as much as dc.nmsIoU, at most extra of them.
-func (dc decoding) merge(a, b []box, extra int) []box {
+// any kept one as much as dc.NMSIoU, at most extra of them.
+func (dc Decoding) merge(a, b []box, extra int) []box {
 	return dc.suppress(append([]box(nil), a...), b, extra)
 }
 
 // suppress appends to keep, in order, the boxes of cands that overlap no
-// kept box as much as dc.nmsIoU, at most most of them.
-func (dc decoding) suppress(keep, cands []box, most int) []box {
+// kept box as much as dc.NMSIoU, at most most of them.
+func (dc Decoding) suppress(keep, cands []box, most int) []box {
 	added := 0
 next:
 	for _, g := range cands {
@@ -180,7 +196,7 @@ next:
 			break
 		}
 		for _, k := range keep {
-			if g.iou(k) >= dc.nmsIoU {
+			if g.iou(k) >= dc.NMSIoU {
 				continue next
 			}
 		}
@@ -192,7 +208,7 @@ next:
 
 // proposals decodes the first stage's output for a photo with bounds b:
 // the strongest maxProposals boxes, in photo pixels relative to b.Min.
-func (dc decoding) proposals(out *nn.Tensor, b image.Rectangle, s float64) []box {
+func (dc Decoding) proposals(out *nn.Tensor, b image.Rectangle, s float64) []box {
 	validW := int(math.Ceil(float64(b.Dx())*s/stride)) + 1
 	validH := int(math.Ceil(float64(b.Dy())*s/stride)) + 1
 	props := dc.decode(out, min(validW, out.W), min(validH, out.H))
@@ -204,11 +220,11 @@ func (dc decoding) proposals(out *nn.Tensor, b image.Rectangle, s float64) []box
 }
 
 // score is a verified proposal's probability of being a plate: the
-// verifiers' averaged log-odds plus, weighted by j.first, the first
+// verifiers' averaged log-odds plus, weighted by j.First, the first
 // stage's, so that a window the verifiers like but the first stage barely
 // proposed needs more of their confidence.
-func (j judging) score(v verified) float64 {
-	return 1 / (1 + math.Exp(-(logOdds(v.p) + j.first*logOdds(v.first))))
+func (j Judging) score(v verified) float64 {
+	return 1 / (1 + math.Exp(-(logOdds(v.p) + j.First*logOdds(v.first))))
 }
 
 func logOdds(p float64) float64 {
@@ -216,11 +232,11 @@ func logOdds(p float64) float64 {
 	return math.Log(p / (1 - p))
 }
 
-// plates keeps the proposals whose score clears j.accept (j.text for a
+// plates keeps the proposals whose score clears j.Accept (j.Text for a
 // text proposal), strongest first, the first stage's before the text's,
 // drops refined boxes that overlap a stronger one, and maps the rest to
 // plates, their quads the corners the jury gave.
-func (j judging) plates(judged []verified, b image.Rectangle) []Plate {
+func (j Judging) plates(judged []verified, b image.Rectangle) []Plate {
 	type scored struct {
 		verified
 		score float64
@@ -242,11 +258,11 @@ func (j judging) plates(judged []verified, b image.Rectangle) []Plate {
 	var kept []box
 next:
 	for _, v := range all {
-		if v.score < j.accept || v.text && v.score < j.text || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
+		if v.score < j.Accept || v.text && v.score < j.Text || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
 			continue
 		}
 		for _, k := range kept {
-			if v.box.iou(k) >= j.nmsIoU || v.box.inside(k) >= j.within {
+			if v.box.iou(k) >= j.NMSIoU || v.box.inside(k) >= j.Within {
 				continue next
 			}
 		}
@@ -293,8 +309,8 @@ func (a box) iou(b box) float64 {
 // first design, merge a plate with the grille around it at a permissive
 // threshold, and their box then misses the plate.) Boxes that overlap a
 // stronger one are dropped.
-func (dc decoding) decode(out *nn.Tensor, validW, validH int) []box {
-	logit := float32(math.Log(dc.threshold / (1 - dc.threshold)))
+func (dc Decoding) decode(out *nn.Tensor, validW, validH int) []box {
+	logit := float32(math.Log(dc.Threshold / (1 - dc.Threshold)))
 	n := out.H * out.W
 	cell := func(y, x int) box {
 		i := y*out.W + x

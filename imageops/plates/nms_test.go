@@ -25,7 +25,7 @@ func TestDetectionInsideAPlateIsDropped(t *testing.T) {
 		v(0.95, 86, 203, 126, 218),  // text on its frame, inside it
 		v(0.95, 400, 130, 600, 190), // another car's plate, beside it
 	}
-	got := shipped().judge.plates(judged, image.Rect(0, 0, 800, 400))
+	got := DefaultSettings().Judge.plates(judged, image.Rect(0, 0, 800, 400))
 	if len(got) != 2 {
 		t.Fatalf("%d plates, want 2 (the plate and the one beside it): %v", len(got), got)
 	}

@@ -37,21 +37,21 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 	if b.Empty() {
 		return []Plate{}, nil
 	}
-	n, j, err := networks(ctx)
+	st, err := networks(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	pv, scale := src.Preview()
-	s := shipped()
-	props, err := n.proposeAll(ctx, pv, scale, s)
+	s := DefaultSettings()
+	props, err := st.net.proposeAll(ctx, pv, scale, s)
 	if err != nil {
 		return nil, err
 	}
-	judged, err := j.verify(ctx, view{photo: b, src: src}, props, s)
+	judged, err := st.verify(ctx, view{photo: b, src: src}, props, s)
 	if err != nil {
 		return nil, err
 	}
-	return s.judge.plates(judged, b), nil
+	return s.Judge.plates(judged, b), nil
 }
 
 // view is where the verifiers read a photo's pixels: the whole decoded

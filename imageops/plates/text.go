@@ -23,9 +23,9 @@ const (
 )
 
 // textPrior is the first stage's probability a text proposal carries into
-// its score (judging.score): even odds, so that the text detector, which
+// its score (Judging.score): even odds, so that the text detector, which
 // says "text", not "plate", leaves the judgement to the verifiers, and
-// judging.text how sure they must be.
+// Judging.Text how sure they must be.
 const textPrior = 0.5
 
 // textProposals returns the text regions of img as proposals, in the
@@ -55,7 +55,7 @@ func textProposals(ctx context.Context, img image.Image, scale float64) ([]box, 
 // pixels. The text detector runs beside the first stage, on another core
 // when one is free: a photo's answer then waits for the longer of the two
 // looks, not their sum (the CPU they take is the same).
-func (n *net) proposeAll(ctx context.Context, img image.Image, scale float64, s settings) ([]box, error) {
+func (n *net) proposeAll(ctx context.Context, img image.Image, scale float64, s Settings) ([]box, error) {
 	type found struct {
 		props []box
 		err   error

@@ -23,10 +23,6 @@ import (
 //go:embed verifier.bin
 var verifierBin []byte
 
-// juryBins are the jury's weights, in the order asked; their judgements
-// are averaged.
-var juryBins = [][]byte{verifierBin}
-
 // The verifier sees a window around each proposal, cut from the
 // full-resolution photo: centred on the proposal's box (bw × bh),
 // max(ctxW·bw, ctxH·bh) wide and half as high, resampled to inH × inW.
@@ -118,46 +114,47 @@ func parseVerifier(data []byte) (*verifier, error) {
 // jury is the verifiers whose judgements are averaged.
 type jury []*verifier
 
-// contextBins are context verifiers' weights (verifier.py --context: the
-// same network judging a window several times wider, where on the car a
-// proposal sits), none by default; settings say how much they count.
-var (
-	contextBins [][]byte
-	contextual  []*verifier
-)
-
 var (
 	juryOnce    sync.Once
 	loadedJury  jury
 	loadJuryErr error
 )
 
+// embeddedJury parses the embedded verifier once.
 func embeddedJury() (jury, error) {
-	juryOnce.Do(func() {
-		var j jury
-		for _, data := range juryBins {
-			v, err := parseVerifier(data)
-			if err != nil {
-				loadJuryErr = err
-				return
-			}
-			if v.scale != 1 {
-				loadJuryErr = fmt.Errorf("plate verifier weights: a context verifier in the jury")
-				return
-			}
-			j = append(j, v)
-		}
-		for _, data := range contextBins {
-			v, err := parseVerifier(data)
-			if err != nil {
-				loadJuryErr = err
-				return
-			}
-			contextual = append(contextual, v)
-		}
-		loadedJury = j
-	})
+	juryOnce.Do(func() { loadedJury, loadJuryErr = parseJury([][]byte{verifierBin}) })
 	return loadedJury, loadJuryErr
+}
+
+// parseJury reads the jury's weights files, in the order given.
+func parseJury(files [][]byte) (jury, error) {
+	var j jury
+	for _, data := range files {
+		v, err := parseVerifier(data)
+		if err != nil {
+			return nil, err
+		}
+		if v.scale != 1 {
+			return nil, fmt.Errorf("plate verifier weights: a context verifier in the jury")
+		}
+		j = append(j, v)
+	}
+	return j, nil
+}
+
+// parseContext reads context verifiers' weights files (verifier.py
+// --context: the same network judging a window several times wider, where
+// on the car a proposal sits).
+func parseContext(files [][]byte) ([]*verifier, error) {
+	var vs []*verifier
+	for _, data := range files {
+		v, err := parseVerifier(data)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
 }
 
 // forward returns the plate logit and the plate's corners (x, y, clockwise
@@ -278,54 +275,57 @@ type verified struct {
 // grilles and lamps it is sure of, and each further look costs as much.
 const outright = -4.6
 
-// relooking is the second look: a proposal whose jury log-odds is at least
-// from is judged again, in a window cut around the box the first look
+// Relooking is the second look: a proposal whose jury log-odds is at least
+// From is judged again, in a window cut around the box the first look
 // refined: the verifiers learnt plates mostly from windows centred on them,
-// and a proposal off a plate's centre is judged less surely. With mean its
+// and a proposal off a plate's centre is judged less surely. With Mean its
 // log-odds is the mean of both looks' (else the second's), its box the
 // second's. Chosen on the validation split (docs/research/plates.md, "A
 // second look around the refined box"): the same plates found at 0.7, fewer
 // false detections, more plates of turned photos.
 //
-// With flip the second look judges the window and its mirror image and
+// With Flip the second look judges the window and its mirror image and
 // averages the two: the corners' errors of the two are partly independent.
 // On the four sets' validation photos at 0.75 it found 12 more plates of
 // 1165 (web +3, dash-cam −1, Open Images +2, open-lpr +8) for 2 more false
-// detections (docs/research/plates.md). times is how many times a proposal
+// detections (docs/research/plates.md). Times is how many times a proposal
 // is judged again, each time around the box the last look gave.
-type relooking struct {
-	from  float64
-	mean  bool
-	flip  bool
-	times int
+type Relooking struct {
+	From  float64
+	Mean  bool
+	Flip  bool
+	Times int
 }
 
-// verify judges each proposal (photo pixels) on img: every verifier looks
-// at the same window, unless the first rejects it outright; their plate
-// log-odds and boxes are averaged. A proposal of log-odds at least
-// s.relook.from is judged again around the box they refined.
-func (j jury) verify(ctx context.Context, img view, props []box, s settings) ([]verified, error) {
+// verify judges each proposal (photo pixels) on img: every verifier of
+// st's jury looks at the same window, unless the first rejects it
+// outright; their plate log-odds and boxes are averaged. A proposal of
+// log-odds at least s.Relook.From is judged again around the box they
+// refined. With context verifiers, s.ContextWeight of a likely plate's
+// log-odds is theirs.
+func (st *Stages) verify(ctx context.Context, img view, props []box, s Settings) ([]verified, error) {
+	j := st.jury
 	out := make([]verified, 0, len(props))
 	for _, d := range props {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		l, b, q := j.judge(img, d)
-		for range s.relook.times {
-			if l < s.relook.from || b.x1 <= b.x0 || b.y1 <= b.y0 {
+		for range s.Relook.Times {
+			if l < s.Relook.From || b.x1 <= b.x0 || b.y1 <= b.y0 {
 				break
 			}
 			l2, b2, q2 := j.judge(img, b)
-			if s.relook.flip {
+			if s.Relook.Flip {
 				l2, b2, q2 = j.judgeBoth(img, b)
 			}
-			if s.relook.mean {
+			if s.Relook.Mean {
 				l2 = (l + l2) / 2
 			}
 			l, b, q = l2, b2, q2
 		}
-		if len(contextual) > 0 && l+s.judge.first*logOdds(d.score) >= logOdds(s.contextFrom) && b.x1 > b.x0 && b.y1 > b.y0 {
-			l = (1-s.contextWeight)*l + s.contextWeight*inContext(img, b)
+		if len(st.context) > 0 && l+s.Judge.First*logOdds(d.score) >= logOdds(s.ContextFrom) && b.x1 > b.x0 && b.y1 > b.y0 {
+			l = (1-s.ContextWeight)*l + s.ContextWeight*inContext(st.context, img, b)
 		}
 		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b, quad: q, text: d.text})
 	}
@@ -334,12 +334,12 @@ func (j jury) verify(ctx context.Context, img view, props []box, s settings) ([]
 
 // inContext gives the context verifiers' mean log-odds that the plate box
 // b (photo pixels) is a plate, each judging its own wide window around it.
-func inContext(img view, b box) float64 {
+func inContext(verifiers []*verifier, img view, b box) float64 {
 	sum := 0.0
-	for _, v := range contextual {
+	for _, v := range verifiers {
 		sum += float64(v.forward(cut(img, windowOf(b, v.scale)))[0])
 	}
-	return sum / float64(len(contextual))
+	return sum / float64(len(verifiers))
 }
 
 // judgeBoth is judge averaged with the jury's judgement of the same window

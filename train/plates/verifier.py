@@ -11,7 +11,7 @@ Inputs: the labelled photos (held out: fnv32a(base name) % 5 == 0, never
 read here) and the detector's proposals on every other photo, written by
 
     PLATES_MINE_OUT=/tmp/plates-candidates.jsonl \\
-        go test -tags platesmine -run TestMine ./imageops/plates/
+        go test -tags platesmine -run TestMine ./train/plates/mine/
 
 Usage (from the repository root):
 

@@ -1,18 +1,19 @@
 //go:build platestune
 
-package plates
+package tune
 
 import (
-	"context"
 	"image"
 	"image/color"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"carphoto/internal/imgtest"
-
 	xdraw "golang.org/x/image/draw"
+
+	"carphoto/imageops/plates"
+	"carphoto/internal/imgtest"
+	"carphoto/train/plates/labelled"
 )
 
 // TestDegradeSweep spoils the validation photos as customers' cameras and
@@ -24,8 +25,9 @@ import (
 // put: every condition keeps the photo's geometry. The dark frame's noise
 // is seeded, so runs repeat. Respects PLATES_COPYFREE.
 //
-//	go test -tags platestune -run TestDegradeSweep -v ./imageops/plates/
+//	go test -tags platestune -run TestDegradeSweep -v ./train/plates/tune/
 func TestDegradeSweep(t *testing.T) {
+	st, tuning := tuned(t)
 	conditions := []struct {
 		name  string
 		spoil func(image.Image) image.Image
@@ -44,24 +46,24 @@ func TestDegradeSweep(t *testing.T) {
 		{"greyscale", grey},
 	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		photos := labelledPhotos(t, set, Validation)
+		photos := labelled.Photos(t, set, plates.Validation)
 		for _, c := range conditions {
 			var given, audited score
 			proposed := 0
 			for _, p := range photos {
-				p.img = c.spoil(p.img)
-				props := p.proposed(t)
-				for _, b := range p.boxes {
-					if reachedBy(props, b) {
+				p.Img = c.spoil(p.Img)
+				props := p.Proposed(t, st, tuning)
+				for _, b := range p.Boxes {
+					if labelled.ReachedBy(props, b) {
 						proposed++
 					}
 				}
-				plates, err := detect(context.Background(), p.img, tuning)
+				found, err := st.Detect(t.Context(), p.Img, tuning)
 				if err != nil {
 					t.Fatal(err)
 				}
-				given.add(p.boxes, plates)
-				audited.add(append(p.missed, p.boxes...), plates)
+				given.add(p.Boxes, found)
+				audited.add(append(p.Missed, p.Boxes...), found)
 			}
 			t.Logf("%-18s %-18s %d proposed; %s | %s", set, c.name, proposed, given.format(len(photos)), audited.format(len(photos)))
 		}

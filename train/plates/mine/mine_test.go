@@ -1,15 +1,20 @@
 //go:build platesmine
 
-package plates
+// Package mine writes the windows the plate verifier learns from: the
+// first stage's proposals on the plate sets' photos outside the held-out
+// split (train/plates/verifier.py).
+package mine
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"image"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"carphoto/imageops/plates"
+	"carphoto/train/plates/labelled"
 )
 
 // TestMine writes, for every photo of the plate sets outside the held-out
@@ -22,23 +27,28 @@ import (
 // verifier.py --plateless learns from as background.
 //
 //	PLATES_MINE_OUT=/tmp/plates-candidates.jsonl \
-//	    go test -tags platesmine -run TestMine ./imageops/plates/
+//	    go test -tags platesmine -run TestMine ./train/plates/mine/
 //
 // PLATES_MINE_LOOK=coarse writes the coarse look's proposals instead
-// (coarseSide), and
+// (plates.CoarseSide), and
 // PLATES_MINE_LOOK=relook the windows the jury's second look judges: the
 // refined boxes of every look's proposals the shipped jury does not reject
 // (log-odds ≥ relook), each with its proposal's first-stage score, and
 // PLATES_MINE_SKIP=FILE leaves out the photos an earlier run's output
 // FILE holds (to finish a run that was stopped), and
-// PLATES_MINE_LOOK=text the text detector's proposals (textProposals), each
+// PLATES_MINE_LOOK=text the text detector's proposals (TextProposals), each
 // with its rank's score (1 for the strongest, falling by 0.01 a rank).
 func TestMine(t *testing.T) {
-	side, second, text := tuning.workSide, false, false
+	st, err := plates.NewStages(plates.Networks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := plates.DefaultSettings()
+	side, second, text := s.WorkSide, false, false
 	switch look := os.Getenv("PLATES_MINE_LOOK"); look {
 	case "":
 	case "coarse":
-		side = coarseSide
+		side = plates.CoarseSide
 	case "relook":
 		second = true
 	case "text":
@@ -56,51 +66,43 @@ func TestMine(t *testing.T) {
 	}
 	defer f.Close()
 	enc := json.NewEncoder(f)
-	n, err := embeddedNet()
-	if err != nil {
-		t.Fatal(err)
-	}
-	jury, err := embeddedJury()
-	if err != nil {
-		t.Fatal(err)
-	}
 	skip := minedBefore(t)
-	mine := func(split string, p labelled) {
-		if skip[p.set+"/"+p.file] {
+	mine := func(split string, p labelled.Photo) {
+		if skip[p.Set+"/"+p.File] {
 			return
 		}
 		cands := [][5]float64{}
 		if text {
-			props, err := textProposals(context.Background(), p.img, 1)
+			props, err := plates.TextProposals(t.Context(), p.Img)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i, d := range props {
-				cands = append(cands, [5]float64{1 - 0.01*float64(i), d.x0, d.y0, d.x1, d.y1})
+				cands = append(cands, [5]float64{1 - 0.01*float64(i), d.X0, d.Y0, d.X1, d.Y1})
 			}
 		} else if second {
-			for _, d := range p.proposed(t) {
-				if l, b, _ := jury.judge(wholeView(p.img), d); l >= tuning.relook.from {
-					cands = append(cands, [5]float64{d.score, b.x0, b.y0, b.x1, b.y1})
+			for _, d := range p.Proposed(t, st, s) {
+				if l, b := st.Look(p.Img, d); l >= s.Relook.From {
+					cands = append(cands, [5]float64{d.Score, b.X0, b.Y0, b.X1, b.Y1})
 				}
 			}
 		} else {
-			props, err := n.proposeAt(context.Background(), p.img, side, tuning.propose)
+			props, err := st.ProposeAt(t.Context(), p.Img, side, s)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, d := range props {
-				cands = append(cands, [5]float64{d.score, d.x0, d.y0, d.x1, d.y1})
+				cands = append(cands, [5]float64{d.Score, d.X0, d.Y0, d.X1, d.Y1})
 			}
 		}
-		if err := enc.Encode(map[string]any{"set": p.set, "file": p.file, "split": split, "cands": cands}); err != nil {
+		if err := enc.Encode(map[string]any{"set": p.Set, "file": p.File, "split": split, "cands": cands}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
+		for _, p := range labelled.Photos(t, set, func(name string) bool { return !plates.HeldOut(name) }) {
 			split := "train"
-			if Validation(p.file) {
+			if plates.Validation(p.File) {
 				split = "val"
 			}
 			mine(split, p)
@@ -110,19 +112,19 @@ func TestMine(t *testing.T) {
 	// the folder PLATES_EXTRA names, one photo at a time (they do not fit
 	// in memory decoded).
 	if root := os.Getenv("PLATES_EXTRA"); root != "" {
-		for _, set := range extraSets {
-			streamLabelled(t, filepath.Join(root, set), func(name string) bool { return !HeldOut(name) }, func(file string, img image.Image, _ []Box) {
+		for _, set := range labelled.ExtraSets {
+			labelled.Stream(t, filepath.Join(root, set), func(name string) bool { return !plates.HeldOut(name) }, func(file string, img image.Image, _ []plates.Box) {
 				split := "train"
-				if Validation(file) {
+				if plates.Validation(file) {
 					split = "val"
 				}
-				mine(split, labelled{set: set, file: file, img: img})
+				mine(split, labelled.Photo{Set: set, File: file, Img: img})
 			})
 		}
 	}
 	// Car photos with no plate in sight: all their proposals are wheels,
 	// windows, lettering and walls.
-	for _, p := range listedPhotos(t, "../../train/plates/plateless.json") {
+	for _, p := range labelled.Listed(t, filepath.Join(labelled.Train, "plateless.json")) {
 		mine("train", p)
 	}
 }

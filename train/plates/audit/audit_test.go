@@ -1,9 +1,10 @@
 //go:build platesaudit
 
-package plates
+// Package audit draws the sheets for reviewing by eye what the plate
+// finder finds where the labels have no plate, and the plates it misses.
+package audit
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -18,6 +19,9 @@ import (
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
+
+	"carphoto/imageops/plates"
+	"carphoto/train/plates/labelled"
 )
 
 // The sheets for reviewing by eye what the detector finds where the labels
@@ -30,52 +34,54 @@ import (
 // (default 0.3) that overlap neither a label nor a plate already in
 // train/plates/unlabelled.json:
 //
-//	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestAuditSheets ./imageops/plates/
+//	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestAuditSheets ./train/plates/audit/
 //
 // Held-out photos, the shipped detector's false detections by the labels
 // (for reporting only, after the held-out figures are taken; the verdicts
 // are docs/plates-heldout-audit.json):
 //
-//	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestHeldOutSheets ./imageops/plates/
+//	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestHeldOutSheets ./train/plates/audit/
 
 func TestAuditSheets(t *testing.T) {
-	j := tuning.judge
-	j.accept = 0.3
-	if s := os.Getenv("PLATES_AUDIT_MIN"); s != "" {
+	st, s := shipped(t)
+	low := s
+	low.Judge.Accept = 0.3
+	if v := os.Getenv("PLATES_AUDIT_MIN"); v != "" {
 		var err error
-		if j.accept, err = strconv.ParseFloat(s, 64); err != nil {
+		if low.Judge.Accept, err = strconv.ParseFloat(v, 64); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var a audit
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		for _, p := range labelledPhotos(t, set, func(name string) bool { return !HeldOut(name) }) {
-			a.add(p, j.plates(p.judged(t), p.img.Bounds()), append(p.missed, p.boxes...))
+		for _, p := range labelled.Photos(t, set, func(name string) bool { return !plates.HeldOut(name) }) {
+			a.add(p, low.Plates(p.Judged(t, st, s), p.Img.Bounds()), append(p.Missed, p.Boxes...))
 		}
 	}
 	a.write(t, "audit")
 }
 
 func TestHeldOutSheets(t *testing.T) {
+	st, s := shipped(t)
 	var a audit
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		for _, p := range labelledPhotos(t, set, HeldOut) {
-			found, err := detect(context.Background(), p.img, tuning)
+		for _, p := range labelled.Photos(t, set, plates.HeldOut) {
+			found, err := st.Detect(t.Context(), p.Img, s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			a.add(p, found, p.boxes)
+			a.add(p, found, p.Boxes)
 		}
 	}
 	// The larger sets, where PLATES_EXTRA names the folder they were built in.
 	if root := os.Getenv("PLATES_EXTRA"); root != "" {
-		for _, set := range extraSets {
-			streamLabelled(t, filepath.Join(root, set), HeldOut, func(file string, img image.Image, boxes []Box) {
-				found, err := detect(context.Background(), img, tuning)
+		for _, set := range labelled.ExtraSets {
+			labelled.Stream(t, filepath.Join(root, set), plates.HeldOut, func(file string, img image.Image, boxes []plates.Box) {
+				found, err := st.Detect(t.Context(), img, s)
 				if err != nil {
 					t.Fatal(err)
 				}
-				a.add(labelled{set: set, file: file, img: img, boxes: boxes}, found, boxes)
+				a.add(labelled.Photo{Set: set, File: file, Img: img, Boxes: boxes}, found, boxes)
 			})
 		}
 	}
@@ -92,45 +98,42 @@ func TestHeldOutSheets(t *testing.T) {
 // them. Respects PLATES_COPYFREE; with PLATES_EXTRA the two larger sets
 // too, PLATES_AUDIT_SET=name only that set.
 //
-//	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestMissSheets ./imageops/plates/
+//	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestMissSheets ./train/plates/audit/
 func TestMissSheets(t *testing.T) {
-	keep := Validation
+	st, s := shipped(t)
+	keep := plates.Validation
 	if os.Getenv("PLATES_AUDIT_SPLIT") == "train" {
-		keep = Training
-	}
-	vs, err := embeddedJury()
-	if err != nil {
-		t.Fatal(err)
+		keep = plates.Training
 	}
 	var a audit
 	sets := []string{"plates-web-cc0", "plates-dashcam-ro"}
 	if os.Getenv("PLATES_EXTRA") != "" {
-		sets = append(sets, extraSets...)
+		sets = append(sets, labelled.ExtraSets...)
 	}
 	if only := os.Getenv("PLATES_AUDIT_SET"); only != "" {
 		sets = []string{only}
 	}
 	for _, set := range sets {
-		for _, p := range labelledPhotos(t, set, keep) {
-			props := p.proposed(t)
-			judged, err := vs.verify(context.Background(), wholeView(p.img), props, tuning)
+		for _, p := range labelled.Photos(t, set, keep) {
+			props := p.Proposed(t, st, s)
+			judged, err := st.Verify(t.Context(), p.Img, props, s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			found := tuning.judge.plates(append([]verified(nil), judged...), p.img.Bounds())
+			found := s.Plates(judged, p.Img.Bounds())
 			var quads []image.Rectangle
 			for _, pl := range found {
 				quads = append(quads, pl.Hide.Bounds())
 			}
-			for _, b := range p.boxes {
+			for _, b := range p.Boxes {
 				covered := b.CoveredBy(found)
 				if covered >= 0.95 {
 					continue
 				}
 				best := -1.0
 				for i, d := range props {
-					if reaches(d, b) {
-						best = max(best, tuning.judge.score(judged[i]))
+					if labelled.Reaches(d, b) {
+						best = max(best, s.Score(judged[i]))
 					}
 				}
 				caption := fmt.Sprintf("%d %.0fx%.0f not proposed", len(a.list), b.W, b.H)
@@ -138,12 +141,22 @@ func TestMissSheets(t *testing.T) {
 					caption = fmt.Sprintf("%d %.0fx%.0f best %.2f in %.0f%%", len(a.list), b.W, b.H, best, 100*covered)
 				}
 				r := image.Rect(int(b.X), int(b.Y), int(b.X+b.W), int(b.Y+b.H))
-				a.list = append(a.list, auditEntry{p.set, p.file, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, best})
-				a.tiles = append(a.tiles, tile(p.img, r, caption, quads...))
+				a.list = append(a.list, auditEntry{p.Set, p.File, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, best})
+				a.tiles = append(a.tiles, tile(p.Img, r, caption, quads...))
 			}
 		}
 	}
 	a.write(t, "missed")
+}
+
+// shipped are the embedded networks and the settings the product runs.
+func shipped(tb testing.TB) (*plates.Stages, plates.Settings) {
+	tb.Helper()
+	st, err := plates.NewStages(plates.Networks{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st, plates.DefaultSettings()
 }
 
 // audit collects the numbered tiles and their list.
@@ -160,7 +173,7 @@ type auditEntry struct {
 }
 
 // add cuts out each of found that overlaps none of known.
-func (a *audit) add(p labelled, found []Plate, known []Box) {
+func (a *audit) add(p labelled.Photo, found []plates.Plate, known []plates.Box) {
 next:
 	for _, pl := range found {
 		for _, b := range known {
@@ -169,8 +182,8 @@ next:
 			}
 		}
 		r := pl.Quad.Bounds()
-		a.list = append(a.list, auditEntry{p.set, p.file, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, pl.Score})
-		a.tiles = append(a.tiles, tile(p.img, r, fmt.Sprintf("%d %.2f", len(a.list)-1, pl.Score)))
+		a.list = append(a.list, auditEntry{p.Set, p.File, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, pl.Score})
+		a.tiles = append(a.tiles, tile(p.Img, r, fmt.Sprintf("%d %.2f", len(a.list)-1, pl.Score)))
 	}
 }
 

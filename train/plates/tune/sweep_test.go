@@ -1,14 +1,15 @@
 //go:build platestune
 
-package plates
+package tune
 
 import (
-	"context"
 	"fmt"
 	"image"
 	"testing"
 
+	"carphoto/imageops/plates"
 	"carphoto/internal/imgtest"
+	"carphoto/train/plates/labelled"
 )
 
 // TestScaleSweep crops the validation photos around each labelled plate at
@@ -19,27 +20,28 @@ import (
 // detector over plate sizes from a far car to a close-up. Held-out photos
 // are not read.
 //
-//	go test -tags platestune -run TestScaleSweep -v ./imageops/plates/
+//	go test -tags platestune -run TestScaleSweep -v ./train/plates/tune/
 func TestScaleSweep(t *testing.T) {
+	st, tuning := tuned(t)
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		photos := labelledPhotos(t, set, Validation)
+		photos := labelled.Photos(t, set, plates.Validation)
 		line := ""
 		for _, f := range []float64{0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 0.9, 1} {
 			var s score
 			crops := 0
 			for _, p := range photos {
-				all := append(append([]Box(nil), p.boxes...), p.missed...)
-				for _, b := range p.boxes {
-					img, ok := imgtest.CloseUp(p.img, b.X, b.Y, b.W, b.H, f)
+				all := append(append([]plates.Box(nil), p.Boxes...), p.Missed...)
+				for _, b := range p.Boxes {
+					img, ok := imgtest.CloseUp(p.Img, b.X, b.Y, b.W, b.H, f)
 					if b.W < 30 || !ok {
 						continue
 					}
 					crops++
-					plates, err := detect(context.Background(), img, tuning)
+					found, err := st.Detect(t.Context(), img, tuning)
 					if err != nil {
 						t.Fatal(err)
 					}
-					var others []Box
+					var others []plates.Box
 					for _, o := range all {
 						if o != b && img.Bounds().Overlaps(image.Rect(int(o.X), int(o.Y), int(o.X+o.W), int(o.Y+o.H))) {
 							others = append(others, o)
@@ -47,8 +49,8 @@ func TestScaleSweep(t *testing.T) {
 					}
 					// Only the framed plate counts towards recall; a
 					// detection on any plate is not false.
-					s.add([]Box{b}, plates)
-					s.wrong -= countOn(others, plates, b)
+					s.add([]plates.Box{b}, found)
+					s.wrong -= countOn(others, found, b)
 				}
 			}
 			line += fmt.Sprintf("  %.2f: %s", f, s.format(crops))
@@ -59,9 +61,9 @@ func TestScaleSweep(t *testing.T) {
 
 // countOn counts the detections that overlap none of the framed plate but
 // some other plate: score.add took them for false.
-func countOn(others []Box, plates []Plate, framed Box) int {
+func countOn(others []plates.Box, found []plates.Plate, framed plates.Box) int {
 	n := 0
-	for _, pl := range plates {
+	for _, pl := range found {
 		if framed.Overlaps(pl.Hide) {
 			continue
 		}
@@ -81,38 +83,39 @@ func countOn(others []Box, plates []Plate, framed Box) int {
 // which at least 95% of the area lies inside the detected quads, and the
 // detections per photo that touch no plate.
 //
-//	go test -tags platestune -run TestRotationSweep -v ./imageops/plates/
+//	go test -tags platestune -run TestRotationSweep -v ./train/plates/tune/
 func TestRotationSweep(t *testing.T) {
+	st, tuning := tuned(t)
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		photos := labelledPhotos(t, set, Validation)
+		photos := labelled.Photos(t, set, plates.Validation)
 		line := ""
 		for _, deg := range []float64{-20, -10, -5, 0, 5, 10, 20} {
 			found, total, wrong := 0, 0, 0
 			for _, p := range photos {
-				img, turn := imgtest.Rotated(p.img, deg)
-				plates, err := detect(context.Background(), img, tuning)
+				img, turn := imgtest.Rotated(p.Img, deg)
+				detected, err := st.Detect(t.Context(), img, tuning)
 				if err != nil {
 					t.Fatal(err)
 				}
-				var all []Quad
-				for i, b := range append(append([]Box(nil), p.boxes...), p.missed...) {
-					var q Quad
+				var all []plates.Quad
+				for i, b := range append(append([]plates.Box(nil), p.Boxes...), p.Missed...) {
+					var q plates.Quad
 					inside := true
 					for k, c := range [4][2]float64{{b.X, b.Y}, {b.X + b.W, b.Y}, {b.X + b.W, b.Y + b.H}, {b.X, b.Y + b.H}} {
 						q[k].X, q[k].Y = turn(c[0], c[1])
 						inside = inside && imgtest.Inside(img.Bounds(), q[k].X, q[k].Y)
 					}
 					all = append(all, q)
-					if i >= len(p.boxes) || !inside {
+					if i >= len(p.Boxes) || !inside {
 						continue // only labelled plates the photo still holds count towards recall
 					}
 					total++
-					if q.CoveredBy(plates) >= 0.95 {
+					if q.CoveredBy(detected) >= 0.95 {
 						found++
 					}
 				}
 			next:
-				for _, pl := range plates {
+				for _, pl := range detected {
 					for _, q := range all {
 						for _, c := range q {
 							if pl.Quad.Contains(c) {
@@ -140,22 +143,23 @@ func TestRotationSweep(t *testing.T) {
 // wide shot of a dealer's lot or a 12 MP photo of a car further away. The
 // sets hold no photo whose plates are narrower than 3.8% of its long side.
 //
-//	go test -tags platestune -run TestMosaic -v ./imageops/plates/
+//	go test -tags platestune -run TestMosaic -v ./train/plates/tune/
 func TestMosaic(t *testing.T) {
+	st, tuning := tuned(t)
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		photos := labelledPhotos(t, set, Validation)
+		photos := labelled.Photos(t, set, plates.Validation)
 		line := ""
 		for _, n := range []int{1, 2, 3} {
 			var given, audited score
 			mosaics := 0
 			for i := 0; i+n*n <= len(photos); i += n * n {
 				img, boxes, missed := mosaic(photos[i:i+n*n], n)
-				plates, err := detect(context.Background(), img, tuning)
+				found, err := st.Detect(t.Context(), img, tuning)
 				if err != nil {
 					t.Fatal(err)
 				}
-				given.add(boxes, plates)
-				audited.add(append(missed, boxes...), plates)
+				given.add(boxes, found)
+				audited.add(append(missed, boxes...), found)
 				mosaics++
 			}
 			line += fmt.Sprintf("  %d×%d (%d): %s | %s", n, n, mosaics, given.format(mosaics), audited.format(mosaics))
@@ -166,19 +170,19 @@ func TestMosaic(t *testing.T) {
 
 // mosaic lays photos (n×n of them) out with imgtest.Mosaic, their boxes
 // and missed plates moved along.
-func mosaic(photos []labelled, n int) (image.Image, []Box, []Box) {
+func mosaic(photos []labelled.Photo, n int) (image.Image, []plates.Box, []plates.Box) {
 	imgs := make([]image.Image, len(photos))
 	for k, p := range photos {
-		imgs[k] = p.img
+		imgs[k] = p.Img
 	}
 	img, at := imgtest.Mosaic(imgs, n)
-	var boxes, missed []Box
+	var boxes, missed []plates.Box
 	for k, p := range photos {
-		for _, b := range p.boxes {
-			boxes = append(boxes, Box{X: b.X + float64(at[k].X), Y: b.Y + float64(at[k].Y), W: b.W, H: b.H})
+		for _, b := range p.Boxes {
+			boxes = append(boxes, plates.Box{X: b.X + float64(at[k].X), Y: b.Y + float64(at[k].Y), W: b.W, H: b.H})
 		}
-		for _, b := range p.missed {
-			missed = append(missed, Box{X: b.X + float64(at[k].X), Y: b.Y + float64(at[k].Y), W: b.W, H: b.H})
+		for _, b := range p.Missed {
+			missed = append(missed, plates.Box{X: b.X + float64(at[k].X), Y: b.Y + float64(at[k].Y), W: b.W, H: b.H})
 		}
 	}
 	return img, boxes, missed

@@ -1,34 +1,33 @@
 //go:build platestune
 
-package plates
+package tune
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
+
+	"carphoto/imageops/plates"
+	"carphoto/train/plates/labelled"
 )
 
 // TestTextProposals compares, on the validation photos, the first stage's
-// proposals alone with the text detector's added (textProposals), for a
-// few thresholds a text proposal's score must clear (judging.text) and with text proposals that repeat a first-stage
+// proposals alone with the text detector's added (TextProposals), for a
+// few thresholds a text proposal's score must clear (Judging.Text) and with text proposals that repeat a first-stage
 // one dropped or kept, each judged by the jury at the shipped settings.
 // Recall is counted twice: the labelled box ≥ 95% hidden, and its
 // characters (the text regions at least half inside it, else its central
 // 60%) ≥ 95% hidden, as `carphoto bench plates` does.
 //
-//	PLATES_EXTRA=~/carphoto-data go test -tags platestune -run TestTextProposals -v ./imageops/plates/
+//	PLATES_EXTRA=~/carphoto-data go test -tags platestune -run TestTextProposals -v ./train/plates/tune/
 //
 // PLATES_ACCEPT=P judges every proposal at the threshold P instead of the
 // shipped one (a retrained verifier is calibrated differently).
 func TestTextProposals(t *testing.T) {
-	vs, err := embeddedJury()
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, tuning := tuned(t)
 	sets := []string{"plates-web-cc0", "plates-dashcam-ro"}
 	if os.Getenv("PLATES_EXTRA") != "" {
-		sets = append(sets, extraSets...)
+		sets = append(sets, labelled.ExtraSets...)
 	}
 	type variant struct {
 		name   string
@@ -41,36 +40,35 @@ func TestTextProposals(t *testing.T) {
 		variants = append(variants, variant{fmt.Sprintf("+text ≥%.2f", accept), accept, false, true})
 		variants = append(variants, variant{fmt.Sprintf("+text ≥%.2f dedup", accept), accept, true, true})
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, set := range sets {
 		boxS, audS := make([]score, len(variants)), make([]score, len(variants))
 		chars, total := make([]int, len(variants)), 0
-		photos := labelledPhotos(t, set, Validation)
+		photos := labelled.Photos(t, set, plates.Validation)
 		for _, p := range photos {
-			props := p.proposed(t)
-			text, err := textProposals(ctx, p.img, 1)
+			props := p.Proposed(t, st, tuning)
+			text, err := plates.TextProposals(ctx, p.Img)
 			if err != nil {
 				t.Fatal(err)
 			}
-			view := wholeView(p.img)
-			jf, err := vs.verify(ctx, view, props, tuning)
+			jf, err := st.Verify(ctx, p.Img, props, tuning)
 			if err != nil {
 				t.Fatal(err)
 			}
-			jt, err := vs.verify(ctx, view, text, tuning)
+			jt, err := st.Verify(ctx, p.Img, text, tuning)
 			if err != nil {
 				t.Fatal(err)
 			}
 			regs := text
-			all := append(append([]Box(nil), p.missed...), p.boxes...)
+			all := append(append([]plates.Box(nil), p.Missed...), p.Boxes...)
 			for i, v := range variants {
-				judged := append([]verified(nil), jf...)
+				judged := append([]plates.Verdict(nil), jf...)
 				if v.text {
 				next:
 					for k, tv := range jt {
 						if v.dedup {
 							for _, d := range props {
-								if text[k].iou(d) >= tuning.propose.nmsIoU {
+								if text[k].IoU(d) >= tuning.Propose.NMSIoU {
 									continue next
 								}
 							}
@@ -78,15 +76,15 @@ func TestTextProposals(t *testing.T) {
 						judged = append(judged, tv)
 					}
 				}
-				j := tuning.judge
-				j.text = v.accept
+				s := tuning
+				s.Judge.Text = v.accept
 				if a := os.Getenv("PLATES_ACCEPT"); a != "" {
-					fmt.Sscan(a, &j.accept)
+					fmt.Sscan(a, &s.Judge.Accept)
 				}
-				found := j.plates(judged, p.img.Bounds())
-				boxS[i].add(wide(p.boxes), found)
+				found := s.Plates(judged, p.Img.Bounds())
+				boxS[i].add(wide(p.Boxes), found)
 				audS[i].add(all, found)
-				for _, b := range wide(p.boxes) {
+				for _, b := range wide(p.Boxes) {
 					if i == 0 {
 						total++
 					}
@@ -104,8 +102,8 @@ func TestTextProposals(t *testing.T) {
 }
 
 // wide keeps the boxes at least 20 px wide.
-func wide(bs []Box) []Box {
-	var out []Box
+func wide(bs []plates.Box) []plates.Box {
+	var out []plates.Box
 	for _, b := range bs {
 		if b.W >= 20 {
 			out = append(out, b)
@@ -117,19 +115,19 @@ func wide(bs []Box) []Box {
 // charsHidden approximates the bench's characters-hidden rule: the text
 // boxes lying at least half inside b, clipped to b (else b's central 60%),
 // hidden for ≥ 95% of their area.
-func charsHidden(b Box, regs []box, found []Plate) bool {
-	g := box{x0: b.X, y0: b.Y, x1: b.X + b.W, y1: b.Y + b.H}
-	var parts []Box
+func charsHidden(b plates.Box, regs []plates.Proposal, found []plates.Plate) bool {
+	g := plates.Proposal{X0: b.X, Y0: b.Y, X1: b.X + b.W, Y1: b.Y + b.H}
+	var parts []plates.Box
 	for _, r := range regs {
-		if r.inside(g) < 0.5 {
+		if r.Inside(g) < 0.5 {
 			continue
 		}
-		x0, y0 := max(r.x0, g.x0), max(r.y0, g.y0)
-		x1, y1 := min(r.x1, g.x1), min(r.y1, g.y1)
-		parts = append(parts, Box{X: x0, Y: y0, W: x1 - x0, H: y1 - y0})
+		x0, y0 := max(r.X0, g.X0), max(r.Y0, g.Y0)
+		x1, y1 := min(r.X1, g.X1), min(r.Y1, g.Y1)
+		parts = append(parts, plates.Box{X: x0, Y: y0, W: x1 - x0, H: y1 - y0})
 	}
 	if len(parts) == 0 {
-		parts = []Box{{X: b.X + 0.2*b.W, Y: b.Y + 0.2*b.H, W: 0.6 * b.W, H: 0.6 * b.H}}
+		parts = []plates.Box{{X: b.X + 0.2*b.W, Y: b.Y + 0.2*b.H, W: 0.6 * b.W, H: 0.6 * b.H}}
 	}
 	var in, all float64
 	for _, c := range parts {

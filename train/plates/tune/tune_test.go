@@ -1,14 +1,25 @@
 //go:build platestune
 
-package plates
+// Package tune holds the sweeps that chose the plate finder's settings
+// (plates.Settings) and measure it on the plate sets' validation photos:
+// the second stage's thresholds, the reach of the first stage, photos
+// without plates, the edges of the quads, the design threshold, the text
+// proposals, spoilt photos, plate sizes, turned photos and mosaics, and
+// the list of copies between the splits. Each test's comment gives its
+// command line; the variables tuned reads run other networks and
+// settings. Held-out photos are never read.
+package tune
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"carphoto/imageops/plates"
+	"carphoto/train/plates/labelled"
 )
 
 // TestTune prints the validation split's recall and false detections per
@@ -17,15 +28,17 @@ import (
 // miss (train/plates/unlabelled.json). Only validation photos are read; the
 // held-out split is never touched.
 //
-//	go test -tags platestune -run TestTune -v ./imageops/plates/
+//	go test -tags platestune -run TestTune -v ./train/plates/tune/
 func TestTune(t *testing.T) {
+	st, tuning := tuned(t)
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		photos := validationJudged(t, set)
+		photos := validationJudged(t, st, tuning, set)
 		for _, first := range []float64{0, 0.25, 0.5, 1} {
 			line := ""
 			for _, accept := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9} {
-				j := judging{accept: accept, first: first, nmsIoU: tuning.judge.nmsIoU, within: tuning.judge.within}
-				line += fmt.Sprintf("  %.2f: %s", accept, j.scoreOn(photos))
+				s := tuning
+				s.Judge = plates.Judging{Accept: accept, First: first, NMSIoU: tuning.Judge.NMSIoU, Within: tuning.Judge.Within}
+				line += fmt.Sprintf("  %.2f: %s", accept, scoreOn(s, photos))
 			}
 			t.Logf("%-18s first %.2f:%s", set, first, line)
 		}
@@ -35,18 +48,19 @@ func TestTune(t *testing.T) {
 // TestTuneAccept prints the validation figures at the shipped settings
 // for a fine grid of the acceptance threshold, for choosing a jury's.
 //
-//	go test -tags platestune -run TestTuneAccept -v ./imageops/plates/
+//	go test -tags platestune -run TestTuneAccept -v ./train/plates/tune/
 func TestTuneAccept(t *testing.T) {
+	st, tuning := tuned(t)
 	sets := []string{"plates-web-cc0", "plates-dashcam-ro"}
 	if os.Getenv("PLATES_EXTRA") != "" {
-		sets = append(sets, extraSets...)
+		sets = append(sets, labelled.ExtraSets...)
 	}
 	for _, set := range sets {
-		photos := validationJudged(t, set)
+		photos := validationJudged(t, st, tuning, set)
 		for k := 6; k < 20; k++ { // 0.30, 0.35, …, 0.95
-			j := tuning.judge
-			j.accept = float64(k) / 20
-			t.Logf("%-18s %.2f: %s", set, j.accept, j.scoreOn(photos))
+			s := tuning
+			s.Judge.Accept = float64(k) / 20
+			t.Logf("%-18s %.2f: %s", set, s.Judge.Accept, scoreOn(s, photos))
 		}
 	}
 }
@@ -54,26 +68,27 @@ func TestTuneAccept(t *testing.T) {
 // judgedPhoto is a validation photo with the jury's judgement of each of
 // its proposals, before any threshold.
 type judgedPhoto struct {
-	labelled
-	judged []verified
+	labelled.Photo
+	judged []plates.Verdict
 }
 
-func validationJudged(t *testing.T, set string) []judgedPhoto {
+// validationJudged is set's validation photos, judged by st at s.
+func validationJudged(t *testing.T, st *plates.Stages, s plates.Settings, set string) []judgedPhoto {
 	var photos []judgedPhoto
-	for _, p := range labelledPhotos(t, set, Validation) {
-		photos = append(photos, judgedPhoto{p, p.judged(t)})
+	for _, p := range labelled.Photos(t, set, plates.Validation) {
+		photos = append(photos, judgedPhoto{p, p.Judged(t, st, s)})
 	}
 	return photos
 }
 
-// scoreOn gives j's recall and false detections per photo on photos,
-// against the labels, then against them plus the plates they miss.
-func (j judging) scoreOn(photos []judgedPhoto) string {
+// scoreOn gives the recall and false detections per photo on photos at
+// s, against the labels, then against them plus the plates they miss.
+func scoreOn(s plates.Settings, photos []judgedPhoto) string {
 	var given, audited score
 	for _, p := range photos {
-		plates := j.plates(append([]verified(nil), p.judged...), p.img.Bounds())
-		given.add(p.boxes, plates)
-		audited.add(append(p.missed, p.boxes...), plates)
+		found := s.Plates(p.judged, p.Img.Bounds())
+		given.add(p.Boxes, found)
+		audited.add(append(p.Missed, p.Boxes...), found)
 	}
 	return given.format(len(photos)) + " | " + audited.format(len(photos))
 }
@@ -85,17 +100,17 @@ type score struct {
 	areas               []float64
 }
 
-func (s *score) add(boxes []Box, plates []Plate) {
+func (s *score) add(boxes []plates.Box, found []plates.Plate) {
 	for _, b := range boxes {
 		s.total++
-		if b.CoveredBy(plates) >= 0.95 {
+		if b.CoveredBy(found) >= 0.95 {
 			s.found++
-			best, _ := b.Match(plates)
-			s.areas = append(s.areas, plates[best].Hide.Area()/(b.W*b.H))
+			best, _ := b.Match(found)
+			s.areas = append(s.areas, found[best].Hide.Area()/(b.W*b.H))
 		}
 	}
 next:
-	for _, pl := range plates {
+	for _, pl := range found {
 		for _, b := range boxes {
 			if b.Overlaps(pl.Hide) {
 				continue next
@@ -122,32 +137,29 @@ func (s score) format(photos int) string {
 // band's misses are the first stage's or the verifiers'. With PLATES_SCALE
 // it measures shrunk photos.
 //
-//	go test -tags platestune -run TestReach -v ./imageops/plates/
+//	go test -tags platestune -run TestReach -v ./train/plates/tune/
 func TestReach(t *testing.T) {
+	st, tuning := tuned(t)
 	bands := []float64{0, 20, 40, 80}
-	vs, err := embeddedJury()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		total, reached, found := make([]int, len(bands)), make([]int, len(bands)), make([]int, len(bands))
-		for _, p := range labelledPhotos(t, set, Validation) {
-			props := p.proposed(t)
-			judged, err := vs.verify(context.Background(), wholeView(p.img), props, tuning)
+		for _, p := range labelled.Photos(t, set, plates.Validation) {
+			props := p.Proposed(t, st, tuning)
+			judged, err := st.Verify(t.Context(), p.Img, props, tuning)
 			if err != nil {
 				t.Fatal(err)
 			}
-			plates := tuning.judge.plates(judged, p.img.Bounds())
-			for _, b := range p.boxes {
+			detected := tuning.Plates(judged, p.Img.Bounds())
+			for _, b := range p.Boxes {
 				k := len(bands) - 1
 				for k > 0 && b.W < bands[k] {
 					k--
 				}
 				total[k]++
-				if reachedBy(props, b) {
+				if labelled.ReachedBy(props, b) {
 					reached[k]++
 				}
-				if b.CoveredBy(plates) >= 0.95 {
+				if b.CoveredBy(detected) >= 0.95 {
 					found[k]++
 				}
 			}
@@ -167,15 +179,16 @@ func TestReach(t *testing.T) {
 // The set's training photos so listed (plateless.json) are background for
 // verifier.py; these are not.
 //
-//	go test -tags platestune -run TestPlateless -v ./imageops/plates/
+//	go test -tags platestune -run TestPlateless -v ./train/plates/tune/
 func TestPlateless(t *testing.T) {
+	st, tuning := tuned(t)
 	photos, false_ := 0, 0
-	for _, p := range listedPhotos(t, "../../train/plates/plateless-valid.json") {
-		plates := tuning.judge.plates(p.judged(t), p.img.Bounds())
+	for _, p := range labelled.Listed(t, filepath.Join(labelled.Train, "plateless-valid.json")) {
+		found := tuning.Plates(p.Judged(t, st, tuning), p.Img.Bounds())
 		photos++
-		false_ += len(plates)
-		for _, pl := range plates {
-			t.Logf("%s: %v", p.file, pl)
+		false_ += len(found)
+		for _, pl := range found {
+			t.Logf("%s: %v", p.File, pl)
 		}
 	}
 	t.Logf("%d photos with no plate, %d detections (%.2f a photo)", photos, false_, float64(false_)/float64(photos))
@@ -187,22 +200,23 @@ func TestPlateless(t *testing.T) {
 // reaches past the label (covers it), negative when it falls short. A
 // median far from zero on one edge is a bias the margin rule pays for.
 //
-//	go test -tags platestune -run TestEdgeErrors -v ./imageops/plates/
+//	go test -tags platestune -run TestEdgeErrors -v ./train/plates/tune/
 func TestEdgeErrors(t *testing.T) {
+	st, tuning := tuned(t)
 	sets := []string{"plates-web-cc0", "plates-dashcam-ro"}
 	if os.Getenv("PLATES_EXTRA") != "" {
-		sets = append(sets, extraSets...)
+		sets = append(sets, labelled.ExtraSets...)
 	}
 	for _, set := range sets {
 		var edges [4][]float64 // left, right, top, bottom
-		for _, p := range validationJudged(t, set) {
-			plates := tuning.judge.plates(append([]verified(nil), p.judged...), p.img.Bounds())
-			for _, b := range p.boxes {
-				i, iou := b.Match(plates)
+		for _, p := range validationJudged(t, st, tuning, set) {
+			found := tuning.Plates(p.judged, p.Img.Bounds())
+			for _, b := range p.Boxes {
+				i, iou := b.Match(found)
 				if i < 0 || iou < 0.3 {
 					continue
 				}
-				lo, hi := plates[i].Quad.extent()
+				lo, hi := extent(found[i].Quad)
 				edges[0] = append(edges[0], (b.X-lo.X)/b.H)
 				edges[1] = append(edges[1], (hi.X-b.X-b.W)/b.H)
 				edges[2] = append(edges[2], (b.Y-lo.Y)/b.H)
@@ -222,8 +236,18 @@ func TestEdgeErrors(t *testing.T) {
 	}
 }
 
+// extent is q's bounds: its least and greatest corner coordinates.
+func extent(q plates.Quad) (lo, hi plates.Point) {
+	lo, hi = q[0], q[0]
+	for _, p := range q[1:] {
+		lo = plates.Point{X: min(lo.X, p.X), Y: min(lo.Y, p.Y)}
+		hi = plates.Point{X: max(hi.X, p.X), Y: max(hi.Y, p.Y)}
+	}
+	return lo, hi
+}
+
 // TestTuneDesign prints, for the validation split of the web and dash-cam
-// sets, how the detections the service reports (score ≥ tuning.judge.accept)
+// sets, how the detections the service reports (score ≥ Settings.Judge.Accept)
 // split by score: for each threshold, how many detections at or above it
 // are plates (quad IoU ≥ 0.3 with a labelled box, or one of the plates the
 // labels miss, train/plates/unlabelled.json), how many overlap none
@@ -233,14 +257,15 @@ func TestEdgeErrors(t *testing.T) {
 // is also listed with its score and class, for the figures in
 // docs/BENCHMARKS.md.
 //
-//	go test -tags platestune -run TestTuneDesign -v ./imageops/plates/
+//	go test -tags platestune -run TestTuneDesign -v ./train/plates/tune/
 func TestTuneDesign(t *testing.T) {
+	st, tuning := tuned(t)
 	var all []designDet
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		var dets []designDet
-		for _, p := range labelledPhotos(t, set, Validation) {
-			found := tuning.judge.plates(p.judged(t), p.img.Bounds())
-			boxes := append(append([]Box(nil), p.boxes...), p.missed...)
+		for _, p := range labelled.Photos(t, set, plates.Validation) {
+			found := tuning.Plates(p.Judged(t, st, tuning), p.Img.Bounds())
+			boxes := append(append([]plates.Box(nil), p.Boxes...), p.Missed...)
 			for _, f := range found {
 				d := designDet{score: f.Score, fake: true}
 				for _, b := range boxes {
@@ -252,7 +277,7 @@ func TestTuneDesign(t *testing.T) {
 					}
 				}
 				if !d.plate {
-					t.Logf("%s %s: %v (fake %v)", set, p.file, f, d.fake)
+					t.Logf("%s %s: %v (fake %v)", set, p.File, f, d.fake)
 				}
 				dets = append(dets, d)
 			}

@@ -1,11 +1,15 @@
 //go:build platestune
 
-package plates
+package tune
 
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
+
+	"carphoto/imageops/plates"
+	"carphoto/train/plates/labelled"
 )
 
 // TestListCopies writes train/plates/copies.json: the groups of photos of
@@ -15,7 +19,7 @@ import (
 // a copy among the validation or held-out photos, and PLATES_COPYFREE=1
 // makes the tuning tools score only photos with no copy in another split.
 //
-//	go test -tags platestune -run TestListCopies ./imageops/plates/
+//	go test -tags platestune -run TestListCopies ./train/plates/tune/
 func TestListCopies(t *testing.T) {
 	type group struct {
 		Set   string   `json:"set"`
@@ -23,10 +27,10 @@ func TestListCopies(t *testing.T) {
 	}
 	var groups []group
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		photos := labelledPhotos(t, set, func(string) bool { return true })
-		prints := make([]*Fingerprint, len(photos))
+		photos := labelled.Photos(t, set, func(string) bool { return true })
+		prints := make([]*plates.Fingerprint, len(photos))
 		for i, p := range photos {
-			prints[i] = FingerprintOf(p.img)
+			prints[i] = plates.FingerprintOf(p.Img)
 		}
 		// Union-find over the pairs that are copies.
 		parent := make([]int, len(photos))
@@ -55,7 +59,7 @@ func TestListCopies(t *testing.T) {
 			if members[r] == nil {
 				roots = append(roots, r)
 			}
-			members[r] = append(members[r], p.file)
+			members[r] = append(members[r], p.File)
 		}
 		n := 0
 		for _, r := range roots {
@@ -70,7 +74,7 @@ func TestListCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile("../../train/plates/copies.json", append(out, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(labelled.Train, "copies.json"), append(out, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
