@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"image"
 	"image/draw"
+
+	"carphoto/imageops/jpegblock"
 )
 
 // orient returns img turned from its stored orientation o (the EXIF
@@ -146,32 +148,19 @@ const orientTile = 64
 //
 // Every orientation maps source (x, y) to a destination offset that is
 // affine in x and y: off0 + x·sx + y·sy, with sx and sy each ±bpp or
-// ±dstStride. For o = 6 (turn clockwise), for example, (x, y) lands at
-// column h−1−y, row x.
+// ±dstStride, read off jpegblock.ToDisplayed (the one owner of the
+// orientations' geometry) at (0,0), (1,0) and (0,1). For o = 6 (turn
+// clockwise), for example, (x, y) lands at column h−1−y, row x.
 func transformPlane(dst []byte, dstStride int, src []byte, srcStride, w, h, bpp, o int) {
 	if w == 0 || h == 0 {
 		return
 	}
-	ds := dstStride
-	var off0, sx, sy int
-	switch o {
-	case 1:
-		off0, sx, sy = 0, bpp, ds
-	case 2: // mirror left-right
-		off0, sx, sy = (w-1)*bpp, -bpp, ds
-	case 3: // half turn
-		off0, sx, sy = (h-1)*ds+(w-1)*bpp, -bpp, -ds
-	case 4: // mirror top-bottom
-		off0, sx, sy = (h-1)*ds, bpp, -ds
-	case 5: // transpose
-		off0, sx, sy = 0, ds, bpp
-	case 6: // quarter turn clockwise
-		off0, sx, sy = (h-1)*bpp, ds, -bpp
-	case 7: // transverse
-		off0, sx, sy = (w-1)*ds+(h-1)*bpp, -ds, -bpp
-	case 8: // quarter turn anticlockwise
-		off0, sx, sy = (w-1)*ds, -ds, bpp
+	at := func(x, y int) int {
+		dx, dy := jpegblock.ToDisplayed(o, x, y, w, h)
+		return dy*dstStride + dx*bpp
 	}
+	off0 := at(0, 0)
+	sx, sy := at(1, 0)-off0, at(0, 1)-off0
 	for ty := 0; ty < h; ty += orientTile {
 		yEnd := min(ty+orientTile, h)
 		for tx := 0; tx < w; tx += orientTile {

@@ -119,7 +119,7 @@ func (f *File) Preview() image.Image {
 	for y := range dh {
 		row := out.Pix[y*out.Stride:]
 		for x := range dw {
-			sx, sy := toStored(f.orientation, x, y, sw, sh)
+			sx, sy := ToStored(f.orientation, x, y, sw, sh)
 			r, g, b := f.previewAt(sx, sy)
 			row[4*x], row[4*x+1], row[4*x+2], row[4*x+3] = r, g, b, 255
 		}
@@ -140,36 +140,14 @@ func (f *File) previewAt(x, y int) (uint8, uint8, uint8) {
 	return color.YCbCrToRGB(yy, cb, cr)
 }
 
-// toStored maps displayed pixel (x, y) to stored pixel coordinates for
-// EXIF orientation o, the stored image being w×h.
-func toStored(o, x, y, w, h int) (int, int) {
-	switch o {
-	case 2:
-		return w - 1 - x, y
-	case 3:
-		return w - 1 - x, h - 1 - y
-	case 4:
-		return x, h - 1 - y
-	case 5:
-		return y, x
-	case 6:
-		return y, h - 1 - x
-	case 7:
-		return w - 1 - y, h - 1 - x
-	case 8:
-		return w - 1 - y, x
-	}
-	return x, y
-}
-
 // storedRect maps a displayed rectangle to the stored one it covers.
 func (f *File) storedRect(r image.Rectangle) image.Rectangle {
 	r = r.Intersect(f.Bounds())
 	if r.Empty() {
 		return image.Rectangle{}
 	}
-	x0, y0 := toStored(f.orientation, r.Min.X, r.Min.Y, f.w, f.h)
-	x1, y1 := toStored(f.orientation, r.Max.X-1, r.Max.Y-1, f.w, f.h)
+	x0, y0 := ToStored(f.orientation, r.Min.X, r.Min.Y, f.w, f.h)
+	x1, y1 := ToStored(f.orientation, r.Max.X-1, r.Max.Y-1, f.w, f.h)
 	return image.Rect(min(x0, x1), min(y0, y1), max(x0, x1)+1, max(y0, y1)+1)
 }
 
@@ -330,8 +308,8 @@ func (f *File) regionRGBA(r image.Rectangle, most int, planar bool) (image.Image
 	}
 	rr := image.Rect(r.Min.X/g, r.Min.Y/g, (r.Max.X+g-1)/g, (r.Max.Y+g-1)/g).Intersect(image.Rect(0, 0, dw, dh))
 	if p == nil {
-		x0, y0 := toStored(f.orientation, rr.Min.X, rr.Min.Y, sw, sh)
-		x1, y1 := toStored(f.orientation, rr.Max.X-1, rr.Max.Y-1, sw, sh)
+		x0, y0 := ToStored(f.orientation, rr.Min.X, rr.Min.Y, sw, sh)
+		x1, y1 := ToStored(f.orientation, rr.Max.X-1, rr.Max.Y-1, sw, sh)
 		sr := image.Rect(min(x0, x1)*g, min(y0, y1)*g, (max(x0, x1)+1)*g, (max(y0, y1)+1)*g)
 		mx0, my0, mx1, my1 := f.mcuSpan(sr)
 		var err error
@@ -359,7 +337,7 @@ func (f *File) regionRGBA(r image.Rectangle, most int, planar bool) (image.Image
 	for y := rr.Min.Y; y < rr.Max.Y; y++ {
 		row := out.Pix[out.PixOffset(rr.Min.X, y):]
 		for x := rr.Min.X; x < rr.Max.X; x++ {
-			sx, sy := toStored(f.orientation, x, y, sw, sh)
+			sx, sy := ToStored(f.orientation, x, y, sw, sh)
 			lx, ly := sx-ox, sy-oy
 			i := (x - rr.Min.X) * 4
 			yy := p.comp[0][ly/fy[0]*p.stride[0]+lx/fx[0]]

@@ -323,7 +323,7 @@ func TestRegionMatchesStdlib(t *testing.T) {
 				want := image.NewRGBA(f.Bounds())
 				for y := range want.Rect.Dy() {
 					for x := range want.Rect.Dx() {
-						sx, sy := toStored(o, x, y, sb.Dx(), sb.Dy())
+						sx, sy := ToStored(o, x, y, sb.Dx(), sb.Dy())
 						want.Set(x, y, std.At(sx, sy))
 					}
 				}

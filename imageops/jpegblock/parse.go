@@ -11,7 +11,8 @@
 //
 // It also writes whole JPEGs (Encode, behind codec.EncodeJPEG) and holds
 // the IJG quantisation tables: those Encode scales by quality, and those
-// Quality measures a file's luminance table against.
+// Quality measures a file's luminance table against, and the geometry of
+// the EXIF orientations (ToStored, ToDisplayed) that codec turns images by.
 package jpegblock
 
 import (

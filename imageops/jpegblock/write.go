@@ -137,7 +137,7 @@ func (f *File) collect(patches []Patch) map[int]*mcuEdit {
 				if na[0] == nb[0] && na[1] == nb[1] && na[2] == nb[2] {
 					continue
 				}
-				sx, sy := toStored(f.orientation, x, y, f.w, f.h)
+				sx, sy := ToStored(f.orientation, x, y, f.w, f.h)
 				m := sy/mh*f.mcusX + sx/mw
 				e := edits[m]
 				if e == nil {
