@@ -206,28 +206,6 @@ func shrink(src *rows, w, h int) *plane {
 	return out
 }
 
-// shrinkPlane box-averages a multi-channel plane to w×h (w, h no larger than p's).
-func shrinkPlane(p *plane, w, h int) *plane {
-	out := newPlane(p.c, h, w)
-	for c := 0; c < p.c; c++ {
-		src, dst := p.ch(c), out.ch(c)
-		for y := 0; y < h; y++ {
-			y0, y1 := y*p.h/h, (y+1)*p.h/h
-			for x := 0; x < w; x++ {
-				x0, x1 := x*p.w/w, (x+1)*p.w/w
-				var s float32
-				for sy := y0; sy < y1; sy++ {
-					for _, v := range src[sy*p.w+x0 : sy*p.w+x1] {
-						s += v
-					}
-				}
-				dst[y*w+x] = s / float32((y1-y0)*(x1-x0))
-			}
-		}
-	}
-	return out
-}
-
 // bilinear resamples one plane of sw×sh to w×h, pixel centres aligned
 // (align_corners=false in PyTorch's terms).
 func bilinear(src []float32, sw, sh, w, h int) []float32 {
@@ -271,8 +249,8 @@ func axisMap(sn, n int) (i0s, i1s []int, fs []float32) {
 // areaPlane resamples each channel of p to w×h (no larger than p) by area
 // averaging with fractional coverage: each output pixel is the mean of the source
 // area it covers, edge pixels counted by the share they overlap (OpenCV's
-// INTER_AREA). shrinkPlane's whole-pixel cells alternate in width for ratios such as
-// 3:2, which shifts edges by up to half a pixel.
+// INTER_AREA). Whole-pixel cells, as shrink's, would alternate in width for ratios
+// such as 3:2, which shifts edges by up to half a pixel.
 func areaPlane(p *plane, w, h int) *plane {
 	out := newPlane(p.c, h, w)
 	xs := areaWeights(p.w, w)
