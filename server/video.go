@@ -124,6 +124,10 @@ func (s *Server) videoBlur(c echo.Context) error {
 	if err := vc.limits().Check(info); err != nil {
 		return err
 	}
+	task, err := jobs.NewVideoTask(id, 1, asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
+	if err != nil {
+		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	}
 	credits := int64(math.Ceil(info.Duration/10)) * vc.CostPer10s
 	runs := time.Duration(vc.Retries + 1)
 	hold, err := s.billing.HoldFor(ctx, accountID(c), id, OpVideoBlur, credits, runs*vc.JobTimeout+10*time.Minute)
@@ -133,21 +137,22 @@ func (s *Server) videoBlur(c echo.Context) error {
 	js := s.videoJobs()
 	job := &video.Job{ID: id, Account: accountID(c), Status: video.Queued, Style: style, FramesTotal: info.Frames,
 		Duration: info.Duration, Credits: credits, Hold: hold.ID(), Webhook: webhook}
-	task, err := jobs.NewVideoTask(id, 1, asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
-	if err != nil {
-		s.release(ctx, logFor(c), hold)
-		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	// The hold is settled where every job's is, video.Jobs.End: here
+	// released when the job cannot be recorded or queued.
+	unqueued := func(err error, msg string) error {
+		ctx := context.WithoutCancel(ctx)
+		if _, _, err := js.End(ctx, s.billing, job, video.Outcome{Status: video.Failed, Code: carphoto.EUnavailable, Error: msg}); err != nil {
+			logFor(c).Error().Err(err).Str("job", id).Msg("end the unqueued video job")
+		}
+		return carphoto.Wrap(err, carphoto.EUnavailable, msg+"; you were not charged, please retry")
 	}
 	if err := js.Create(ctx, job); err != nil {
-		s.release(ctx, logFor(c), hold)
-		return carphoto.Wrap(err, carphoto.EUnavailable, "could not record the job; you were not charged, please retry")
+		return unqueued(err, "could not record the job")
 	}
 	qctx, qcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer qcancel()
 	if err := jobs.Retry(qctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, s.rdb, s.videoQueue, task) }); err != nil {
-		s.release(ctx, logFor(c), hold)
-		js.Fail(context.WithoutCancel(ctx), id, carphoto.EUnavailable, "could not queue the job")
-		return carphoto.Wrap(err, carphoto.EUnavailable, "could not queue the job; you were not charged, please retry")
+		return unqueued(err, "could not queue the job")
 	}
 	keep = true
 	c.Response().Header().Set("Location", "/v1/jobs/"+id)
@@ -324,14 +329,8 @@ func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
 	vc := s.cfg.Video
 	next := job.Attempt + 1
 	if next > maxVideoRuns {
-		ok, err := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again")
-		if err != nil {
-			s.log.Error().Err(err).Str("job", job.ID).Msg("end the video job failed")
-		}
-		if ok {
-			if err := s.billing.ReleaseID(context.WithoutCancel(ctx), job.Account, job.Hold); err != nil {
-				s.log.Error().Err(err).Str("job", job.ID).Msg("release video hold")
-			}
+		if _, _, err := s.videoJobs().End(context.WithoutCancel(ctx), s.billing, job, video.Failure); err != nil {
+			s.log.Error().Err(err).Str("job", job.ID).Msg("end the video job")
 		}
 		return
 	}

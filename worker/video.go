@@ -90,11 +90,11 @@ func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	log.Error().Err(err).Msg("video job failed")
-	code, msg := carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"
+	end := video.Failure
 	if client {
-		code, msg = ce.Code, ce.Message
+		end = video.Outcome{Status: video.Failed, Code: ce.Code, Error: ce.Message}
 	}
-	w.endVideo(js, job, video.Failed, map[string]any{"status": video.Failed, "code": code, "error": msg})
+	w.endVideo(job, end)
 	return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 }
 
@@ -151,64 +151,45 @@ func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) e
 	if _, err := vc.Store.Put(ctx, video.ResultKey(job.ID), f); err != nil {
 		return fmt.Errorf("store result: %w", err)
 	}
-	w.endVideo(js, job, video.Done, map[string]any{"status": video.Done})
+	w.endVideo(job, video.Outcome{Status: video.Done})
 	return nil
 }
 
-// endVideo records a job's outcome once, settles its hold (charged when
-// done, released when failed), drops its input and calls its webhook.
-func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields map[string]any) {
+// endVideo ends a job: its outcome recorded and its hold settled once
+// (video.Jobs.End), then, by the call that ended it, the charge counted,
+// the input dropped and the webhook called. Every end of a job comes
+// here: a run's success or last failure, and a task Asynq archived.
+func (w *Worker) endVideo(job *video.Job, end video.Outcome) {
 	vc := w.cfg.Video
+	js := video.Jobs{RDB: w.rdb, TTL: vc.ResultTTL}
+	log := w.log.With().Str("job", job.ID).Str("account", job.Account).Logger()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if status == video.Done {
-		// Charge first: a job shown done has been paid for.
-		if _, err := vc.Billing.CaptureID(ctx, job.Account, job.Hold); err != nil {
-			w.log.Error().Err(err).Str("job", job.ID).Msg("capture video hold")
-			status, fields = video.Failed, map[string]any{"status": video.Failed, "code": carphoto.EProcessingFailed,
-				"error": "could not record the charge; you were not charged, please send the video again"}
-		}
-	}
-	changed, err := js.Update(ctx, job.ID, fields)
+	end, ended, err := js.End(ctx, vc.Billing, job, end)
 	if err != nil {
-		w.log.Error().Err(err).Str("job", job.ID).Str("status", status).Msg("record the video job's end")
-		return
+		log.Error().Err(err).Str("status", end.Status).Msg("end the video job")
 	}
-	if !changed {
-		return // another run ended it first, and settled its hold
+	if !ended {
+		return // another run ended it first, or its end was not recorded
 	}
-	if status == video.Failed {
-		if err := vc.Billing.ReleaseID(ctx, job.Account, job.Hold); err != nil {
-			w.log.Error().Err(err).Str("job", job.ID).Msg("release video hold")
-		}
-	}
-	if status == video.Done && w.cfg.Metrics != nil {
-		// Counted once: only the worker whose update ended the job gets here.
+	if end.Status == video.Done && w.cfg.Metrics != nil {
+		// Counted once: only the call that ended the job gets here.
 		w.cfg.Metrics.Charged(jobs.OpVideoBlur, job.Credits)
 	}
 	vc.Store.Delete(ctx, video.InputKey(job.ID))
 	if job.Webhook == "" {
 		return
 	}
-	// The webhook says what the job's record says; should it not be read,
-	// what was just written.
-	code, _ := fields["code"].(string)
-	msg, _ := fields["error"].(string)
-	if end, err := js.Get(ctx, job.ID); err != nil || end == nil {
-		w.log.Warn().Err(err).Str("job", job.ID).Msg("read the ended video job for its webhook")
-	} else {
-		code, msg = end.Code, end.Error
-	}
 	result := ""
-	if status == video.Done {
+	if end.Status == video.Done {
 		result = "/v1/jobs/" + job.ID + "/result"
 	}
-	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": status, "code": code, "error": msg, "resultUrl": result})
+	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": end.Status, "code": end.Code, "error": end.Error, "resultUrl": result})
 	go func() {
 		wctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if err := vc.Notifier.Send(wctx, job.Webhook, body); err != nil {
-			w.log.Warn().Err(err).Str("job", job.ID).Msg("webhook not delivered")
+			log.Warn().Err(err).Msg("webhook not delivered")
 		}
 	}()
 }
