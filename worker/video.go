@@ -32,6 +32,14 @@ type VideoConfig struct {
 
 // runVideos serves the video queue with an Asynq server of its own, so
 // that long video jobs never take the photo queue's slots.
+//
+// Asynq is the one owner of a video job's runs. A run that fails is
+// retried by it (videoRetryDelay); a worker process that dies at a job
+// stops extending the task's lease, and Asynq's recoverer in any other
+// worker takes the task back when the lease has lapsed (a minute or two,
+// fixed by Asynq) and runs it again, its retry count up by one, or
+// archives it when it had its runs (the task's MaxRetry). archivedVideos
+// ends an archived job failed, uncharged, whether or not anyone polls it.
 func (w *Worker) runVideos(ctx context.Context) error {
 	vc := w.cfg.Video
 	if err := video.Available(); err != nil {
@@ -41,21 +49,91 @@ func (w *Worker) runVideos(ctx context.Context) error {
 		return nil
 	}
 	srv := asynq.NewServerFromRedisClient(w.rdb, asynq.Config{
-		Concurrency:       max(vc.Concurrency, 1),
-		Queues:            map[string]int{jobs.VideoQueue: 1},
-		TaskCheckInterval: time.Second,
-		ShutdownTimeout:   w.cfg.ShutdownTimeout,
-		Logger:            asynqLogger{w.log},
-		LogLevel:          asynq.WarnLevel,
+		Concurrency:              max(vc.Concurrency, 1),
+		Queues:                   map[string]int{jobs.VideoQueue: 1},
+		TaskCheckInterval:        time.Second,
+		DelayedTaskCheckInterval: time.Second,
+		RetryDelayFunc:           videoRetryDelay,
+		ShutdownTimeout:          w.cfg.ShutdownTimeout,
+		Logger:                   asynqLogger{w.log},
+		LogLevel:                 asynq.WarnLevel,
 	})
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(jobs.VideoTaskType, w.handleVideo)
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start video worker: %w", err)
 	}
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		w.archivedVideos(ctx, archiveSweep)
+	}()
 	<-ctx.Done()
 	srv.Shutdown()
+	<-swept
 	return nil
+}
+
+// videoRetryDelay is the retry policy of video jobs: the next run starts
+// a second after a failed one (or, after a worker died, once Asynq took
+// the task back), since the client is waiting for it and a job's runs are
+// few (its MaxRetry).
+func videoRetryDelay(n int, err error, t *asynq.Task) time.Duration { return time.Second }
+
+// archiveSweep is how often a worker looks for video tasks that Asynq
+// archived.
+const archiveSweep = 5 * time.Second
+
+// archivedVideos ends, every period until ctx is done, the jobs whose
+// tasks Asynq archived: a task whose worker died at its last allowed run
+// is archived by Asynq's recoverer without calling any handler. Its job
+// ends failed, uncharged, its webhook called; a job its last run already
+// ended is left as it is. The task is then deleted from the archive.
+// Every worker sweeps; the job's end is recorded once.
+func (w *Worker) archivedVideos(ctx context.Context, period time.Duration) {
+	ins := asynq.NewInspectorFromRedisClient(w.rdb)
+	js := video.Jobs{RDB: w.rdb, TTL: w.cfg.Video.ResultTTL}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		tasks, err := ins.ListArchivedTasks(jobs.VideoQueue, asynq.PageSize(100))
+		if err != nil {
+			if !errors.Is(err, asynq.ErrQueueNotFound) {
+				w.log.Warn().Err(err).Msg("list archived video tasks")
+			}
+			continue
+		}
+		for _, ti := range tasks {
+			w.endArchived(ctx, ins, js, ti)
+		}
+	}
+}
+
+// endArchived ends the job of one archived video task and deletes the
+// task.
+func (w *Worker) endArchived(ctx context.Context, ins *asynq.Inspector, js video.Jobs, ti *asynq.TaskInfo) {
+	var p jobs.VideoPayload
+	if err := json.Unmarshal(ti.Payload, &p); err == nil && p.JobID != "" {
+		job, err := js.Get(ctx, p.JobID)
+		if err != nil {
+			w.log.Warn().Err(err).Str("job", p.JobID).Msg("read the archived video task's job")
+			return // the next sweep tries again
+		}
+		if job != nil && job.Status != video.Done && job.Status != video.Failed {
+			w.log.Error().Str("job", job.ID).Str("account", job.Account).Str("style", job.Style).
+				Float64("duration", job.Duration).Int("frames", job.FramesTotal).Int("runs", ti.Retried+1).
+				Str("last_error", ti.LastErr).Msg("video job ended: its runs are spent (the worker processes at them died or failed)")
+			w.endVideo(job, video.Failure)
+		}
+	}
+	if err := ins.DeleteTask(jobs.VideoQueue, ti.ID); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+		w.log.Warn().Err(err).Str("task", ti.ID).Msg("delete the archived video task")
+	}
 }
 
 // handleVideo runs one video job: blur its plates frame by frame, store the
@@ -73,20 +151,27 @@ func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
-	if job == nil || job.Status == video.Done || job.Status == video.Failed || job.Attempt != max(p.Attempt, 1) {
-		return nil // expired, over, or taken over by a later run: nothing to do
+	if job == nil || job.Status == video.Done || job.Status == video.Failed {
+		return nil // expired or over: nothing to do
 	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	most, _ := asynq.GetMaxRetry(ctx)
+	job.Attempt = retried + 1
 	log := w.log.With().Str("job", job.ID).Str("account", job.Account).Logger()
+	if retried > 0 {
+		// An earlier run failed, or its worker process died during it: what
+		// the job is made of is on record before it can take this one too.
+		log.Warn().Int("attempt", job.Attempt).Str("style", job.Style).Float64("duration", job.Duration).
+			Int("frames", job.FramesTotal).Msg("video job run again by the queue")
+	}
 	err = w.blurVideo(ctx, js, job)
 	if err == nil {
 		return nil
 	}
-	retried, _ := asynq.GetRetryCount(ctx)
-	most, _ := asynq.GetMaxRetry(ctx)
 	var ce *carphoto.Error
 	client := errors.As(err, &ce) && ce.Code == carphoto.EInvalidParams
 	if !client && retried < most && ctx.Err() == nil {
-		log.Warn().Err(err).Int("try", retried+1).Msg("video job failed; the queue will run it again")
+		log.Warn().Err(err).Int("attempt", job.Attempt).Msg("video job failed; the queue will run it again")
 		return err
 	}
 	log.Error().Err(err).Msg("video job failed")
@@ -100,16 +185,11 @@ func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 
 func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) error {
 	vc := w.cfg.Video
-	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0, "worker": w.id}); err != nil {
+	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0,
+		"attempt": job.Attempt, "worker": w.id}); err != nil {
 		return err
 	}
 	w.log.Info().Str("job", job.ID).Int("attempt", job.Attempt).Msg("video job started")
-	// A sign of life while the job runs: without it for video.Lost, the
-	// web side takes the job to have died with its worker and runs it again.
-	stop := jobs.Beat(ctx, video.Beat, func(ctx context.Context) {
-		js.Update(ctx, job.ID, map[string]any{"worker": w.id})
-	})
-	defer stop()
 	in, done, err := vc.Store.Path(ctx, video.InputKey(job.ID))
 	if err != nil {
 		return fmt.Errorf("video input: %w", err)
