@@ -40,7 +40,7 @@ type VideoConfig struct {
 	CostPer10s     int64         // credits per started 10 seconds
 	UploadTimeout  time.Duration // the whole upload must arrive within this
 	JobTimeout     time.Duration // one run of the job
-	Retries        int           // runs after the first, when a worker dies or fails
+	Retries        int           // runs after the first, when a run fails or its worker dies (asynq.MaxRetry)
 	ResultTTL      time.Duration // how long the job and its result are kept
 }
 
@@ -124,6 +124,12 @@ func (s *Server) videoBlur(c echo.Context) error {
 	if err := vc.limits().Check(info); err != nil {
 		return err
 	}
+	// Asynq owns the job's runs: a run that fails, or whose worker process
+	// dies during it, is run again while MaxRetry allows (worker/video.go).
+	task, err := jobs.NewVideoTask(id, 1, asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
+	if err != nil {
+		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	}
 	credits := int64(math.Ceil(info.Duration/10)) * vc.CostPer10s
 	runs := time.Duration(vc.Retries + 1)
 	hold, err := s.billing.HoldFor(ctx, accountID(c), id, OpVideoBlur, credits, runs*vc.JobTimeout+10*time.Minute)
@@ -133,21 +139,22 @@ func (s *Server) videoBlur(c echo.Context) error {
 	js := s.videoJobs()
 	job := &video.Job{ID: id, Account: accountID(c), Status: video.Queued, Style: style, FramesTotal: info.Frames,
 		Duration: info.Duration, Credits: credits, Hold: hold.ID(), Webhook: webhook}
-	task, err := jobs.NewVideoTask(id, 1, asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
-	if err != nil {
-		s.release(ctx, logFor(c), hold)
-		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	// The hold is settled where every job's is, video.Jobs.End: here
+	// released when the job cannot be recorded or queued.
+	unqueued := func(err error, msg string) error {
+		ctx := context.WithoutCancel(ctx)
+		if _, _, err := js.End(ctx, s.billing, job, video.Outcome{Status: video.Failed, Code: carphoto.EUnavailable, Error: msg}); err != nil {
+			logFor(c).Error().Err(err).Str("job", id).Msg("end the unqueued video job")
+		}
+		return carphoto.Wrap(err, carphoto.EUnavailable, msg+"; you were not charged, please retry")
 	}
 	if err := js.Create(ctx, job); err != nil {
-		s.release(ctx, logFor(c), hold)
-		return carphoto.Wrap(err, carphoto.EUnavailable, "could not record the job; you were not charged, please retry")
+		return unqueued(err, "could not record the job")
 	}
 	qctx, qcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer qcancel()
 	if err := jobs.Retry(qctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, s.rdb, s.videoQueue, task) }); err != nil {
-		s.release(ctx, logFor(c), hold)
-		js.Fail(context.WithoutCancel(ctx), id, carphoto.EUnavailable, "could not queue the job")
-		return carphoto.Wrap(err, carphoto.EUnavailable, "could not queue the job; you were not charged, please retry")
+		return unqueued(err, "could not queue the job")
 	}
 	keep = true
 	c.Response().Header().Set("Location", "/v1/jobs/"+id)
@@ -280,17 +287,6 @@ func (s *Server) videoJob(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	if job.Status == video.Processing && time.Since(job.Updated) > video.Lost && s.workerGone(ctx, job.Worker) {
-		// Its worker process died: run it again while tries are left, else
-		// end it failed and uncharged.
-		if ok, err := s.videoJobs().TakeOver(ctx, job.ID, job.Attempt); err == nil && ok {
-			s.rerunVideo(ctx, job)
-		}
-		if job, err = s.ownJob(c); err != nil {
-			return err
-		}
-	}
 	v := jobView{ID: job.ID, Status: job.Status, Duration: job.Duration, Credits: job.Credits, Code: job.Code, Error: job.Error,
 		Progress: map[string]int{"framesDone": job.FramesDone, "framesTotal": job.FramesTotal},
 		Created:  job.Created.UTC().Format(time.RFC3339), Updated: job.Updated.UTC().Format(time.RFC3339)}
@@ -298,50 +294,6 @@ func (s *Server) videoJob(c echo.Context) error {
 		v.Result = "/v1/jobs/" + job.ID + "/result"
 	}
 	return c.JSON(http.StatusOK, v)
-}
-
-// maxVideoRuns bounds the runs of a video job whose worker processes died
-// at it: it is run once more, and a job that took down two workers is
-// ended failed, uncharged, so that a video that kills every worker it
-// touches cannot take the fleet down.
-const maxVideoRuns = 2
-
-// workerGone reports whether the worker process with id is known to be
-// gone: its own key (jobs.WorkerKey) has lapsed. A process that still
-// beats, or stopped cleanly and handed its job back to the queue, is not;
-// nor is one Redis cannot be asked about now.
-func (s *Server) workerGone(ctx context.Context, id string) bool {
-	if id == "" {
-		return true // a job taken before workers named their process
-	}
-	n, err := s.rdb.Exists(ctx, jobs.WorkerKey(id)).Result()
-	return err == nil && n == 0
-}
-
-// rerunVideo queues run job.Attempt+1 of a job taken over, or ends it
-// failed and releases its credits when it has had its runs.
-func (s *Server) rerunVideo(ctx context.Context, job *video.Job) {
-	vc := s.cfg.Video
-	next := job.Attempt + 1
-	if next > maxVideoRuns {
-		ok, err := s.videoJobs().Fail(ctx, job.ID, carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again")
-		if err != nil {
-			s.log.Error().Err(err).Str("job", job.ID).Msg("end the video job failed")
-		}
-		if ok {
-			if err := s.billing.ReleaseID(context.WithoutCancel(ctx), job.Account, job.Hold); err != nil {
-				s.log.Error().Err(err).Str("job", job.ID).Msg("release video hold")
-			}
-		}
-		return
-	}
-	task, err := jobs.NewVideoTask(job.ID, next, asynq.MaxRetry(0), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
-	if err == nil {
-		err = jobs.Enqueue(ctx, s.rdb, s.videoQueue, task)
-	}
-	if err != nil {
-		s.log.Error().Err(err).Str("job", job.ID).Msg("queue the video job again")
-	}
 }
 
 func (s *Server) videoResult(c echo.Context) error {

@@ -29,8 +29,8 @@ type Job struct {
 	Credits     int64   // held on submit, charged on success
 	Hold        string  // the billing hold's id
 	Webhook     string
-	Attempt     int    // the run that owns the job; a task of another run quits
-	Worker      string // the worker process at the job (jobs.WorkerKey), once one took it
+	Attempt     int    // the run at the job, from 1: the queue's retry count + 1
+	Worker      string // the worker process at the job, once one took it
 	Code, Error string // when failed
 	Created     time.Time
 	Updated     time.Time
@@ -120,30 +120,3 @@ func (js Jobs) Progress(ctx context.Context, id string, done, total int) error {
 	}
 	return nil
 }
-
-// Lost is how long a processing job may go without a sign of life (its
-// worker records one every Beat) before it is taken to have died.
-const (
-	Beat = 2 * time.Second
-	Lost = 10 * time.Second
-)
-
-// TakeOver starts run attempt+1 of a job whose worker died at run attempt:
-// it reports true when this call did it (and so must queue the new run),
-// false when the job is not processing at that run or shows life.
-func (js Jobs) TakeOver(ctx context.Context, id string, attempt int) (bool, error) {
-	n, err := takeOverScript.Run(ctx, js.RDB, []string{jobKey(id)}, attempt, time.Now().UnixMilli(),
-		int64(Lost/time.Millisecond), int64(js.TTL/time.Millisecond)).Int()
-	return n == 1, err
-}
-
-// takeOverScript: KEYS[1] the job; ARGV attempt, now (ms), lost (ms), ttl (ms).
-var takeOverScript = redis.NewScript(`
-local st = redis.call('HGET', KEYS[1], 'status')
-if st ~= 'processing' then return 0 end
-if tonumber(redis.call('HGET', KEYS[1], 'attempt') or '0') ~= tonumber(ARGV[1]) then return 0 end
-if tonumber(redis.call('HGET', KEYS[1], 'updated') or '0') > tonumber(ARGV[2]) - tonumber(ARGV[3]) then return 0 end
-redis.call('HSET', KEYS[1], 'attempt', tonumber(ARGV[1]) + 1, 'status', 'queued', 'updated', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1
-`)

@@ -32,6 +32,14 @@ type VideoConfig struct {
 
 // runVideos serves the video queue with an Asynq server of its own, so
 // that long video jobs never take the photo queue's slots.
+//
+// Asynq is the one owner of a video job's runs. A run that fails is
+// retried by it (videoRetryDelay); a worker process that dies at a job
+// stops extending the task's lease, and Asynq's recoverer in any other
+// worker takes the task back when the lease has lapsed (a minute or two,
+// fixed by Asynq) and runs it again, its retry count up by one, or
+// archives it when it had its runs (the task's MaxRetry). archivedVideos
+// ends an archived job failed, uncharged, whether or not anyone polls it.
 func (w *Worker) runVideos(ctx context.Context) error {
 	vc := w.cfg.Video
 	if err := video.Available(); err != nil {
@@ -41,21 +49,91 @@ func (w *Worker) runVideos(ctx context.Context) error {
 		return nil
 	}
 	srv := asynq.NewServerFromRedisClient(w.rdb, asynq.Config{
-		Concurrency:       max(vc.Concurrency, 1),
-		Queues:            map[string]int{jobs.VideoQueue: 1},
-		TaskCheckInterval: time.Second,
-		ShutdownTimeout:   w.cfg.ShutdownTimeout,
-		Logger:            asynqLogger{w.log},
-		LogLevel:          asynq.WarnLevel,
+		Concurrency:              max(vc.Concurrency, 1),
+		Queues:                   map[string]int{jobs.VideoQueue: 1},
+		TaskCheckInterval:        time.Second,
+		DelayedTaskCheckInterval: time.Second,
+		RetryDelayFunc:           videoRetryDelay,
+		ShutdownTimeout:          w.cfg.ShutdownTimeout,
+		Logger:                   asynqLogger{w.log},
+		LogLevel:                 asynq.WarnLevel,
 	})
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(jobs.VideoTaskType, w.handleVideo)
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start video worker: %w", err)
 	}
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		w.archivedVideos(ctx, archiveSweep)
+	}()
 	<-ctx.Done()
 	srv.Shutdown()
+	<-swept
 	return nil
+}
+
+// videoRetryDelay is the retry policy of video jobs: the next run starts
+// a second after a failed one (or, after a worker died, once Asynq took
+// the task back), since the client is waiting for it and a job's runs are
+// few (its MaxRetry).
+func videoRetryDelay(n int, err error, t *asynq.Task) time.Duration { return time.Second }
+
+// archiveSweep is how often a worker looks for video tasks that Asynq
+// archived.
+const archiveSweep = 5 * time.Second
+
+// archivedVideos ends, every period until ctx is done, the jobs whose
+// tasks Asynq archived: a task whose worker died at its last allowed run
+// is archived by Asynq's recoverer without calling any handler. Its job
+// ends failed, uncharged, its webhook called; a job its last run already
+// ended is left as it is. The task is then deleted from the archive.
+// Every worker sweeps; the job's end is recorded once.
+func (w *Worker) archivedVideos(ctx context.Context, period time.Duration) {
+	ins := asynq.NewInspectorFromRedisClient(w.rdb)
+	js := video.Jobs{RDB: w.rdb, TTL: w.cfg.Video.ResultTTL}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		tasks, err := ins.ListArchivedTasks(jobs.VideoQueue, asynq.PageSize(100))
+		if err != nil {
+			if !errors.Is(err, asynq.ErrQueueNotFound) {
+				w.log.Warn().Err(err).Msg("list archived video tasks")
+			}
+			continue
+		}
+		for _, ti := range tasks {
+			w.endArchived(ctx, ins, js, ti)
+		}
+	}
+}
+
+// endArchived ends the job of one archived video task and deletes the
+// task.
+func (w *Worker) endArchived(ctx context.Context, ins *asynq.Inspector, js video.Jobs, ti *asynq.TaskInfo) {
+	var p jobs.VideoPayload
+	if err := json.Unmarshal(ti.Payload, &p); err == nil && p.JobID != "" {
+		job, err := js.Get(ctx, p.JobID)
+		if err != nil {
+			w.log.Warn().Err(err).Str("job", p.JobID).Msg("read the archived video task's job")
+			return // the next sweep tries again
+		}
+		if job != nil && job.Status != video.Done && job.Status != video.Failed {
+			w.log.Error().Str("job", job.ID).Str("account", job.Account).Str("style", job.Style).
+				Float64("duration", job.Duration).Int("frames", job.FramesTotal).Int("runs", ti.Retried+1).
+				Str("last_error", ti.LastErr).Msg("video job ended: its runs are spent (the worker processes at them died or failed)")
+			w.endVideo(job, video.Failure)
+		}
+	}
+	if err := ins.DeleteTask(jobs.VideoQueue, ti.ID); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+		w.log.Warn().Err(err).Str("task", ti.ID).Msg("delete the archived video task")
+	}
 }
 
 // handleVideo runs one video job: blur its plates frame by frame, store the
@@ -73,43 +151,45 @@ func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
-	if job == nil || job.Status == video.Done || job.Status == video.Failed || job.Attempt != max(p.Attempt, 1) {
-		return nil // expired, over, or taken over by a later run: nothing to do
+	if job == nil || job.Status == video.Done || job.Status == video.Failed {
+		return nil // expired or over: nothing to do
 	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	most, _ := asynq.GetMaxRetry(ctx)
+	job.Attempt = retried + 1
 	log := w.log.With().Str("job", job.ID).Str("account", job.Account).Logger()
+	if retried > 0 {
+		// An earlier run failed, or its worker process died during it: what
+		// the job is made of is on record before it can take this one too.
+		log.Warn().Int("attempt", job.Attempt).Str("style", job.Style).Float64("duration", job.Duration).
+			Int("frames", job.FramesTotal).Msg("video job run again by the queue")
+	}
 	err = w.blurVideo(ctx, js, job)
 	if err == nil {
 		return nil
 	}
-	retried, _ := asynq.GetRetryCount(ctx)
-	most, _ := asynq.GetMaxRetry(ctx)
 	var ce *carphoto.Error
 	client := errors.As(err, &ce) && ce.Code == carphoto.EInvalidParams
 	if !client && retried < most && ctx.Err() == nil {
-		log.Warn().Err(err).Int("try", retried+1).Msg("video job failed; the queue will run it again")
+		log.Warn().Err(err).Int("attempt", job.Attempt).Msg("video job failed; the queue will run it again")
 		return err
 	}
 	log.Error().Err(err).Msg("video job failed")
-	code, msg := carphoto.EProcessingFailed, "the job failed on our side; you were not charged, please send the video again"
+	end := video.Failure
 	if client {
-		code, msg = ce.Code, ce.Message
+		end = video.Outcome{Status: video.Failed, Code: ce.Code, Error: ce.Message}
 	}
-	w.endVideo(js, job, video.Failed, map[string]any{"status": video.Failed, "code": code, "error": msg})
+	w.endVideo(job, end)
 	return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 }
 
 func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) error {
 	vc := w.cfg.Video
-	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0, "worker": w.id}); err != nil {
+	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0,
+		"attempt": job.Attempt, "worker": w.id}); err != nil {
 		return err
 	}
 	w.log.Info().Str("job", job.ID).Int("attempt", job.Attempt).Msg("video job started")
-	// A sign of life while the job runs: without it for video.Lost, the
-	// web side takes the job to have died with its worker and runs it again.
-	stop := jobs.Beat(ctx, video.Beat, func(ctx context.Context) {
-		js.Update(ctx, job.ID, map[string]any{"worker": w.id})
-	})
-	defer stop()
 	in, done, err := vc.Store.Path(ctx, video.InputKey(job.ID))
 	if err != nil {
 		return fmt.Errorf("video input: %w", err)
@@ -151,64 +231,45 @@ func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) e
 	if _, err := vc.Store.Put(ctx, video.ResultKey(job.ID), f); err != nil {
 		return fmt.Errorf("store result: %w", err)
 	}
-	w.endVideo(js, job, video.Done, map[string]any{"status": video.Done})
+	w.endVideo(job, video.Outcome{Status: video.Done})
 	return nil
 }
 
-// endVideo records a job's outcome once, settles its hold (charged when
-// done, released when failed), drops its input and calls its webhook.
-func (w *Worker) endVideo(js video.Jobs, job *video.Job, status string, fields map[string]any) {
+// endVideo ends a job: its outcome recorded and its hold settled once
+// (video.Jobs.End), then, by the call that ended it, the charge counted,
+// the input dropped and the webhook called. Every end of a job comes
+// here: a run's success or last failure, and a task Asynq archived.
+func (w *Worker) endVideo(job *video.Job, end video.Outcome) {
 	vc := w.cfg.Video
+	js := video.Jobs{RDB: w.rdb, TTL: vc.ResultTTL}
+	log := w.log.With().Str("job", job.ID).Str("account", job.Account).Logger()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if status == video.Done {
-		// Charge first: a job shown done has been paid for.
-		if _, err := vc.Billing.CaptureID(ctx, job.Account, job.Hold); err != nil {
-			w.log.Error().Err(err).Str("job", job.ID).Msg("capture video hold")
-			status, fields = video.Failed, map[string]any{"status": video.Failed, "code": carphoto.EProcessingFailed,
-				"error": "could not record the charge; you were not charged, please send the video again"}
-		}
-	}
-	changed, err := js.Update(ctx, job.ID, fields)
+	end, ended, err := js.End(ctx, vc.Billing, job, end)
 	if err != nil {
-		w.log.Error().Err(err).Str("job", job.ID).Str("status", status).Msg("record the video job's end")
-		return
+		log.Error().Err(err).Str("status", end.Status).Msg("end the video job")
 	}
-	if !changed {
-		return // another run ended it first, and settled its hold
+	if !ended {
+		return // another run ended it first, or its end was not recorded
 	}
-	if status == video.Failed {
-		if err := vc.Billing.ReleaseID(ctx, job.Account, job.Hold); err != nil {
-			w.log.Error().Err(err).Str("job", job.ID).Msg("release video hold")
-		}
-	}
-	if status == video.Done && w.cfg.Metrics != nil {
-		// Counted once: only the worker whose update ended the job gets here.
+	if end.Status == video.Done && w.cfg.Metrics != nil {
+		// Counted once: only the call that ended the job gets here.
 		w.cfg.Metrics.Charged(jobs.OpVideoBlur, job.Credits)
 	}
 	vc.Store.Delete(ctx, video.InputKey(job.ID))
 	if job.Webhook == "" {
 		return
 	}
-	// The webhook says what the job's record says; should it not be read,
-	// what was just written.
-	code, _ := fields["code"].(string)
-	msg, _ := fields["error"].(string)
-	if end, err := js.Get(ctx, job.ID); err != nil || end == nil {
-		w.log.Warn().Err(err).Str("job", job.ID).Msg("read the ended video job for its webhook")
-	} else {
-		code, msg = end.Code, end.Error
-	}
 	result := ""
-	if status == video.Done {
+	if end.Status == video.Done {
 		result = "/v1/jobs/" + job.ID + "/result"
 	}
-	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": status, "code": code, "error": msg, "resultUrl": result})
+	body, _ := json.Marshal(map[string]any{"id": job.ID, "status": end.Status, "code": end.Code, "error": end.Error, "resultUrl": result})
 	go func() {
 		wctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if err := vc.Notifier.Send(wctx, job.Webhook, body); err != nil {
-			w.log.Warn().Err(err).Str("job", job.ID).Msg("webhook not delivered")
+			log.Warn().Err(err).Msg("webhook not delivered")
 		}
 	}()
 }

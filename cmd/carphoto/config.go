@@ -372,9 +372,15 @@ func (c config) videoConfig(store video.Store) server.VideoConfig {
 		Store: store, Notifier: c.notifier(),
 		MaxBytes: c.MaxVideoBytes, MaxSeconds: float64(c.MaxVideoSeconds), CostPer10s: c.VideoCostPer10s,
 		MaxFramePixels: int(c.MaxVideoFramePixels), MaxPixels: c.MaxVideoPixels,
-		UploadTimeout: c.VideoUploadTimeout, JobTimeout: c.VideoJobTimeout, Retries: 2, ResultTTL: c.VideoResultTTL,
+		UploadTimeout: c.VideoUploadTimeout, JobTimeout: c.VideoJobTimeout, Retries: videoRetries, ResultTTL: c.VideoResultTTL,
 	}
 }
+
+// videoRetries is how many times a video job is run again after a run
+// that failed or whose worker process died during it: once, so that a
+// video that kills every worker it touches takes down two at most
+// (issue 46) and then ends failed, uncharged.
+const videoRetries = 1
 
 // videoLimits are the bounds of a video, checked by the web before its
 // job is queued and by the worker again before any frame is decoded.

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -213,9 +214,9 @@ func TestVideoTooLong(t *testing.T) {
 	}
 }
 
-// A worker killed in the middle of a video job: the web side sees the job
-// lose its signs of life and another worker runs it again; it ends done,
-// charged once.
+// A worker killed in the middle of a video job: Asynq takes the task back
+// once the dead worker's lease on it has lapsed (one to two minutes) and
+// another worker runs it again; it ends done, charged once.
 func TestVideoWorkerKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
@@ -254,13 +255,15 @@ func TestVideoWorkerKilled(t *testing.T) {
 	holder.cmd.Process.Kill()
 	killed := time.Now()
 	var j jobStatus
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+	// Asynq's recoverer takes a task whose lease lapsed 30 s ago, every
+	// minute: 55–120 s after the kill, then the run.
+	for deadline := time.Now().Add(180 * time.Second); ; time.Sleep(500 * time.Millisecond) {
 		_, j = getJob(t, url, key, sub.ID)
 		if j.Status == "done" || j.Status == "failed" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("job still %s 90 s after its worker was killed", j.Status)
+			t.Fatalf("job still %s 180 s after its worker was killed", j.Status)
 		}
 	}
 	t.Logf("job %s %v after its worker was killed", j.Status, time.Since(killed).Round(100*time.Millisecond))
@@ -269,6 +272,91 @@ func TestVideoWorkerKilled(t *testing.T) {
 	}
 	if got := s.credits(t, id); got != 4 {
 		t.Errorf("balance %d, want 4: charged once", got)
+	}
+}
+
+// A video job whose worker processes are SIGKILLed at it twice (as the
+// kernel's OOM killer does) is run once more by Asynq after the first
+// death and ended after the second: failed, processing_failed, uncharged,
+// its webhook called, with nobody polling the job in between; the worker
+// it never reached stays up.
+func TestVideoWorkerKilledTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	if err := video.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	data, err := os.ReadFile(videotest.Make(t, filepath.Join("..", ".."), t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "test-webhook-secret-0123"
+	hooks := make(chan string, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		hooks <- string(body)
+	}))
+	defer hook.Close()
+	rs := redistest.New(t, redisDB)
+	env := []string{rs.Env(), "PORT=0", "VIDEO_DIR=" + t.TempDir(), "WORKER_CONCURRENCY=1",
+		"WEBHOOK_SECRET=" + secret, "WEBHOOK_ALLOW_PRIVATE=true"}
+	_, s := startWeb(t, rs, env...)
+	ws := []*proc{startProc(t, "worker", env...), startProc(t, "worker", env...), startProc(t, "worker", env...)}
+	waitReady(t, s.url)
+	id, key := s.account(t, 5)
+	status, _, body := post(t, s.url+"/v1/video-blur", key, file("video", data), field("webhookUrl", hook.URL+"/done"))
+	if status != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", status, body)
+	}
+	var sub struct{ ID string }
+	json.Unmarshal(body, &sub)
+	runs := func(w *proc) int { return strings.Count(w.stderr.String(), "video job started") }
+
+	start := time.Now()
+	var dead []*proc
+	for deadline := time.Now().Add(200 * time.Second); len(dead) < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d deaths, no worker started the video job again", len(dead))
+		}
+		for _, w := range ws {
+			if !slices.Contains(dead, w) && runs(w) > 0 {
+				w.cmd.Process.Kill()
+				dead = append(dead, w)
+				t.Logf("worker %d killed at the video job, %v in", len(dead), time.Since(start).Round(time.Millisecond))
+			}
+		}
+	}
+	var hooked string
+	select {
+	case hooked = <-hooks:
+	case <-time.After(200 * time.Second):
+		t.Fatal("no webhook 200 s after the second worker was killed")
+	}
+	t.Logf("webhook %v after the submit: %s", time.Since(start).Round(time.Second), hooked)
+	var end struct{ ID, Status, Code, Error string }
+	if err := json.Unmarshal([]byte(hooked), &end); err != nil || end.ID != sub.ID || end.Status != "failed" ||
+		end.Code != "processing_failed" || !strings.Contains(end.Error, "not charged") {
+		t.Errorf("webhook %s, want job %s failed, processing_failed, not charged", hooked, sub.ID)
+	}
+	if _, j := getJob(t, s.url, key, sub.ID); j.Status != "failed" || j.Code != "processing_failed" {
+		t.Errorf("job %+v, want failed, processing_failed", j)
+	}
+	if got := s.credits(t, id); got != 5 {
+		t.Errorf("balance %d, want 5: uncharged", got)
+	}
+	time.Sleep(2 * time.Second) // a third run, were there one, would have started by now
+	total := 0
+	for _, w := range ws {
+		total += runs(w)
+	}
+	if total != 2 {
+		t.Errorf("the job ran %d times, want 2: once, and once more after its worker died", total)
+	}
+	for _, w := range ws {
+		if !slices.Contains(dead, w) && !running(w) {
+			t.Errorf("the worker the job never reached is not running:\n%s", tail(w.stderr.String(), 2000))
+		}
 	}
 }
 
