@@ -214,6 +214,24 @@ func TestVideoTooLong(t *testing.T) {
 	}
 }
 
+// The two worker-killing video tests wait on Asynq's recovery of a dead
+// worker's task (its 30 s lease, checked once a minute): 1–3 minutes
+// each, mostly idle. They run side by side, after the package's other
+// tests, each on a database of its own; not on a cluster, whose one
+// database each test empties at its start.
+const (
+	killedDB      = 11
+	killedTwiceDB = 12
+)
+
+// sideBySide lets a long, mostly waiting test run beside the other such
+// tests, unless they share a Redis Cluster.
+func sideBySide(t *testing.T) {
+	if !redistest.ClusterWanted() {
+		t.Parallel()
+	}
+}
+
 // A worker killed in the middle of a video job: Asynq takes the task back
 // once the dead worker's lease on it has lapsed (one to two minutes) and
 // another worker runs it again; it ends done, charged once.
@@ -224,11 +242,12 @@ func TestVideoWorkerKilled(t *testing.T) {
 	if err := video.Available(); err != nil {
 		t.Skip(err.Error())
 	}
+	sideBySide(t)
 	data, err := os.ReadFile(videotest.Make(t, filepath.Join("..", ".."), t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := redistest.New(t, redisDB)
+	rs := redistest.New(t, killedDB)
 	env := []string{rs.Env(), "PORT=0", "VIDEO_DIR=" + t.TempDir(), "WORKER_CONCURRENCY=1"}
 	_, s := startWeb(t, rs, env...)
 	url := s.url
@@ -287,6 +306,7 @@ func TestVideoWorkerKilledTwice(t *testing.T) {
 	if err := video.Available(); err != nil {
 		t.Skip(err.Error())
 	}
+	sideBySide(t)
 	data, err := os.ReadFile(videotest.Make(t, filepath.Join("..", ".."), t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +318,7 @@ func TestVideoWorkerKilledTwice(t *testing.T) {
 		hooks <- string(body)
 	}))
 	defer hook.Close()
-	rs := redistest.New(t, redisDB)
+	rs := redistest.New(t, killedTwiceDB)
 	env := []string{rs.Env(), "PORT=0", "VIDEO_DIR=" + t.TempDir(), "WORKER_CONCURRENCY=1",
 		"WEBHOOK_SECRET=" + secret, "WEBHOOK_ALLOW_PRIVATE=true"}
 	_, s := startWeb(t, rs, env...)
