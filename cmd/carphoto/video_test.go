@@ -53,14 +53,7 @@ func getJob(t *testing.T, url, key, id string) (int, jobStatus) {
 // rate and audio; it is charged per started 10 seconds, once; the webhook
 // is called, signed; and the errors are the photo operations' own.
 func TestVideoBlur(t *testing.T) {
-	if err := video.Available(); err != nil {
-		t.Skip(err.Error())
-	}
-	clip := videotest.Make(t, filepath.Join("..", ".."), t.TempDir())
-	data, err := os.ReadFile(clip)
-	if err != nil {
-		t.Fatal(err)
-	}
+	clip, data := testVideo(t)
 	const secret = "test-webhook-secret-0123"
 	var mu sync.Mutex
 	var hooks []string
@@ -195,13 +188,7 @@ func TestVideoBlur(t *testing.T) {
 
 // A video over MAX_VIDEO_SECONDS is refused before any work, uncharged.
 func TestVideoTooLong(t *testing.T) {
-	if err := video.Available(); err != nil {
-		t.Skip(err.Error())
-	}
-	data, err := os.ReadFile(videotest.Make(t, filepath.Join("..", ".."), t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data := testVideo(t)
 	s := startService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "MAX_VIDEO_SECONDS": "2"})
 	id, key := s.account(t, 5)
 	status, h, body := post(t, s.url+"/v1/video-blur", key, file("video", data))
@@ -212,6 +199,21 @@ func TestVideoTooLong(t *testing.T) {
 	if got := s.credits(t, id); got != 5 {
 		t.Errorf("balance %d, want 5", got)
 	}
+}
+
+// testVideo skips t where ffmpeg is missing, else makes the short test
+// clip (a car with a plate) and returns its path and bytes.
+func testVideo(t *testing.T) (string, []byte) {
+	t.Helper()
+	if err := video.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	clip := videotest.Make(t, filepath.Join("..", ".."), t.TempDir())
+	data, err := os.ReadFile(clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clip, data
 }
 
 // The two worker-killing video tests wait on Asynq's recovery of a dead
@@ -239,14 +241,8 @@ func TestVideoWorkerKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	if err := video.Available(); err != nil {
-		t.Skip(err.Error())
-	}
 	sideBySide(t)
-	data, err := os.ReadFile(videotest.Make(t, filepath.Join("..", ".."), t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data := testVideo(t)
 	rs := redistest.New(t, killedDB)
 	env := []string{rs.Env(), "PORT=0", "VIDEO_DIR=" + t.TempDir(), "WORKER_CONCURRENCY=1"}
 	_, s := startWeb(t, rs, env...)
@@ -303,14 +299,8 @@ func TestVideoWorkerKilledTwice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	if err := video.Available(); err != nil {
-		t.Skip(err.Error())
-	}
 	sideBySide(t)
-	data, err := os.ReadFile(videotest.Make(t, filepath.Join("..", ".."), t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data := testVideo(t)
 	const secret = "test-webhook-secret-0123"
 	hooks := make(chan string, 4)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -411,13 +401,7 @@ func TestNewOperationsRateLimited(t *testing.T) {
 // A video may take longer to upload than a photo request's whole
 // deadline: it has VIDEO_UPLOAD_TIMEOUT, and its answer still gets out.
 func TestVideoSlowUpload(t *testing.T) {
-	if err := video.Available(); err != nil {
-		t.Skip(err.Error())
-	}
-	data, err := os.ReadFile(videotest.Make(t, filepath.Join("..", ".."), t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data := testVideo(t)
 	s := startService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "REQUEST_TIMEOUT": "2s", "VIDEO_UPLOAD_TIMEOUT": "30s"})
 	_, key := s.account(t, 5)
 	pr, pw := io.Pipe()
@@ -443,14 +427,7 @@ func TestVideoSlowUpload(t *testing.T) {
 // the same upload gets the same job, charged once; another video under the
 // same key is 422 idempotency_key_reused.
 func TestVideoBlurIdempotent(t *testing.T) {
-	if err := video.Available(); err != nil {
-		t.Skip(err.Error())
-	}
-	clip := videotest.Make(t, filepath.Join("..", ".."), t.TempDir())
-	data, err := os.ReadFile(clip)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data := testVideo(t)
 	s := startService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "MAX_VIDEO_SECONDS": "20"})
 	id, key := s.account(t, 5)
 	type sub struct {

@@ -16,7 +16,6 @@ import (
 
 	"carphoto/internal/redistest"
 	"carphoto/internal/s3test"
-	"carphoto/internal/videotest"
 	"carphoto/video"
 )
 
@@ -29,15 +28,8 @@ func TestVideoBlurOnS3(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	if err := video.Available(); err != nil {
-		t.Skip(err.Error())
-	}
+	clip, data := testVideo(t)
 	s3 := s3test.New(t)
-	clip := videotest.Make(t, filepath.Join("..", ".."), t.TempDir())
-	data, err := os.ReadFile(clip)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rs := redistest.New(t, redisDB)
 	env := append([]string{rs.Env(), "PORT=0", "WORKER_CONCURRENCY=1"}, s3.Env("carphoto/videos")...)
 	webDir, workerDir := t.TempDir(), t.TempDir()
