@@ -15,6 +15,9 @@ import (
 // backdrop replaces: the answer is the backdrop at its own size.
 var canvasFields = []string{"crop", "padding", "aspect", "background"}
 
+// backdropSource names car-cutout's and car-shadow's backdrop.
+var backdropSource = imageSource{file: "backgroundImage", id: "backgroundAssetId", url: "backgroundUrl"}
+
 // placementFields place the car on a backdrop.
 var placementFields = []string{"floorY", "scale", "centerX"}
 
@@ -25,14 +28,7 @@ var placementFields = []string{"floorY", "scale", "centerX"}
 // account's library; a URL is only checked here, and fetched last.
 func parseBackdrop(up *upload, p *jobs.Params) (backdrop bool, assetID string, err error) {
 	v := up.values
-	rawURL, hasURL := v["backgroundUrl"]
-	rawID, hasID := v["backgroundAssetId"]
-	n := 0
-	for _, has := range []bool{up.hasBackdrop, hasURL, hasID} {
-		if has {
-			n++
-		}
-	}
+	n, assetID, err := backdropSource.pick(up.values, up.hasBackdrop)
 	if n == 0 {
 		if sent := sentFields(v, placementFields); len(sent) > 0 {
 			return false, "", carphoto.Errorf(carphoto.EInvalidParams,
@@ -40,18 +36,12 @@ func parseBackdrop(up *upload, p *jobs.Params) (backdrop bool, assetID string, e
 		}
 		return false, "", nil
 	}
-	switch {
-	case n > 1:
+	if n > 1 {
 		return false, "", carphoto.Errorf(carphoto.EInvalidParams,
 			"send at most one backdrop: backgroundImage (a file), backgroundUrl or backgroundAssetId, not several")
-	case hasID && rawID == "":
-		return false, "", carphoto.Errorf(carphoto.EInvalidParams, "backgroundAssetId is empty")
-	case hasID:
-		assetID = rawID
-	case hasURL:
-		if _, err := parseSourceURL("backgroundUrl", rawURL); err != nil {
-			return false, "", err
-		}
+	}
+	if err != nil {
+		return false, "", err
 	}
 	if sent := sentFields(v, canvasFields); len(sent) > 0 {
 		verb := "does"
@@ -99,14 +89,10 @@ func sentFields(v map[string]string, names []string) []string {
 
 // backdropOf is the backdrop sent as a file or fetched from
 // backgroundUrl, its header checked (checkBackdrop).
-func (s *Server) backdropOf(ctx context.Context, up *upload) (data []byte, err error) {
-	field := "backgroundImage"
-	data = up.backdrop
-	if !up.hasBackdrop {
-		field = "backgroundUrl"
-		if data, err = s.fetch(ctx, field, up.values[field]); err != nil {
-			return nil, err
-		}
+func (s *Server) backdropOf(ctx context.Context, up *upload) ([]byte, error) {
+	field, data, err := s.sourceData(ctx, backdropSource, up.values, up.backdrop, up.hasBackdrop)
+	if err != nil {
+		return nil, err
 	}
 	if _, _, err := s.checkBackdrop(field, data); err != nil {
 		return nil, err

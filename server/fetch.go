@@ -117,3 +117,42 @@ func (s *Server) fetch(ctx context.Context, field, raw string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// imageSource names the fields by which a call sends a second image (a
+// plate design, a logo, a backdrop): a file, a saved asset's id or a URL.
+type imageSource struct{ file, id, url string }
+
+// pick counts the ways v (with hasFile for the file) names the image and,
+// where it is exactly one, checks it: an asset id must not be empty, a URL
+// must be one the service may fetch. assetID is that id when the image is
+// a saved asset. The caller says what no way or several ways mean.
+func (src imageSource) pick(v map[string]string, hasFile bool) (n int, assetID string, err error) {
+	rawID, hasID := v[src.id]
+	rawURL, hasURL := v[src.url]
+	for _, has := range []bool{hasFile, hasID, hasURL} {
+		if has {
+			n++
+		}
+	}
+	switch {
+	case n != 1:
+	case hasID && rawID == "":
+		err = carphoto.Errorf(carphoto.EInvalidParams, "%s is empty", src.id)
+	case hasID:
+		assetID = rawID
+	case hasURL:
+		_, err = parseSourceURL(src.url, rawURL)
+	}
+	return n, assetID, err
+}
+
+// sourceData is the image sent as a file, or else fetched from its URL
+// (within the upload's limits, through the address guard), with the name
+// of the field it came by, for the caller's header check.
+func (s *Server) sourceData(ctx context.Context, src imageSource, v map[string]string, file []byte, hasFile bool) (field string, data []byte, err error) {
+	if hasFile {
+		return src.file, file, nil
+	}
+	data, err = s.fetch(ctx, src.url, v[src.url])
+	return src.url, data, err
+}

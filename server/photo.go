@@ -328,6 +328,9 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 	return s.checkUpload(c.Request().Context(), op, up)
 }
 
+// logoSource names plate-logo's design and logo-overlay's logo.
+var logoSource = imageSource{file: "logo", id: "logoAssetId", url: "logoUrl"}
+
 // checkUpload validates the fields in the spec's order: a missing image
 // first, then any invalid parameter; only then are imageUrl, logoUrl and
 // backgroundUrl fetched, and the images' headers checked. assetID is the
@@ -373,30 +376,17 @@ func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jo
 		}
 	}
 	needsLogo := op == jobs.OpLogo || op == jobs.OpPlateLogo
-	logoURL, hasLogoURL := v["logoUrl"]
 	if needsLogo {
-		rawID, hasID := v["logoAssetId"]
-		n := 0
-		for _, has := range []bool{up.hasLogo, hasID, hasLogoURL} {
-			if has {
-				n++
-			}
-		}
+		n, id, err := logoSource.pick(v, up.hasLogo)
 		switch {
 		case n > 1:
 			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file), logoAssetId or logoUrl, not several")
 		case n == 0:
 			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file), logoAssetId or logoUrl")
-		case hasID && rawID == "":
-			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "logoAssetId is empty")
-		case hasID:
-			assetID = rawID
+		case err != nil:
+			return req, "", err
 		}
-		if hasLogoURL {
-			if _, err := parseSourceURL("logoUrl", logoURL); err != nil {
-				return req, "", err
-			}
-		}
+		assetID = id
 	}
 
 	field := "image"
@@ -423,17 +413,14 @@ func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jo
 		}
 	}
 	if needsLogo && assetID == "" {
-		field := "logo"
-		if hasLogoURL {
-			field = "logoUrl"
-			if up.logo, err = s.fetch(ctx, field, logoURL); err != nil {
-				return req, "", err
-			}
-		}
-		if _, _, err := s.checkHeader(field, up.logo); err != nil {
+		field, data, err := s.sourceData(ctx, logoSource, v, up.logo, up.hasLogo)
+		if err != nil {
 			return req, "", err
 		}
-		req.Logo = up.logo
+		if _, _, err := s.checkHeader(field, data); err != nil {
+			return req, "", err
+		}
+		req.Logo = data
 	}
 	return req, assetID, nil
 }
