@@ -141,6 +141,14 @@ func TestHostileInputsRefusedBeforeWork(t *testing.T) {
 		hostile{"59999999×1 PNG saved as a design", "/v1/assets", []part{file("file", strip)}, "each side may be at most 20000 pixels"},
 		hostile{"20000×100 PNG as a plate design", "/v1/plate-logo",
 			[]part{file("image", photo), file("logo", long)}, "logo: image is 20000×100"},
+		hostile{"59999999×1 PNG as a backdrop", "/v1/car-shadow",
+			[]part{file("image", photo), file("backgroundImage", strip)}, "backgroundImage: image is 59999999×1; each side may be at most 20000 pixels"},
+		hostile{"20000×100 PNG as a backdrop", "/v1/car-cutout",
+			[]part{file("image", photo), file("backgroundImage", long)}, "backgroundImage: image is 20000×100"},
+		hostile{"5000×4000 PNG as a backdrop (20 MP)", "/v1/car-shadow",
+			[]part{file("image", photo), file("backgroundImage", grayPNG(t, 5000, 4000))}, "a backdrop may have at most 16.0 MP"},
+		hostile{"59999999×1 PNG saved as a backdrop", "/v1/assets",
+			[]part{file("file", strip), field("kind", "backdrop")}, "each side may be at most 20000 pixels"},
 	)
 	if err := video.Available(); err == nil {
 		dir := t.TempDir()
