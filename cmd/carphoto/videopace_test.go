@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"carphoto/internal/testenv/videotest"
+	"carphoto/video"
+)
+
+// TestVideoPace is a measurement, run by hand (CARPHOTO_VIDEO_PACE=1): a
+// 10 s 1080p25 clip (a dash-cam photo panned slowly, one plate in view)
+// through the service, submit to done, one video worker, beside ffmpeg
+// decoding and re-encoding the same clip with the service's encoder
+// settings, in the same run. It logs both wall times and their ratio.
+func TestVideoPace(t *testing.T) {
+	if os.Getenv("CARPHOTO_VIDEO_PACE") != "1" {
+		t.Skip("a measurement: set CARPHOTO_VIDEO_PACE=1 to run it")
+	}
+	if err := video.Available(); err != nil {
+		t.Skip(err.Error())
+	}
+	dir := t.TempDir()
+	clip := videotest.MakeClip(t, filepath.Join(dir, "pan1080.mp4"), 1920, 1080, 25,
+		videotest.Pan(videotest.LoadPhoto(t, videotest.Photo0001), 250, 100, 100, 300, 150, 2))
+	data, err := os.ReadFile(clip.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if out, err := exec.Command("ffmpeg", "-v", "error", "-nostdin", "-y", "-i", clip.Path,
+		"-c:v", "libx264", "-preset", "veryfast", "-crf", "20", "-pix_fmt", "yuv420p",
+		"-c:a", "aac", "-b:a", "160k", "-movflags", "+faststart", filepath.Join(dir, "ffmpeg.mp4")).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, out)
+	}
+	ffmpeg := time.Since(start)
+
+	s := startService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "VIDEO_WORKER_CONCURRENCY": "1"})
+	_, key := s.account(t, 10)
+	start = time.Now()
+	status, _, body := post(t, s.url+"/v1/video-blur", key, file("video", data))
+	if status != 202 {
+		t.Fatalf("submit: %d %s", status, body)
+	}
+	var sub struct{ ID string }
+	json.Unmarshal(body, &sub)
+	var j jobStatus
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		_, j = getJob(t, s.url, key, sub.ID)
+		if j.Status == "done" || j.Status == "failed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job still %s after 5 min", j.Status)
+		}
+	}
+	service := time.Since(start)
+	if j.Status != "done" {
+		t.Fatalf("job ended %+v", j)
+	}
+	t.Logf("10 s 1080p25, %d frames: ffmpeg decode+encode %.2f s, video-blur submit to done %.2f s: %.2f×",
+		len(clip.Frames), ffmpeg.Seconds(), service.Seconds(), service.Seconds()/ffmpeg.Seconds())
+}
