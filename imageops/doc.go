@@ -2,7 +2,8 @@
 // Process runs an operation on encoded images and returns the encoded
 // answer, one function per operation (process.go, plate.go, car.go,
 // overlay.go, backdrop.go), each a straight line of steps; video-blur's
-// frames go through its frame operation (frame.go: FindPlates, HideFrame).
+// frames go through its frame operation (frame.go: FindPlates, HideFrame,
+// HideFrameInPlace).
 // It knows nothing of HTTP, Redis or logging; long operations check ctx
 // between steps.
 //

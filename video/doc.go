@@ -3,10 +3,12 @@
 //
 //   - probe.go: ffprobe says what the video is (streams, size, frame rate,
 //     duration), refused before any work when past the limits.
-//   - blur.go: ffmpeg decodes the video to raw frames through a pipe,
-//     imageops' frame operation finds and hides the plates on key frames,
-//     the plates are carried between them, and a second ffmpeg encodes the
-//     frames, with the original's audio, to an MP4.
+//   - blur.go, looks.go, track.go: ffmpeg decodes the video to raw YUV
+//     4:2:0 frames through a pipe, imageops' frame operation finds the
+//     plates on the frames looked at (at least one a second), the plates
+//     are tracked between looks by block matching, the hide is painted in
+//     Y, Cb and Cr, and a second ffmpeg encodes the frames, with the
+//     original's audio, to an MP4.
 //   - store.go, s3.go: where uploads and results wait (a directory, or an
 //     S3 bucket shared by web and workers).
 //   - job.go: a job's record in Redis and its lifecycle (queued,

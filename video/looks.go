@@ -47,6 +47,7 @@ type track struct {
 	quad   imageops.Quad  // where it is in the latest frame
 	vel    imageops.Point // its last move, a frame's worth
 	lost   int            // looks in a row that did not find it
+	weak   bool           // its match failed on the latest frame: it went on as it went
 	atEdge bool           // near the frame's edge in the latest frame
 }
 
@@ -167,12 +168,14 @@ func look(ctx context.Context, r io.Reader, info Info, gap int, toWrite chan<- *
 		if prev != nil && !sceneCut {
 			live := tracks[:0]
 			for _, t := range tracks {
-				if m := follow(prev, f.img, t.quad, t.vel); m.ok {
+				m := follow(prev, f.img, t.quad, t.vel)
+				if m.ok {
 					t.quad, t.vel = m.quad, m.shift
 				} else {
 					t.quad = moved(t.quad, t.vel)
-					weak = true
 				}
+				t.weak = !m.ok
+				weak = weak || t.weak
 				if !t.quad.Bounds().Overlaps(bounds) {
 					continue // gone out of the frame
 				}
@@ -214,7 +217,8 @@ func look(ctx context.Context, r io.Reader, info Info, gap int, toWrite chan<- *
 // matchLook takes the plates a look found in f: a track the look found
 // again moves to the found quad; a track not found is kept for holdLooks
 // looks (its match may still hold: the finder misses plates now and then);
-// a plate found for the first time starts a track and is followed back
+// a plate found smaller than a track whose match failed (part of it
+// covered) is hidden in f besides the track; a plate found for the first time starts a track and is followed back
 // through pending, the frames since the previous look, so it is hidden in
 // them too (where it cannot be followed, it goes on as it went, or stays
 // where it was found).
@@ -234,7 +238,15 @@ func matchLook(tracks []*track, found []imageops.Quad, f *frame, pending []*fram
 		if best >= 0 {
 			matched[best] = true
 			t := tracks[best]
-			t.quad, t.lost = q, 0
+			if t.weak && q.Area() < 0.8*t.quad.Area() {
+				// Found smaller than it was followed, while its match
+				// failed: part of it is covered. Both are hidden here, and
+				// it goes on as it went.
+				f.quads = append(f.quads, q)
+			} else {
+				t.quad = q
+			}
+			t.lost = 0
 			next = append(next, t)
 			continue
 		}

@@ -37,8 +37,7 @@ func follow(a, b *image.YCbCr, q imageops.Quad, guess imageops.Point) motion {
 	}
 	radius := int(math.Min(math.Max(0.4*h, 6), 24))
 	gx, gy := int(math.Round(guess.X)), int(math.Round(guess.Y))
-	type found struct{ cx, cy, dx, dy float64 }
-	var blocks []found
+	var blocks []blockMove
 	textured := 0
 	for r := range gridRows {
 		for c := range gridCols {
@@ -54,7 +53,7 @@ func follow(a, b *image.YCbCr, q imageops.Quad, guess imageops.Point) motion {
 			if !ok || sad > 0.5*tex+2 {
 				continue
 			}
-			blocks = append(blocks, found{float64(blk.Min.X+blk.Max.X) / 2, float64(blk.Min.Y+blk.Max.Y) / 2, float64(dx), float64(dy)})
+			blocks = append(blocks, blockMove{float64(blk.Min.X+blk.Max.X) / 2, float64(blk.Min.Y+blk.Max.Y) / 2, float64(dx), float64(dy)})
 		}
 	}
 	if textured < 3 {
@@ -64,36 +63,27 @@ func follow(a, b *image.YCbCr, q imageops.Quad, guess imageops.Point) motion {
 	if len(blocks) < 3 || 2*len(blocks) < textured {
 		return motion{quad: q}
 	}
-	// Fit a shift t and a scale s about the blocks' centre m: a block at
-	// c moves by t + (s-1)(c-m).
-	var mx, my, tx, ty float64
-	for _, f := range blocks {
-		mx, my, tx, ty = mx+f.cx, my+f.cy, tx+f.dx, ty+f.dy
+	// Fit a shift and a scale to the blocks' moves; the blocks that
+	// disagree with the fit most (a bar crossing part of the plate, a
+	// match on a repeating pattern) are left out and it is fitted again.
+	f := fitMoves(blocks)
+	tol := math.Max(1.5, 0.05*h)
+	kept := blocks[:0:0]
+	for _, b := range blocks {
+		if f.residual(b) <= tol {
+			kept = append(kept, b)
+		}
 	}
-	n := float64(len(blocks))
-	mx, my, tx, ty = mx/n, my/n, tx/n, ty/n
-	var num, den float64
-	for _, f := range blocks {
-		ux, uy := f.cx-mx, f.cy-my
-		num += ux*(f.dx-tx) + uy*(f.dy-ty)
-		den += ux*ux + uy*uy
+	if len(kept) < len(blocks) {
+		if len(kept) < 3 || 2*len(kept) < textured {
+			return motion{quad: q}
+		}
+		f = fitMoves(kept)
 	}
-	s := 1.0
-	if den > 0 {
-		s = 1 + num/den
-	}
-	if s < 0.8 || s > 1.25 {
+	if f.s < 0.9 || f.s > 1.1 || f.rms > tol {
 		return motion{quad: q}
 	}
-	var res float64
-	for _, f := range blocks {
-		ex := f.dx - tx - (s-1)*(f.cx-mx)
-		ey := f.dy - ty - (s-1)*(f.cy-my)
-		res += ex*ex + ey*ey
-	}
-	if math.Sqrt(res/n) > math.Max(2, 0.1*h) {
-		return motion{quad: q}
-	}
+	mx, my, tx, ty, s := f.mx, f.my, f.tx, f.ty, f.s
 	var out imageops.Quad
 	for i, p := range q {
 		out[i] = imageops.Point{X: mx + tx + s*(p.X-mx), Y: my + ty + s*(p.Y-my)}
@@ -232,4 +222,44 @@ func cut(a, b []uint8) bool {
 		d += abs(int(a[i]) - int(b[i]))
 	}
 	return d > 24*len(a)
+}
+
+// blockMove is a block's centre in the first frame and its move to the
+// second.
+type blockMove struct{ cx, cy, dx, dy float64 }
+
+// moveFit is a shift (tx, ty) and a scale s about the point (mx, my): a
+// block at c moves by t + (s-1)(c-m); rms is how far the blocks' moves
+// are from it.
+type moveFit struct{ mx, my, tx, ty, s, rms float64 }
+
+func fitMoves(blocks []blockMove) moveFit {
+	var f moveFit
+	for _, b := range blocks {
+		f.mx, f.my, f.tx, f.ty = f.mx+b.cx, f.my+b.cy, f.tx+b.dx, f.ty+b.dy
+	}
+	n := float64(len(blocks))
+	f.mx, f.my, f.tx, f.ty = f.mx/n, f.my/n, f.tx/n, f.ty/n
+	var num, den float64
+	for _, b := range blocks {
+		ux, uy := b.cx-f.mx, b.cy-f.my
+		num += ux*(b.dx-f.tx) + uy*(b.dy-f.ty)
+		den += ux*ux + uy*uy
+	}
+	f.s = 1
+	if den > 0 {
+		f.s = 1 + num/den
+	}
+	var sq float64
+	for _, b := range blocks {
+		r := f.residual(b)
+		sq += r * r
+	}
+	f.rms = math.Sqrt(sq / n)
+	return f
+}
+
+// residual is how far b's move is from the fit's, in pixels.
+func (f moveFit) residual(b blockMove) float64 {
+	return math.Hypot(b.dx-f.tx-(f.s-1)*(b.cx-f.mx), b.dy-f.ty-(f.s-1)*(b.cy-f.my))
 }

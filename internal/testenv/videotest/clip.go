@@ -57,15 +57,20 @@ type View struct {
 	Covered image.Rectangle // a black bar drawn over the frame there (none when empty)
 }
 
-// PlateIn is where the view's plate lies in a w×h frame, cut to the frame.
-func (v View) PlateIn(w, h int) image.Rectangle {
+// PlateAt is where the view's plate lies in the frame's coordinates,
+// in the frame or not.
+func (v View) PlateAt() image.Rectangle {
 	p := v.Photo.Plate
 	if v.Scale == 1 {
-		return p.Sub(v.at()).Intersect(image.Rect(0, 0, w, h))
+		return p.Sub(v.at())
 	}
-	r := image.Rect(int(math.Floor((float64(p.Min.X)-v.X)*v.Scale)), int(math.Floor((float64(p.Min.Y)-v.Y)*v.Scale)),
+	return image.Rect(int(math.Floor((float64(p.Min.X)-v.X)*v.Scale)), int(math.Floor((float64(p.Min.Y)-v.Y)*v.Scale)),
 		int(math.Ceil((float64(p.Max.X)-v.X)*v.Scale)), int(math.Ceil((float64(p.Max.Y)-v.Y)*v.Scale)))
-	return r.Intersect(image.Rect(0, 0, w, h))
+}
+
+// PlateIn is the part of the view's plate in a w×h frame.
+func (v View) PlateIn(w, h int) image.Rectangle {
+	return v.PlateAt().Intersect(image.Rect(0, 0, w, h))
 }
 
 // at is the photo's pixel at a scale-1 view's top-left: (X, Y) rounded.
