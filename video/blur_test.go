@@ -137,7 +137,7 @@ func benchBlur(b *testing.B, w, h int) {
 	}
 	dir := b.TempDir()
 	clip := videotest.Make(b, dir)
-	big := filepath.Join(dir, "clip.mp4")
+	big := filepath.Join(dir, "scaled.mp4")
 	if out, err := exec.Command("ffmpeg", "-v", "error", "-y", "-i", clip, "-vf", fmt.Sprintf("scale=%d:%d", w, h),
 		"-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-c:a", "copy", big).CombinedOutput(); err != nil {
 		b.Fatalf("%v: %s", err, out)
