@@ -14,8 +14,11 @@ import (
 // How often the plate finder looks. A whole look comes at least every
 // second (fewer frames apart where a second of frames would not fit in
 // frameBudget); between looks the plates are tracked. A track whose match
-// weakens brings a look on at most every weakEvery frames; a plate that
-// nears the frame's edge, and a scene cut, bring one on at once.
+// weakens brings a look on, weakEvery frames after the last such look,
+// twice as long after each further one while some match stays weak (a
+// plate the matching cannot hold, or a false find, would otherwise cost a
+// look every few frames); a plate that nears the frame's edge, and a
+// scene cut, bring one on at once.
 const (
 	frameBudget = 256 << 20 // bytes of frames waiting for their plates, at most
 	weakEvery   = 3
@@ -125,6 +128,7 @@ func look(ctx context.Context, r io.Reader, info Info, gap int, toWrite chan<- *
 		thumbs    [2][]uint8
 		lastLook  int
 		lastWeak  = -weakEvery
+		weakRun   int // looks brought on by weak matches since a frame with none
 		bounds    = image.Rect(0, 0, info.Width, info.Height)
 		handOnAll = func() error {
 			for _, f := range pending {
@@ -186,9 +190,14 @@ func look(ctx context.Context, r io.Reader, info Info, gap int, toWrite chan<- *
 			}
 			tracks = live
 		}
-		if n == 0 || sceneCut || n-lastLook >= gap || edge || weak && n-lastWeak >= weakEvery {
-			if weak {
+		if !weak {
+			weakRun = 0
+		}
+		weakDue := weak && n-lastWeak >= min(weakEvery<<min(weakRun, 8), gap)
+		if n == 0 || sceneCut || n-lastLook >= gap || edge || weakDue {
+			if weakDue {
 				lastWeak = n
+				weakRun++
 			}
 			found, err := imageops.FindPlates(ctx, f.img)
 			if err != nil {
