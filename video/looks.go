@@ -227,10 +227,10 @@ func look(ctx context.Context, r io.Reader, info Info, gap int, toWrite chan<- *
 // again moves to the found quad; a track not found is kept for holdLooks
 // looks (its match may still hold: the finder misses plates now and then);
 // a plate found smaller than a track whose match failed (part of it
-// covered) is hidden in f besides the track; a plate found for the first time starts a track and is followed back
-// through pending, the frames since the previous look, so it is hidden in
-// them too (where it cannot be followed, it goes on as it went, or stays
-// where it was found).
+// covered) is hidden in f besides the track; a plate found for the first
+// time starts a track and is followed back through pending, the frames
+// since the previous look, so it is hidden in them too (where it cannot be
+// followed, it goes on as it went, or stays where it was found).
 func matchLook(tracks []*track, found []imageops.Quad, f *frame, pending []*frame) []*track {
 	matched := make([]bool, len(tracks))
 	var next []*track
