@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"carphoto/imageops/paint"
-	"carphoto/internal/videotest"
+	"carphoto/internal/testenv/videotest"
 )
 
 func needFFmpeg(t *testing.T) {
@@ -62,7 +62,7 @@ func detail(g *image.Gray, r image.Rectangle) float64 {
 func TestBlurHidesThePlateInEveryFrame(t *testing.T) {
 	needFFmpeg(t)
 	dir := t.TempDir()
-	clip := videotest.Make(t, "..", dir)
+	clip := videotest.Make(t, dir)
 	ctx := context.Background()
 	info, err := Probe(ctx, clip)
 	if err != nil {
@@ -130,7 +130,7 @@ func BenchmarkBlur1080p(b *testing.B) {
 		b.Skip(err.Error())
 	}
 	dir := b.TempDir()
-	clip := videotest.Make(b, "..", dir)
+	clip := videotest.Make(b, dir)
 	big := filepath.Join(dir, "clip1080.mp4")
 	if out, err := exec.Command("ffmpeg", "-v", "error", "-y", "-i", clip, "-vf", "scale=1920:1080",
 		"-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-c:a", "copy", big).CombinedOutput(); err != nil {

@@ -3,6 +3,7 @@ package worker
 import (
 	"bufio"
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -280,7 +281,7 @@ func shadowMemoryChild(dir string) {
 		fail(err)
 		return
 	}
-	small, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "cars-seg", "images", "cars-seg-0095.jpg"))
+	small, err := os.ReadFile(filepath.Join(datasets.Dir(), "cars-seg", "images", "cars-seg-0095.jpg"))
 	if err != nil {
 		fail(err)
 		return

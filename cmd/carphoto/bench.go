@@ -24,7 +24,7 @@ import (
 
 	"carphoto/billing"
 	"carphoto/cmd/carphoto/internal/bench"
-	"carphoto/internal/benchphoto"
+	"carphoto/internal/testenv/benchphoto"
 	"carphoto/worker"
 )
 
