@@ -86,6 +86,8 @@ func Cutout(ctx context.Context, args []string, stdout io.Writer) error {
 	photo := fs.String("photo", "", "12 MP timing photo (default: a held-out image enlarged to 4000x3000)")
 	runs := fs.Int("n", 5, "timed runs on the 12 MP photo (0 skips timing)")
 	verbose := fs.Bool("v", false, "print every image's scores")
+	def := cutout.DefaultSettings()
+	keep := fs.Float64("keep", def.KeepBlobs, "clean-up: keep blobs this share of the largest (1: the one car)")
 	overlay := fs.String("overlay", "", "write each image's label (green) and cut-out (red) outlines, contact band lit, to this directory")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -124,7 +126,13 @@ func Cutout(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("bench cutout: %w", err)
 		}
-		m, err := cutout.Matte(ctx, img.Image)
+		s := def
+		s.KeepBlobs = *keep
+		pass, err := cutout.NetworkPass(ctx, img.Image, s)
+		if err != nil {
+			return fmt.Errorf("bench cutout: %s: %w", name, err)
+		}
+		m, err := pass.Matte(ctx, s)
 		if err != nil {
 			return fmt.Errorf("bench cutout: %s: %w", name, err)
 		}
