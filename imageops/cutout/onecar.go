@@ -10,7 +10,8 @@ const oneCarKeep = 1
 // the largest size times centrality, where centrality falls from 1 at the
 // frame's centre to 0.25 at its corners (by the blob's centroid), so a
 // second car at the edge of the frame loses to the one in the middle unless
-// it is much larger. -1 when there is no blob.
+// it is much larger. -1 when there is no blob. internal/testenv/datasets.MainCar
+// picks a label's car by the same rule.
 func mainBlob(labels []int32, sizes []int, w, h int) int {
 	if len(sizes) == 0 {
 		return -1
