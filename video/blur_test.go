@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"carphoto/imageops/paint"
+	"carphoto/imageops"
 	"carphoto/internal/testenv/videotest"
 )
 
@@ -74,7 +74,7 @@ func TestBlurHidesThePlateInEveryFrame(t *testing.T) {
 	out := filepath.Join(dir, "out.mp4")
 	var calls int
 	start := time.Now()
-	hidden, err := Blur(ctx, clip, out, info, Options{Style: paint.StyleBlur, Progress: func(done, total int) { calls++ }})
+	hidden, err := Blur(ctx, clip, out, info, Options{Style: imageops.StyleBlur, Progress: func(done, total int) { calls++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func BenchmarkBlur1080p(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := Blur(context.Background(), big, filepath.Join(dir, "out.mp4"), info, Options{Style: paint.StyleBlur}); err != nil {
+		if _, err := Blur(context.Background(), big, filepath.Join(dir, "out.mp4"), info, Options{Style: imageops.StyleBlur}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -256,7 +256,7 @@ func extent(q plates.Quad) (lo, hi plates.Point) {
 // plate-logo puts a design only on a plate scoring at least
 // DesignConfidence; this is the curve it was chosen on. Every detection
 // is also listed with its score and class, for the figures in
-// docs/BENCHMARKS.md.
+// docs/research/measurements.md.
 //
 //	go test -tags platestune -run TestTuneDesign -v ./train/plates/tune/
 func TestTuneDesign(t *testing.T) {
