@@ -159,7 +159,6 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 			return nil, c.failed(ctx, "wait for result", ctx.Err())
 		case err == nil:
 			return DecodeResult([]byte(vals[1]))
-			return nil, c.failed(ctx, "wait for result", ctx.Err())
 		case !errors.Is(err, redis.Nil):
 			return nil, c.failed(ctx, "wait for result", err)
 		}
