@@ -66,7 +66,10 @@ func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o
 		state, claim, res, err = s.idem.Begin(ctx, account, key, fp)
 		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return o, false, s.cut(ctx, err) // the deadline, or a client gone: not an outage
+	case err != nil:
 		return o, false, carphoto.Wrap(err, carphoto.EUnavailable, "the service's store is unavailable; retry shortly")
 	}
 	switch state {
