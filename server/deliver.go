@@ -12,6 +12,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
+	"carphoto/imageops"
 	"carphoto/jobs"
 )
 
@@ -88,7 +89,7 @@ func (s *Server) deliver(ctx context.Context, c echo.Context, hold billing.Hold,
 	h := c.Response().Header()
 	h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
 	h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
-	if op, _ := c.Get(ctxOp).(string); op == jobs.OpBlurPlates || op == jobs.OpPlateLogo {
+	if op, _ := c.Get(ctxOp).(string); op == string(imageops.BlurPlates) || op == string(imageops.PlateLogo) {
 		h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
 	}
 	delivered, err := writeAnswer(c, http.StatusOK, res.ContentType, res.Body)

@@ -26,8 +26,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"carphoto/internal/benchphoto"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/benchphoto"
+	"carphoto/internal/testenv/redistest"
 )
 
 // hangup is how a call's client behaves.

@@ -1,5 +1,5 @@
-// Package netguard keeps the service's outbound calls (webhooks, photos
-// fetched by URL) on the public internet. It is an allow-list: IPv4 public
+// Package netguard keeps the service's outbound calls (webhooks, and
+// photos, designs and backdrops fetched by URL) on the public internet. It is an allow-list: IPv4 public
 // unicast (no loopback, private, link-local, carrier-grade NAT, multicast,
 // reserved or documentation address); IPv6 only inside global unicast
 // (2000::/3) minus its reserved and documentation ranges, plus the
