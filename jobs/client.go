@@ -154,8 +154,12 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 			return err
 		})
 		switch {
+		case err == nil && errors.Is(ctx.Err(), context.Canceled):
+			// A result popped as the caller gave up (its client left) is
+			// not theirs to deliver.
+			return nil, c.failed(ctx, "wait for result", ctx.Err())
 		case err == nil:
-			return DecodeResult([]byte(vals[1]))
+			return DecodeResult([]byte(vals[1])) // at the deadline too: the work is done
 		case ctx.Err() != nil:
 			return nil, c.failed(ctx, "wait for result", ctx.Err())
 		case !errors.Is(err, redis.Nil):

@@ -128,6 +128,7 @@ func (s *Server) videoBlur(c echo.Context) error {
 	runs := time.Duration(vc.Retries + 1)
 	hold, err := s.billing.HoldFor(ctx, accountID(c), id, OpVideoBlur, credits, runs*vc.JobTimeout+10*time.Minute)
 	if err != nil {
+		s.release(ctx, logFor(c), hold) // a hold made though its answer was lost
 		return err
 	}
 	js := s.videoJobs()
@@ -160,7 +161,7 @@ func (s *Server) videoBlur(c echo.Context) error {
 		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
 	body = append(body, '\n')
-	idem.finish(context.WithoutCancel(ctx), c, http.StatusAccepted, echo.MIMEApplicationJSON, body)
+	idem.finish(context.WithoutCancel(ctx), c, http.StatusAccepted, echo.MIMEApplicationJSON, body, false)
 	return c.JSONBlob(http.StatusAccepted, body)
 }
 
