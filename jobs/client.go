@@ -23,8 +23,11 @@ type Request struct {
 	Photo     []byte
 	// Logo is the request's second image: plate-logo's and logo-overlay's
 	// design, or car-shadow's and car-cutout's backdrop (Params.Backdrop);
-	// nil otherwise.
-	Logo     []byte
+	// nil otherwise. It travels through Redis with the photo.
+	Logo []byte
+	// Asset is, instead of Logo, the second image as a saved asset: its key
+	// in the asset store, where the worker reads it (never through Redis).
+	Asset    string
 	Params   Params
 	Deadline time.Time
 }
@@ -92,7 +95,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	ctx, cancel := context.WithDeadline(ctx, req.Deadline)
 	defer cancel()
 	p := Payload{
-		RequestID: req.ID, Op: req.Op, AccountID: req.AccountID, HasLogo: req.Logo != nil,
+		RequestID: req.ID, Op: req.Op, AccountID: req.AccountID, HasLogo: req.Logo != nil, Asset: req.Asset,
 		Params: req.Params, EnqueuedAt: time.Now(), Deadline: req.Deadline, Run: 1,
 	}
 	photoKey, logoKey, resultKey := PhotoKey(req.ID), LogoKey(req.ID), ResultKey(req.ID)

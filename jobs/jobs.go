@@ -74,10 +74,13 @@ type Params struct {
 
 // Payload is what an Asynq task carries: ids and parameters, never pixels.
 type Payload struct {
-	RequestID  string    `json:"rid"`
-	Op         string    `json:"op"`
-	AccountID  string    `json:"acct,omitempty"`
-	HasLogo    bool      `json:"logo,omitempty"`
+	RequestID string `json:"rid"`
+	Op        string `json:"op"`
+	AccountID string `json:"acct,omitempty"`
+	HasLogo   bool   `json:"logo,omitempty"`
+	// Asset is the second image's key in the asset store, when it is a
+	// saved asset (in place of HasLogo's copy in Redis).
+	Asset      string    `json:"asset,omitempty"`
 	Params     Params    `json:"params"`
 	EnqueuedAt time.Time `json:"enq"`
 	Deadline   time.Time `json:"deadline"`

@@ -91,23 +91,20 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 			if req.Params.Backdrop {
 				kind, field = billing.AssetBackdrop, "backdrop asset"
 			}
-			var data []byte
+			var ref billing.AssetRef
 			err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
-				data, err = s.billing.AssetData(ctx, account, assetID, kind)
+				ref, err = s.billing.AssetRef(ctx, account, assetID, kind)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			if req.Params.Backdrop {
-				_, _, err = s.checkBackdrop(field, data)
-			} else {
-				_, _, err = s.checkHeader(field, data)
-			}
-			if err != nil {
+			// The image stays in the asset store, for the worker to read:
+			// its size, from its record, is held to today's limits.
+			if err := s.checkAssetSize(field, ref, req.Params.Backdrop); err != nil {
 				return err
 			}
-			req.Logo = data
+			req.Asset = ref.Key
 		}
 
 		// Redis steps are tried again while Redis is out of reach, within

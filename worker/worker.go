@@ -22,6 +22,7 @@ import (
 	"carphoto"
 	"carphoto/imageops/codec"
 	"carphoto/jobs"
+	"carphoto/objstore"
 )
 
 // Config is the worker's share of the service configuration.
@@ -34,6 +35,9 @@ type Config struct {
 	MaxAspect         float64       // cap on a decoded image's longer side ÷ shorter side
 	Video             VideoConfig   // video jobs; Video.Store nil leaves them to other workers
 	Metrics           Observer      // records finished tasks; nil records nothing
+	// Assets reads saved designs and backdrops from the asset store; nil
+	// fails every task that names one.
+	Assets *objstore.Cache
 }
 
 // Observer is what the worker tells the metrics (carphoto/metrics).
@@ -151,6 +155,12 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
+	// A saved design or backdrop comes from the asset store (through this
+	// process's cache), not through Redis.
+	var failed *jobs.Result
+	if p.Asset != "" {
+		logo, failed = w.loadAsset(ctx, log, p.Asset)
+	}
 
 	if p.Run > 1 {
 		// The worker process at an earlier run died during it: what this
@@ -167,7 +177,10 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 			releaseMemory()
 		}
 	}()
-	res := w.safeProcess(ctx, log, p, photo, logo)
+	res := failed
+	if res == nil {
+		res = w.safeProcess(ctx, log, p, photo, logo)
+	}
 	stop()
 	res.QueueWait, res.Processing, res.Worker = wait, time.Since(start), w.name
 	outcome := "ok"
