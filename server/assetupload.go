@@ -48,12 +48,12 @@ func (s *Server) readAsset(c echo.Context, limit int64, deadline time.Time) (fil
 func (s *Server) enterAsset(c echo.Context) (ctx context.Context, leave func(), err error) {
 	deadline := requestStart(c).Add(s.cfg.RequestTimeout)
 	ctx, cancel := context.WithDeadline(c.Request().Context(), deadline)
-	leave, err = s.enter(ctx, c)
+	left, err := s.enter(ctx, c)
 	if err != nil {
 		cancel()
 		return nil, nil, err
 	}
-	return ctx, func() { leave(); cancel() }, nil
+	return ctx, func() { left(); cancel() }, nil
 }
 
 // checkAssetSize holds a saved design or backdrop, by the size in its

@@ -20,8 +20,8 @@ import (
 	"carphoto/imageops/codec"
 	"carphoto/imageops/shadow"
 	"carphoto/internal/redisha"
-	"carphoto/server"
 	"carphoto/objstore"
+	"carphoto/server"
 	"carphoto/video"
 	"carphoto/worker"
 )

@@ -31,9 +31,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
-	"carphoto/objstore"
 	"carphoto/internal/apitest"
 	"carphoto/internal/redistest"
+	"carphoto/objstore"
 )
 
 // The test binary doubles as the carphoto binary for the multi-process

@@ -22,8 +22,8 @@ import (
 	"carphoto/cmd/carphoto/internal/bench"
 	"carphoto/jobs"
 	"carphoto/metrics"
-	"carphoto/server"
 	"carphoto/objstore"
+	"carphoto/server"
 	"carphoto/worker"
 )
 
