@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"time"
@@ -44,11 +45,17 @@ func (s *Server) readAsset(c echo.Context, limit int64, deadline time.Time) (fil
 // enterAsset takes one of the key's MAX_IN_FLIGHT_PER_KEY slots for an
 // asset upload, as a photo call does (enter): a key's uploads at once are
 // bounded, so is the memory they hold. ctx carries the request's
-// deadline.
+// deadline; a key whose slots stay busy until then is 503, retry shortly.
 func (s *Server) enterAsset(c echo.Context) (ctx context.Context, leave func(), err error) {
 	deadline := requestStart(c).Add(s.cfg.RequestTimeout)
 	ctx, cancel := context.WithDeadline(c.Request().Context(), deadline)
 	left, err := s.enter(ctx, c)
+	if carphoto.ErrorCode(err) == carphoto.EProcessingFailed {
+		// Nothing was processed: the key's slots stayed busy.
+		err = carphoto.Wrap(err, carphoto.EUnavailable, fmt.Sprintf(
+			"this API key's earlier calls kept its %d slots busy: the upload did not start within %v; retry shortly",
+			s.billing.Config().MaxInFlightPerKey, s.cfg.RequestTimeout))
+	}
 	if err != nil {
 		cancel()
 		return nil, nil, err
