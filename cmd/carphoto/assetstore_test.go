@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/redis/go-redis/v9"
 
 	"carphoto/internal/redistest"
 	"carphoto/internal/s3test"
@@ -304,4 +305,45 @@ func procStatus(t *testing.T, pid int, field string) int64 {
 	}
 	v, _ := strconv.ParseInt(string(m[1]), 10, 64)
 	return v
+}
+
+// A Redis holding assets as the code before the object store left them
+// (the image in the record): the first web process to start moves every
+// image to the store, and a call naming one works; balances are as they
+// were.
+func TestAssetsMovedAtStart(t *testing.T) {
+	ctx := context.Background()
+	rs := redistest.New(t, redisDB)
+	store := t.TempDir()
+	env := map[string]string{"OBJECT_STORE": store}
+	cfg, err := loadConfig(envOf(map[string]string{rs.EnvName(): rs.URL, "OBJECT_STORE": store}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBilling(rs, cfg)
+	acct, key, err := b.CreateAccount(ctx, "Old Motors", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := wallPNG(t, 640, 400)
+	rs.Client.ZAdd(ctx, "cp:assets:{"+acct.ID+"}", redis.Z{Score: 1, Member: "asset_oldwall"})
+	rs.Client.HSet(ctx, "cp:asset:{"+acct.ID+"}:asset_oldwall", "account", acct.ID, "kind", "backdrop", "name", "wall.png",
+		"content_type", "image/png", "bytes", len(wall), "width", 640, "height", 400, "created_at", 1, "data", wall)
+	// Layout 2 already: only the assets are left to move.
+	rs.Client.Set(ctx, "cp:layout", "2", 0)
+
+	s := startServiceOn(t, rs, env)
+	if rs.Client.HExists(ctx, "cp:asset:{"+acct.ID+"}:asset_oldwall", "data").Val() {
+		t.Fatal("the image is still in Redis after the web process started")
+	}
+	if got, err := s.b.AssetData(ctx, acct.ID, "asset_oldwall", "backdrop"); err != nil || !bytes.Equal(got, wall) {
+		t.Fatalf("the moved backdrop: %d bytes, %v; want the %d saved", len(got), err, len(wall))
+	}
+	status, _, body := post(t, s.url+"/v1/car-cutout", key, file("image", samplePhoto(t)), field("backgroundAssetId", "asset_oldwall"))
+	if status != http.StatusOK {
+		t.Fatalf("car-cutout on the moved backdrop: %d %.300s", status, body)
+	}
+	if got := s.credits(t, acct.ID); got != 3 {
+		t.Errorf("balance %d, want 3: 4 before, one call", got)
+	}
 }
