@@ -70,6 +70,12 @@ func (s *Service) storeAsset(ctx context.Context, accountID, assetID string) (bo
 	if err != nil {
 		return false, storeErr("move asset", err)
 	}
+	if n == 0 {
+		// Deleted meanwhile: its copy would be named by no record.
+		if now, _ := s.rdb.HGet(ctx, assetKey(accountID, assetID), "store_key").Result(); now != key {
+			s.assets.Delete(ctx, key)
+		}
+	}
 	return n == 1, nil
 }
 
