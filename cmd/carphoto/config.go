@@ -251,7 +251,7 @@ func storeConfig(getenv func(string) string) (loc objstore.Location, def bool, e
 	}
 	switch {
 	case len(set) > 1:
-		return loc, false, fmt.Errorf("%s are all set: keep one, OBJECT_STORE (a directory on one machine's disk, s3://bucket/prefix for processes on several machines); VIDEO_STORE and VIDEO_DIR are its old names", strings.Join(set, " and "))
+		return loc, false, fmt.Errorf("%s are set together: keep one, OBJECT_STORE (a directory on one machine's disk, s3://bucket/prefix for processes on several machines); VIDEO_STORE and VIDEO_DIR are its old names", strings.Join(set, " and "))
 	case name == "":
 		return objstore.Location{Dir: filepath.Join(os.TempDir(), "carphoto-store")}, true, nil
 	case name == "VIDEO_DIR" || !strings.Contains(val, "://"):
