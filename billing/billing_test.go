@@ -18,7 +18,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/objstore"
 )
 

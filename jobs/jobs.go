@@ -3,8 +3,8 @@
 //
 // The photo travels in its own key (SET EX), the Asynq task carries only ids
 // and parameters, and the worker answers by RPUSH on a per-request key that
-// the web side BLPOPs until the request's deadline (see DESIGN.md for the
-// measurements behind this shape). A late answer expires unread.
+// the web side BLPOPs until the request's deadline (docs/research/measurements.md, "Service:
+// the whole path", has the measurements behind this shape). A late answer expires unread.
 package jobs
 
 import (

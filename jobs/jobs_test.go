@@ -11,7 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/jobs"
 )
 

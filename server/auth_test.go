@@ -16,8 +16,8 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/internal/apitest"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/apitest"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/jobs"
 	"carphoto/objstore"
 	"carphoto/server"

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
-	"carphoto/internal/apitest"
+	"carphoto/internal/testenv/apitest"
 	"carphoto/metrics"
 )
 

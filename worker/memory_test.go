@@ -3,6 +3,7 @@ package worker
 import (
 	"bufio"
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -207,7 +208,7 @@ type shadowMemoryRun struct {
 // TestSixtyMegapixels), the peak reset before each task
 // (/proc/self/clear_refs). Most of a photo's figure is the cut-out
 // network's working memory at 320×240 (its tensors and the buffers nn
-// keeps to reuse, about 170 MB); docs/BENCHMARKS.md, "Worker CPU
+// keeps to reuse, about 170 MB); docs/research/measurements.md, "Worker CPU
 // and memory per 12 MP car-shadow".
 func TestShadowMemory12MP(t *testing.T) {
 	if testing.Short() {
@@ -280,7 +281,7 @@ func shadowMemoryChild(dir string) {
 		fail(err)
 		return
 	}
-	small, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "cars-seg", "images", "cars-seg-0095.jpg"))
+	small, err := os.ReadFile(filepath.Join(datasets.Dir(), "cars-seg", "images", "cars-seg-0095.jpg"))
 	if err != nil {
 		fail(err)
 		return

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"image"
 	"image/color"
@@ -21,7 +22,7 @@ import (
 func photo12MP(b *testing.B) []byte {
 	b.Helper()
 	var src image.Image
-	if data, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "plates-web-cc0", "images", "plates-web-cc0-0415.jpg")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(datasets.Dir(), "plates-web-cc0", "images", "plates-web-cc0-0415.jpg")); err == nil {
 		p, err := codec.Decode(context.Background(), data, codec.Limits{})
 		if err != nil {
 			b.Fatal(err)

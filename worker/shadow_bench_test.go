@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,7 +10,7 @@ import (
 	"testing"
 
 	"carphoto/imageops/codec"
-	"carphoto/internal/benchphoto"
+	"carphoto/internal/testenv/benchphoto"
 	"carphoto/jobs"
 )
 
@@ -19,7 +20,7 @@ import (
 // upscaled photo alone codes in a fraction of that). Made once a run; the
 // error is os.ErrNotExist where the shared data set is absent.
 var cameraPhoto = sync.OnceValues(func() ([]byte, error) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "cars-seg", "images", "cars-seg-0095.jpg"))
+	data, err := os.ReadFile(filepath.Join(datasets.Dir(), "cars-seg", "images", "cars-seg-0095.jpg"))
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/imageops/paint"
+	"carphoto/imageops"
 	"carphoto/jobs"
 	"carphoto/objstore"
 	"carphoto/video"
@@ -213,7 +213,7 @@ func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) e
 	defer os.Remove(out)
 	last := time.Time{}
 	_, err = video.Blur(ctx, in, out, info, video.Options{
-		Style: paint.Style(job.Style),
+		Style: imageops.Style(job.Style),
 		Progress: func(d, total int) {
 			if time.Since(last) > 500*time.Millisecond || d == total {
 				last = time.Now()

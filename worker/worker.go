@@ -1,6 +1,8 @@
-// Package worker runs the image work: an Asynq server whose handlers read a
-// request's photo from Redis, process it with imageops and hand the result
-// back to the waiting web process.
+// Package worker runs the image work: an Asynq server whose photo handler
+// reads a request's images from Redis, runs imageops.Process and hands the
+// result back to the waiting web process (worker.go, process.go), and whose
+// video handler runs a video-blur job to its end (video.go). It knows the
+// queue, not the image internals.
 package worker
 
 import (

@@ -9,7 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/rs/zerolog"
 
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/jobs"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/objstore"
 )
 

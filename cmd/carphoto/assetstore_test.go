@@ -24,8 +24,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/redis/go-redis/v9"
 
-	"carphoto/internal/redistest"
-	"carphoto/internal/s3test"
+	"carphoto/internal/testenv/redistest"
+	"carphoto/internal/testenv/s3test"
 )
 
 // noisePNG is a w×h backdrop of random pixels, stored uncompressed: its
