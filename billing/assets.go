@@ -132,7 +132,7 @@ func (s *Service) CreateAsset(ctx context.Context, accountID, kind, filename str
 		return Asset{}, storeErr("save asset", err)
 	}
 	if res != 1 {
-		return Asset{}, s.errAssetLimit(res)
+		return Asset{}, s.errAssetLimit(res, a.Bytes)
 	}
 	return a, nil
 }
@@ -153,21 +153,22 @@ func (s *Service) assetRoom(ctx context.Context, accountID string, size int64) e
 	u, _ := strconv.ParseInt(used.Val(), 10, 64)
 	switch {
 	case n.Val() >= int64(s.cfg.MaxAssets):
-		return s.errAssetLimit(0)
+		return s.errAssetLimit(0, size)
 	case u+size > s.cfg.MaxAssetStorageBytes:
-		return s.errAssetLimit(-1)
+		return s.errAssetLimit(-1, size)
 	}
 	return nil
 }
 
 // errAssetLimit is the refusal of a full library: by number (0) or by
 // bytes (-1), naming the limit.
-func (s *Service) errAssetLimit(res int) error {
+func (s *Service) errAssetLimit(res int, size int64) error {
 	if res == 0 {
 		return carphoto.Errorf(carphoto.EAssetLimitReached, "the Assets library holds at most %d assets; delete one first", s.cfg.MaxAssets)
 	}
 	return carphoto.Errorf(carphoto.EAssetLimitReached,
-		"the Assets library holds at most %d bytes (MAX_ASSET_STORAGE_BYTES) of images; delete one first", s.cfg.MaxAssetStorageBytes)
+		"the Assets library holds at most %d bytes of images (MAX_ASSET_STORAGE_BYTES), and this one (%d bytes) does not fit; delete one first",
+		s.cfg.MaxAssetStorageBytes, size)
 }
 
 // storeKey names an asset's image in the asset store: its id, with the
