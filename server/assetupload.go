@@ -12,7 +12,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/imageops/codec"
+	"carphoto/imageops"
 )
 
 // readAsset is readAssetFile within UploadTimeout, as readUpload is for a
@@ -67,8 +67,7 @@ func (s *Server) enterAsset(c echo.Context) (ctx context.Context, leave func(), 
 // record, to the bounds a file sent with the call is held to (checkHeader,
 // checkBackdrop): the limits may have been lowered since it was saved.
 func (s *Server) checkAssetSize(field string, ref billing.AssetRef, backdrop bool) error {
-	lim := codec.Limits{MaxPixels: s.cfg.MaxPixels, MaxSide: s.cfg.MaxSide, MaxAspect: s.cfg.MaxAspect}
-	if err := lim.Check(ref.Width, ref.Height); err != nil {
+	if err := s.limits().Check(ref.Width, ref.Height); err != nil {
 		var e *carphoto.Error
 		if errors.As(err, &e) {
 			return &carphoto.Error{Code: e.Code, Message: field + ": " + e.Message, Err: e.Err}
@@ -82,10 +81,11 @@ func (s *Server) checkAssetSize(field string, ref billing.AssetRef, backdrop boo
 	if limit <= 0 {
 		limit = billing.DefaultMaxBackdropPixels
 	}
+	limit = min(limit, imageops.MaxCanvasPixels)
 	if ref.Width*ref.Height > limit {
 		return carphoto.Errorf(carphoto.EInvalidParams,
-			"%s: the backdrop is %d×%d pixels (%s); a backdrop may have at most %s: scale it down",
-			field, ref.Width, ref.Height, mp(ref.Width*ref.Height), mp(limit))
+			"%s: the backdrop is %d×%d pixels (%.1f MP); a backdrop may have at most %.1f MP: scale it down",
+			field, ref.Width, ref.Height, float64(ref.Width*ref.Height)/1e6, float64(limit)/1e6)
 	}
 	return nil
 }

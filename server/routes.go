@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
-	"carphoto/jobs"
+	"carphoto/imageops"
 	"carphoto/site"
 )
 
@@ -32,8 +32,8 @@ func (s *Server) routes() {
 
 	// The public API: every call authenticated, then rate-limited.
 	v1 := e.Group("/v1", s.authenticate, s.rateLimit)
-	for _, op := range jobs.Ops {
-		v1.POST("/"+op, s.photoHandler(op))
+	for _, op := range imageops.Ops {
+		v1.POST("/"+string(op), s.photoHandler(op))
 	}
 	v1.POST("/"+OpVideoBlur, s.videoBlur)
 	v1.GET("/jobs/:id", s.videoJob)
@@ -74,10 +74,14 @@ func (s *Server) unknownTool(c echo.Context) error {
 // ops are the operations this server offers: the photo operations, and
 // video-blur when it is enabled.
 func (s *Server) ops() []string {
-	if s.cfg.Video.Store == nil {
-		return jobs.Ops
+	var ops []string
+	for _, op := range imageops.Ops {
+		ops = append(ops, string(op))
 	}
-	return append(append([]string(nil), jobs.Ops...), jobs.OpVideoBlur)
+	if s.cfg.Video.Store != nil {
+		ops = append(ops, string(imageops.VideoBlur))
+	}
+	return ops
 }
 
 func (s *Server) healthz(c echo.Context) error {

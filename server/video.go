@@ -50,7 +50,7 @@ func (vc VideoConfig) limits() video.Limits {
 }
 
 // OpVideoBlur is the video operation's name in the URL and the ledger.
-const OpVideoBlur = jobs.OpVideoBlur
+const OpVideoBlur = string(imageops.VideoBlur)
 
 func (s *Server) videoJobs() video.Jobs {
 	return video.Jobs{RDB: s.rdb, TTL: s.cfg.Video.ResultTTL}

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"carphoto/imageops"
 	"carphoto/internal/testenv/datasets"
 	"context"
 	"image"
@@ -14,7 +15,6 @@ import (
 
 	"carphoto/imageops/codec"
 	"carphoto/imageops/cutout"
-	"carphoto/jobs"
 )
 
 // photo12MP is a real car photo from the shared data set upscaled to
@@ -82,20 +82,19 @@ func BenchmarkProcess12MP(b *testing.B) {
 	}
 	for _, op := range []struct {
 		name   string
-		op     string
 		photo  []byte
-		params jobs.Params
+		params imageops.Params
 	}{
-		{"blur-plates", jobs.OpBlurPlates, photo, jobs.Params{Style: "blur"}},
-		{"blur-plates-png", jobs.OpBlurPlates, pngPhoto.Bytes(), jobs.Params{Style: "blur"}},
-		{"car-shadow", jobs.OpCarShadow, photo, jobs.Params{}},
-		{"car-shadow-of-cutout", jobs.OpCarShadow, cut, jobs.Params{}},
-		{"car-shadow-reflection", jobs.OpCarShadow, photo, jobs.Params{Reflection: true}},
+		{"blur-plates", photo, imageops.Params{Op: imageops.BlurPlates, Style: imageops.StyleBlur}},
+		{"blur-plates-png", pngPhoto.Bytes(), imageops.Params{Op: imageops.BlurPlates, Style: imageops.StyleBlur}},
+		{"car-shadow", photo, imageops.Params{Op: imageops.CarShadow}},
+		{"car-shadow-of-cutout", cut, imageops.Params{Op: imageops.CarShadow}},
+		{"car-shadow-reflection", photo, imageops.Params{Op: imageops.CarShadow, Reflection: true}},
 	} {
 		b.Run(op.name, func(b *testing.B) {
 			u0 := usageNow()
 			for b.Loop() {
-				if _, err := process(context.Background(), op.op, op.photo, nil, op.params, codec.Limits{}); err != nil {
+				if _, err := process(context.Background(), imageops.Input{Photo: op.photo}, op.params); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"carphoto/imageops"
 	"carphoto/internal/testenv/datasets"
 	"context"
 	"os"
@@ -10,8 +11,8 @@ import (
 	"testing"
 
 	"carphoto/imageops/codec"
+	"carphoto/imageops/shadow"
 	"carphoto/internal/testenv/benchphoto"
-	"carphoto/jobs"
 )
 
 // cameraPhoto is cars-seg-0095 (a car on a street, 480×360) upscaled to
@@ -62,28 +63,27 @@ func usageNow() usage {
 func BenchmarkShadow12MP(b *testing.B) {
 	photo := cameraPhoto12MP(b)
 	ctx := context.Background()
-	cut, err := process(ctx, jobs.OpCarCutout, photo, nil, jobs.Params{}, codec.Limits{})
+	cut, err := process(ctx, imageops.Input{Photo: photo, Limits: codec.Limits{}}, imageops.Params{Op: imageops.CarCutout})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
 		name   string
-		op     string
 		photo  []byte
-		params jobs.Params
+		params imageops.Params
 		busy   bool
 	}{
-		{"car-shadow", jobs.OpCarShadow, photo, jobs.Params{}, false},
-		{"car-shadow-back-to-back", jobs.OpCarShadow, photo, jobs.Params{}, true},
-		{"car-shadow-reflection", jobs.OpCarShadow, photo, jobs.Params{Reflection: true}, false},
-		{"car-shadow-listing", jobs.OpCarShadow, photo, jobs.Params{Crop: true, Padding: 0.04, PaddingShare: true, Aspect: [2]int{4, 3}, Background: "#FFFFFF"}, false},
-		{"car-cutout", jobs.OpCarCutout, photo, jobs.Params{}, false},
-		{"car-shadow-of-png", jobs.OpCarShadow, cut.Body, jobs.Params{}, false},
+		{"car-shadow", photo, imageops.Params{Op: imageops.CarShadow}, false},
+		{"car-shadow-back-to-back", photo, imageops.Params{Op: imageops.CarShadow}, true},
+		{"car-shadow-reflection", photo, imageops.Params{Op: imageops.CarShadow, Reflection: true}, false},
+		{"car-shadow-listing", photo, imageops.Params{Op: imageops.CarShadow, Canvas: shadow.Canvas{Crop: true, Padding: 0.04, PaddingShare: true, Aspect: [2]int{4, 3}}, Background: "#FFFFFF"}, false},
+		{"car-cutout", photo, imageops.Params{Op: imageops.CarCutout}, false},
+		{"car-shadow-of-png", cut.Body, imageops.Params{Op: imageops.CarShadow}, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			u0 := usageNow()
 			for b.Loop() {
-				if _, err := process(ctx, c.op, c.photo, nil, c.params, codec.Limits{}); err != nil {
+				if _, err := process(ctx, imageops.Input{Photo: c.photo}, c.params); err != nil {
 					b.Fatal(err)
 				}
 				if !c.busy {

@@ -255,7 +255,7 @@ func (w *Worker) endVideo(job *video.Job, end video.Outcome) {
 	}
 	if end.Status == video.Done && w.cfg.Metrics != nil {
 		// Counted once: only the call that ended the job gets here.
-		w.cfg.Metrics.Charged(jobs.OpVideoBlur, job.Credits)
+		w.cfg.Metrics.Charged(string(imageops.VideoBlur), job.Credits)
 	}
 	vc.Store.Delete(ctx, video.InputKey(job.ID))
 	if job.Webhook == "" {
