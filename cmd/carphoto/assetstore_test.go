@@ -245,6 +245,23 @@ func TestAssetFlood(t *testing.T) {
 	rssIdle := procStatus(t, web.cmd.Process.Pid, "VmRSS")
 	trafficBefore := meter.bytes.Load()
 
+	// The key's uploads in flight, sampled while they run.
+	var most atomic.Int64
+	sampled := make(chan struct{})
+	stopSampling := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if n := s.inFlight(t, key); n > most.Load() {
+				most.Store(n)
+			}
+		}
+	}()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	codes := map[int]int{}
@@ -268,6 +285,11 @@ func TestAssetFlood(t *testing.T) {
 	}
 	wg.Wait()
 	took := time.Since(start)
+	close(stopSampling)
+	<-sampled
+	if m := most.Load(); m < 1 || m > 4 {
+		t.Errorf("at most %d uploads of the key were in flight at once, want 1 to 4 (MAX_IN_FLIGHT_PER_KEY)", m)
+	}
 	traffic := meter.bytes.Load() - trafficBefore
 	sent := int64(n) * int64(len(backdrop))
 	kept := int(quota / int64(len(backdrop)))
@@ -285,8 +307,8 @@ func TestAssetFlood(t *testing.T) {
 	}
 	memAfter := usedMemory(t, rs)
 	rssPeak := procStatus(t, web.cmd.Process.Pid, "VmHWM")
-	t.Logf("%d uploads of %d bytes, 50 at once, in %v: %v; Redis traffic %d bytes; used_memory %d → %d (%+.1f MB); web RSS idle %d kB, peak %d kB (+%.0f MB)",
-		n, len(backdrop), took.Round(time.Millisecond), codes, traffic, memBefore, memAfter, float64(memAfter-memBefore)/1e6,
+	t.Logf("%d uploads of %d bytes, 50 sent at once, at most %d in flight, in %v: %v; Redis traffic %d bytes; used_memory %d → %d (%+.1f MB); web RSS idle %d kB, peak %d kB (+%.0f MB)",
+		n, len(backdrop), most.Load(), took.Round(time.Millisecond), codes, traffic, memBefore, memAfter, float64(memAfter-memBefore)/1e6,
 		rssIdle, rssPeak, float64(rssPeak-rssIdle)/1024)
 
 	var list struct{ Assets []struct{ ID string } }
