@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/png"
 	"math"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"carphoto"
 	"carphoto/billing"
 	"carphoto/internal/testenv/redistest"
+	"carphoto/objstore"
 )
 
 // db is this package's database on a shared test Redis.
@@ -26,7 +28,20 @@ const db = 3
 func newService(tb testing.TB, cfg billing.Config) (*billing.Service, *redistest.Server) {
 	tb.Helper()
 	r := redistest.New(tb, db)
+	if cfg.Assets == nil {
+		cfg.Assets = localAssets(tb)
+	}
 	return billing.New(r.Client, cfg), r
+}
+
+// localAssets is an asset store in a directory of the test's own.
+func localAssets(tb testing.TB) objstore.Store {
+	tb.Helper()
+	st, err := objstore.NewLocal(filepath.Join(tb.TempDir(), objstore.Assets))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st
 }
 
 func createAccount(tb testing.TB, s *billing.Service, credits int64) (billing.Account, string) {

@@ -92,24 +92,20 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 			if req.Params.Backdrop != nil {
 				kind, field = billing.AssetBackdrop, "backdrop asset"
 			}
-			var data []byte
+			var ref billing.AssetRef
 			err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
-				data, err = s.billing.AssetData(ctx, account, assetID, kind)
+				ref, err = s.billing.AssetRef(ctx, account, assetID, kind)
 				return err
 			})
 			if err != nil {
 				return s.cut(ctx, err)
 			}
-			if req.Params.Backdrop != nil {
-				_, _, err = s.checkBackdrop(field, data)
-				req.Backdrop = data
-			} else {
-				_, _, err = s.checkHeader(field, data)
-				req.Design = data
-			}
-			if err != nil {
+			// The image stays in the asset store, for the worker to read:
+			// its size, from its record, is held to today's limits.
+			if err := s.checkAssetSize(field, ref, req.Params.Backdrop != nil); err != nil {
 				return err
 			}
+			req.Asset = ref.Key
 		}
 
 		// Redis steps are tried again while Redis is out of reach, within

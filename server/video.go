@@ -23,13 +23,14 @@ import (
 	"carphoto"
 	"carphoto/imageops"
 	"carphoto/jobs"
+	"carphoto/objstore"
 	"carphoto/video"
 )
 
 // VideoConfig is the web side's share of video jobs' settings; a nil
 // Store leaves video-blur off.
 type VideoConfig struct {
-	Store      video.Store
+	Store      objstore.Store
 	Notifier   video.Notifier
 	MaxBytes   int64   // cap on an uploaded video
 	MaxSeconds float64 // cap on its duration
