@@ -50,11 +50,12 @@ type upload struct {
 // photoHandler serves POST /v1/<op>: take one of its key's slots (waiting
 // in arrival order for one), read and validate the upload, hold the
 // credits, then take one of the process's photo slots, run the task
-// through the queue, and capture on success or release on anything else.
+// through the queue, write the answer, and capture once its last byte
+// was written and flushed, or release on anything else (deliver.go).
 // Everything a client controls (a slow upload, a bad field, an empty
 // balance) is settled before a process slot is taken, so it never makes
-// other keys' requests wait. The caller is charged only for a returned
-// image.
+// other keys' requests wait. The caller is charged only for an answer
+// that reached it.
 func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Set(ctxOp, string(op))
@@ -91,58 +92,49 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 			if req.Params.Backdrop != nil {
 				kind, field = billing.AssetBackdrop, "backdrop asset"
 			}
-			var data []byte
+			var ref billing.AssetRef
 			err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
-				data, err = s.billing.AssetData(ctx, account, assetID, kind)
+				ref, err = s.billing.AssetRef(ctx, account, assetID, kind)
 				return err
 			})
 			if err != nil {
+				return s.cut(ctx, err)
+			}
+			// The image stays in the asset store, for the worker to read:
+			// its size, from its record, is held to today's limits.
+			if err := s.checkAssetSize(field, ref, req.Params.Backdrop != nil); err != nil {
 				return err
 			}
-			if req.Params.Backdrop != nil {
-				_, _, err = s.checkBackdrop(field, data)
-				req.Backdrop = data
-			} else {
-				_, _, err = s.checkHeader(field, data)
-				req.Design = data
-			}
-			if err != nil {
-				return err
-			}
+			req.Asset = ref.Key
 		}
 
 		// Redis steps are tried again while Redis is out of reach, within
 		// the deadline (jobs.Retry): a restart or failover of a few seconds
-		// costs the request time, not its answer.
-		var hold billing.Hold
-		err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
-			hold, err = s.billing.Hold(ctx, account, req.ID, string(op))
-			return err
-		})
-		if err != nil {
-			return err
-		}
+		// costs the request time, not its answer. The hold is released on
+		// every end but a delivered answer's capture (deliver.go).
+		hold, remaining, err := s.placeHold(ctx, account, req.ID, string(op))
 		captured := false
 		defer func() {
 			if !captured {
 				s.release(ctx, logFor(c), hold)
 			}
 		}()
-
-		select {
-		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
-		case <-ctx.Done():
-			return carphoto.Errorf(carphoto.EUnavailable, "the service is at capacity; retry shortly")
+		if err != nil {
+			return err
 		}
+		free, err := s.takeSlot(ctx)
+		if err != nil {
+			return err
+		}
+		defer free()
 
 		res, err := s.jobs.Do(ctx, req)
 		switch {
-		case errors.Is(err, jobs.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
+		case err != nil && ctx.Err() != nil:
+			return s.cut(ctx, err) // its deadline passed, or its client left
+		case errors.Is(err, jobs.ErrTimeout):
 			return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
 				"processing did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
-		case errors.Is(err, context.Canceled):
-			return carphoto.Wrap(err, carphoto.EProcessingFailed, "the request was cancelled; you were not charged")
 		case errors.Is(err, jobs.ErrWorkersDied):
 			// What killed two workers is on record, to be looked into; the
 			// task is not run again.
@@ -160,27 +152,8 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 			return &carphoto.Error{Code: res.Code, Message: res.Message}
 		}
 
-		// The work is done: the charge gets a few seconds even past the
-		// deadline, so a blip at the very end does not waste it.
-		cctx, ccancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(settleGrace)))
-		defer ccancel()
-		var remaining int64
-		err = jobs.Retry(cctx, func(ctx context.Context) (err error) {
-			remaining, err = s.billing.Capture(ctx, hold)
-			return err
-		})
-		if err != nil {
-			return carphoto.Wrap(err, carphoto.EProcessingFailed, "could not record the charge; you were not charged, please retry")
-		}
-		captured = true
-		h := c.Response().Header()
-		h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
-		h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
-		if op == imageops.BlurPlates || op == imageops.PlateLogo {
-			h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
-		}
-		idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body)
-		return c.Blob(http.StatusOK, res.ContentType, res.Body)
+		captured, err = s.deliver(ctx, c, hold, remaining, res, idem)
+		return err
 	}
 }
 

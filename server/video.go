@@ -23,13 +23,14 @@ import (
 	"carphoto"
 	"carphoto/imageops"
 	"carphoto/jobs"
+	"carphoto/objstore"
 	"carphoto/video"
 )
 
 // VideoConfig is the web side's share of video jobs' settings; a nil
 // Store leaves video-blur off.
 type VideoConfig struct {
-	Store      video.Store
+	Store      objstore.Store
 	Notifier   video.Notifier
 	MaxBytes   int64   // cap on an uploaded video
 	MaxSeconds float64 // cap on its duration
@@ -128,6 +129,7 @@ func (s *Server) videoBlur(c echo.Context) error {
 	runs := time.Duration(vc.Retries + 1)
 	hold, err := s.billing.HoldFor(ctx, accountID(c), id, OpVideoBlur, credits, runs*vc.JobTimeout+10*time.Minute)
 	if err != nil {
+		s.release(ctx, logFor(c), hold) // a hold made though its answer was lost
 		return err
 	}
 	js := s.videoJobs()
@@ -160,7 +162,7 @@ func (s *Server) videoBlur(c echo.Context) error {
 		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
 	body = append(body, '\n')
-	idem.finish(context.WithoutCancel(ctx), c, http.StatusAccepted, echo.MIMEApplicationJSON, body)
+	idem.finish(context.WithoutCancel(ctx), c, http.StatusAccepted, echo.MIMEApplicationJSON, body, false)
 	return c.JSONBlob(http.StatusAccepted, body)
 }
 
