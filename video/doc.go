@@ -9,8 +9,8 @@
 //     are tracked between looks by block matching, the hide is painted in
 //     Y, Cb and Cr, and a second ffmpeg encodes the frames, with the
 //     original's audio, to an MP4.
-//   - store.go, s3.go: where uploads and results wait (a directory, or an
-//     S3 bucket shared by web and workers).
+//   - uploads and results wait in the objstore package's store (a
+//     directory, or an S3 bucket shared by web and workers).
 //   - job.go: a job's record in Redis and its lifecycle (queued,
 //     processing, done, failed).
 //   - webhook.go: the signed webhook sent when a job ends.
