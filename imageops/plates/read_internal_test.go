@@ -84,3 +84,21 @@ func TestDesignOnlyWhereTheTextIs(t *testing.T) {
 		t.Error("a plate under DesignConfidence is designable")
 	}
 }
+
+// TestSameRow: a plate's character groups the detector split are one row.
+func TestSameRow(t *testing.T) {
+	tn := box{x0: 159, y0: 147, x1: 187, y1: 160}
+	for _, c := range []struct {
+		b    box
+		want bool
+	}{
+		{box{x0: 192, y0: 147, x1: 216, y1: 158}, true},  // "02" beside it
+		{box{x0: 223, y0: 146, x1: 251, y1: 159}, false}, // "BL": joined through "02"
+		{box{x0: 127, y0: 235, x1: 279, y1: 251}, false}, // a line below
+		{box{x0: 240, y0: 147, x1: 270, y1: 160}, false}, // too far
+	} {
+		if got := sameRow(tn, c.b); got != c.want {
+			t.Errorf("sameRow(%v, %v) = %v, want %v", tn, c.b, got, c.want)
+		}
+	}
+}
