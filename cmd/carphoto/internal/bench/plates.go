@@ -149,6 +149,7 @@ func Plates(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&o.labels, "labels", "", "labels to score against instead of DIR/labels.json, in its format, photo paths relative to DIR (one DIR only)")
 	fs.IntVar(&o.tiles, "mosaic", 1, "lay the photos out N×N to a photo at their own resolution first: a stress test of plates small in a large photo")
 	sheet := fs.String("sheet", "", "with --reader, write a JPEG contact sheet of the plates the reader added and the false detections it added, each before (left) and after (right): hidden regions red, labelled plates blue")
+	fs.BoolVar(&o.answers, "answers", true, "read each labelled plate of blur-plates' answer again with the text reader and count those where a plate-like string can still be read")
 	fs.BoolVar(&o.reader, "reader", true, "also run the finder without the text reader, and list the plates the reader's decision added and the false hides it added")
 	charsFile := fs.String("chars", defaultChars, "the held-out plates' characters (train/plates/chars.py), to count the plates whose characters are hidden")
 	if err := fs.Parse(args); err != nil {
@@ -252,6 +253,7 @@ type benchPlatesOpts struct {
 	split, labels string
 	verbose       bool
 	reader        bool
+	answers       bool
 	scale         float64
 	tiles         int
 	// chars holds the held-out plates' characters by set (nil: not
@@ -366,6 +368,14 @@ func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout i
 			return nil, "", fmt.Errorf("bench plates: %s: %w", p.name, err)
 		}
 		sc.add(p, got, o.verbose, stdout)
+		if o.answers {
+			readable, err := answerCheck(ctx, p, got)
+			if err != nil {
+				return nil, "", fmt.Errorf("bench plates: %s: %w", p.name, err)
+			}
+			sc.reader.answered = true
+			sc.reader.answerReadable = append(sc.reader.answerReadable, readable...)
+		}
 		if o.reader {
 			before, err := plates.DetectUnread(ctx, p.img)
 			if err != nil {

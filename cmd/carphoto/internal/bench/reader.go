@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"image/color"
@@ -10,8 +11,11 @@ import (
 	"math"
 	"os"
 	"strings"
+	"unicode"
 
+	"carphoto/imageops/paint"
 	"carphoto/imageops/plates"
+	"carphoto/imageops/textrec"
 	"carphoto/internal/platechars"
 )
 
@@ -23,6 +27,10 @@ type readerScore struct {
 	measured              bool
 	added, lost           []string
 	falseAdded, falseGone []string
+	// answerReadable lists the labelled plates where the reader still
+	// reads a plate-like string in the answer (answerCheck).
+	answerReadable []string
+	answered       bool
 	// sheet holds a before/after pair for each plate added and each
 	// false detection added (bench plates --sheet).
 	sheet []image.Image
@@ -88,13 +96,16 @@ func (sc *plateScore) compare(p benchPhoto, before, got []plates.Plate) {
 
 // print writes what the reader changed.
 func (r readerScore) print(stdout io.Writer) {
-	if !r.measured {
+	if !r.measured && !r.answered {
 		return
 	}
 	fmt.Fprintf(stdout, "the reader's decision: %d plates hidden that were readable without it: %s\n", len(r.added), strings.Join(r.added, ", "))
 	fmt.Fprintf(stdout, "the reader's decision: %d plates readable that were hidden without it: %s\n", len(r.lost), strings.Join(r.lost, ", "))
 	fmt.Fprintf(stdout, "the reader's decision: %d false detections added: %s\n", len(r.falseAdded), strings.Join(r.falseAdded, ", "))
 	fmt.Fprintf(stdout, "the reader's decision: %d false detections gone: %s\n", len(r.falseGone), strings.Join(r.falseGone, ", "))
+	if r.answered {
+		fmt.Fprintf(stdout, "the answer read again: a plate-like string read inside %d labelled plates: %s\n", len(r.answerReadable), strings.Join(r.answerReadable, ", "))
+	}
 }
 
 // sheetTile is the side, in pixels, of each half of a contact sheet's
@@ -176,4 +187,48 @@ func writeSheet(path string, rows []image.Image) error {
 		return err
 	}
 	return f.Close()
+}
+
+// answerCheck is the second, independent check of issue 54: it reads, with
+// the text reader, each labelled plate (at least minWide px wide) of the
+// answer blur-plates gives for got, and returns the plates where a
+// plate-like string can still be read there (4 or more letters and digits,
+// a digit among them, mean confidence at least 0.6). What is read is
+// counted, never printed.
+func answerCheck(ctx context.Context, p benchPhoto, got []plates.Plate) ([]string, error) {
+	b := p.img.Bounds()
+	answer := image.NewRGBA(b)
+	draw.Draw(answer, b, p.img, b.Min, draw.Src)
+	quads := make([]plates.Quad, len(got))
+	for i, d := range got {
+		quads[i] = d.Quad
+	}
+	painted, err := paint.HidePlatesInPlace(ctx, answer, quads, paint.StyleBlur)
+	if err != nil {
+		return nil, err
+	}
+	var readable []string
+	for _, l := range p.plates {
+		if l.W < minWide {
+			continue
+		}
+		q := textrec.Quad{{X: l.X, Y: l.Y}, {X: l.X + l.W, Y: l.Y}, {X: l.X + l.W, Y: l.Y + l.H}, {X: l.X, Y: l.Y + l.H}}
+		r, err := textrec.Read(ctx, painted, q)
+		if err != nil {
+			return nil, err
+		}
+		letters, digits := 0, 0
+		for _, c := range r.Text {
+			switch {
+			case c >= '0' && c <= '9':
+				digits++
+			case c < 128 && unicode.IsLetter(c):
+				letters++
+			}
+		}
+		if letters+digits >= 4 && digits >= 1 && r.Mean() >= 0.6 {
+			readable = append(readable, fmt.Sprintf("%s (%.0fx%.0f at %.0f,%.0f)", p.name, l.W, l.H, l.X, l.Y))
+		}
+	}
+	return readable, nil
 }
