@@ -17,7 +17,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 )
 
 // db is this package's database on a shared test Redis.

@@ -1,6 +1,6 @@
 // Package billing is the money and access side of carphoto: accounts, API
 // keys, credits (hold, capture, release), the per-account ledger, per-key
-// rate limits and the Assets library of saved plate designs.
+// rate limits and the Assets library of saved designs and backdrops.
 //
 // Everything lives in one Redis or one Redis Cluster, under the prefix
 // "cp:". Every change that must be atomic is one Lua script on the keys of

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"carphoto/idempotency"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 )
 
 func newStore(tb testing.TB, ttl, running time.Duration) (*idempotency.Store, *redistest.Server) {

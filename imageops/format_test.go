@@ -2,11 +2,10 @@ package imageops
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"image"
 	"image/color"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"carphoto/imageops/codec"
@@ -18,10 +17,7 @@ import (
 // right side, as a cut-out or a composited listing image has.
 func platePhoto(t *testing.T) *image.NRGBA {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "plates-web-cc0", "images", "plates-web-cc0-0005.jpg"))
-	if err != nil {
-		t.Skipf("the shared plate photos are not beside the repository: %v", err)
-	}
+	data := datasets.ReadFile(t, "plates-web-cc0", "images/plates-web-cc0-0005.jpg")
 	p, err := codec.Decode(context.Background(), data, codec.Limits{})
 	if err != nil {
 		t.Fatal(err)

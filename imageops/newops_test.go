@@ -2,6 +2,7 @@ package imageops
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"image"
@@ -23,10 +24,10 @@ import (
 // repository.
 func cutoutSet(t *testing.T, n int) (photos [][]byte, masks []image.Image) {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "datasets", "cars-seg")
+	dir := datasets.Set(t, "cars-seg")
 	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 	if err != nil {
-		t.Skipf("the cars-seg set is not beside the repository: %v", err)
+		t.Fatal(err)
 	}
 	var labels []struct{ File, Mask string }
 	if err := json.Unmarshal(raw, &labels); err != nil {
@@ -34,7 +35,7 @@ func cutoutSet(t *testing.T, n int) (photos [][]byte, masks []image.Image) {
 	}
 	sort.Slice(labels, func(i, j int) bool { return labels[i].File < labels[j].File })
 	for _, l := range labels {
-		if !cutout.HeldOut(filepath.Base(l.File)) {
+		if !datasets.HeldOut(filepath.Base(l.File)) {
 			continue
 		}
 		photo, err := os.ReadFile(filepath.Join(dir, l.File))
@@ -94,7 +95,7 @@ func TestCarCutout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a, b := cutout.IoU(got, masks[i]), cutout.IoU(m, masks[i]); a < b-0.002 || a > b+0.002 {
+		if a, b := datasets.IoU(got, masks[i]), datasets.IoU(m, masks[i]); a < b-0.002 || a > b+0.002 {
 			t.Errorf("photo %d: the answer's alpha scores IoU %.4f, the matte %.4f", i, a, b)
 		}
 

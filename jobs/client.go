@@ -12,21 +12,19 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"carphoto"
+	"carphoto/imageops"
 	"carphoto/internal/redisha"
 )
 
 // Request is one photo to process, as the web process hands it over.
 type Request struct {
 	ID        string
-	Op        string
 	AccountID string
 	Photo     []byte
-	// Logo is the request's second image: plate-logo's and logo-overlay's
-	// design, or car-shadow's and car-cutout's backdrop (Params.Backdrop);
-	// nil otherwise.
-	Logo     []byte
-	Params   Params
-	Deadline time.Time
+	Design    []byte // plate-logo's design, logo-overlay's logo; nil otherwise
+	Backdrop  []byte // car-shadow's and car-cutout's backdrop (Params.Backdrop); nil otherwise
+	Params    imageops.Params
+	Deadline  time.Time
 }
 
 // Client enqueues requests and waits for their results.
@@ -92,22 +90,25 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	ctx, cancel := context.WithDeadline(ctx, req.Deadline)
 	defer cancel()
 	p := Payload{
-		RequestID: req.ID, Op: req.Op, AccountID: req.AccountID, HasLogo: req.Logo != nil,
+		RequestID: req.ID, Op: req.Params.Op, AccountID: req.AccountID, Design: req.Design != nil, Backdrop: req.Backdrop != nil,
 		Params: req.Params, EnqueuedAt: time.Now(), Deadline: req.Deadline, Run: 1,
 	}
-	photoKey, logoKey, resultKey := PhotoKey(req.ID), LogoKey(req.ID), ResultKey(req.ID)
+	photoKey, designKey, backdropKey, resultKey := PhotoKey(req.ID), DesignKey(req.ID), BackdropKey(req.ID), ResultKey(req.ID)
 	// Deleting inputs on the way out makes a late worker find nothing to do.
 	defer func() {
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer dcancel()
-		Retry(dctx, func(ctx context.Context) error { return c.rdb.Del(ctx, photoKey, logoKey).Err() })
+		Retry(dctx, func(ctx context.Context) error { return c.rdb.Del(ctx, photoKey, designKey, backdropKey).Err() })
 	}()
 	store := func() error {
 		return Retry(ctx, func(ctx context.Context) error {
 			pipe := c.rdb.Pipeline()
 			pipe.Set(ctx, photoKey, req.Photo, ttl)
-			if req.Logo != nil {
-				pipe.Set(ctx, logoKey, req.Logo, ttl)
+			if req.Design != nil {
+				pipe.Set(ctx, designKey, req.Design, ttl)
+			}
+			if req.Backdrop != nil {
+				pipe.Set(ctx, backdropKey, req.Backdrop, ttl)
 			}
 			_, err := pipe.Exec(ctx)
 			return err
@@ -128,7 +129,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		if err != nil {
 			return err
 		}
-		task := asynq.NewTask(TaskType(req.Op), body,
+		task := asynq.NewTask(TaskType(req.Params.Op), body,
 			asynq.Queue(Queue), asynq.Deadline(req.Deadline), asynq.MaxRetry(0), asynq.TaskID(id))
 		return Retry(ctx, func(ctx context.Context) error {
 			return Enqueue(ctx, c.rdb, c.aq, task)
@@ -449,29 +450,46 @@ func Beat(ctx context.Context, period time.Duration, beat func(ctx context.Conte
 // Close releases the Asynq client; the Redis client belongs to the caller.
 func (c *Client) Close() error { return c.aq.Close() }
 
-// LoadInputs returns a task's photo and logo. A missing photo means the
-// request is gone (finished, timed out or its inputs expired): there is
-// nobody to answer, and the caller should drop the task.
-func LoadInputs(ctx context.Context, rdb redis.UniversalClient, p Payload) (photo, logo []byte, err error) {
+// LoadInputs returns a task's images as imageops takes them (Limits left
+// to the caller). A missing image means the request is gone (finished,
+// timed out or its inputs expired): there is nobody to answer, and the
+// caller should drop the task.
+func LoadInputs(ctx context.Context, rdb redis.UniversalClient, p Payload) (imageops.Input, error) {
+	second := ""
+	switch {
+	case p.Design:
+		second = DesignKey(p.RequestID)
+	case p.Backdrop:
+		second = BackdropKey(p.RequestID)
+	case p.HasLogo:
+		second = LogoKey(p.RequestID)
+	}
 	pipe := rdb.Pipeline()
 	ph := pipe.Get(ctx, PhotoKey(p.RequestID))
-	var lg *redis.StringCmd
-	if p.HasLogo {
-		lg = pipe.Get(ctx, LogoKey(p.RequestID))
+	var sc *redis.StringCmd
+	if second != "" {
+		sc = pipe.Get(ctx, second)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, nil, fmt.Errorf("load inputs: %w", err)
+		return imageops.Input{}, fmt.Errorf("load inputs: %w", err)
 	}
-	photo, err = ph.Bytes()
-	if err != nil {
-		return nil, nil, ErrGone
+	var in imageops.Input
+	var err error
+	if in.Photo, err = ph.Bytes(); err != nil {
+		return imageops.Input{}, ErrGone
 	}
-	if lg != nil {
-		if logo, err = lg.Bytes(); err != nil {
-			return nil, nil, ErrGone
+	if sc != nil {
+		data, err := sc.Bytes()
+		if err != nil {
+			return imageops.Input{}, ErrGone
+		}
+		if p.Backdrop || (p.HasLogo && p.Params.Backdrop != nil) {
+			in.Backdrop = data
+		} else {
+			in.Design = data
 		}
 	}
-	return photo, logo, nil
+	return in, nil
 }
 
 // ErrGone means the request a task belongs to no longer waits for it.

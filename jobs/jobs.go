@@ -3,11 +3,12 @@
 //
 // The photo travels in its own key (SET EX), the Asynq task carries only ids
 // and parameters, and the worker answers by RPUSH on a per-request key that
-// the web side BLPOPs until the request's deadline (see DESIGN.md for the
-// measurements behind this shape). A late answer expires unread.
+// the web side BLPOPs until the request's deadline (docs/research/measurements.md, "Service:
+// the whole path", has the measurements behind this shape). A late answer expires unread.
 package jobs
 
 import (
+	"carphoto/imageops"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -15,23 +16,8 @@ import (
 	"time"
 )
 
-// Operations, as named in the URL path /v1/<op>.
-const (
-	OpBlurPlates = "blur-plates"
-	OpPlateLogo  = "plate-logo"
-	OpCarShadow  = "car-shadow"
-	OpCarCutout  = "car-cutout"
-	OpLogo       = "logo-overlay"
-	// OpVideoBlur is the video operation: a job, not a photo task, priced
-	// per started 10 seconds of video.
-	OpVideoBlur = "video-blur"
-)
-
-// Ops lists every available operation.
-var Ops = []string{OpBlurPlates, OpPlateLogo, OpCarShadow, OpCarCutout, OpLogo}
-
 // TaskType is the Asynq task type of an operation: "photo:<op>".
-func TaskType(op string) string { return "photo:" + op }
+func TaskType(op imageops.Op) string { return "photo:" + string(op) }
 
 // Queue is the Asynq queue every photo task goes to.
 const Queue = "photos"
@@ -39,59 +25,37 @@ const Queue = "photos"
 // keyPrefix namespaces every key of the request path.
 const keyPrefix = "cp:req:"
 
-// Params are an operation's request fields other than the files.
-type Params struct {
-	Style        string `json:"style,omitempty"`
-	Reflection   bool   `json:"reflection,omitempty"`
-	RequirePlate bool   `json:"requirePlate,omitempty"`
-	// Format is the answer's format asked for ("jpeg", "png", "webp");
-	// empty keeps the operation's own rule (docs/API.md, "Formats").
-	Format string `json:"format,omitempty"`
-
-	// car-cutout and car-shadow: the canvas (shadow.Canvas) and its
-	// background, "" for transparent or "#rrggbb".
-	Crop         bool    `json:"crop,omitempty"`
-	Padding      float64 `json:"padding,omitempty"`
-	PaddingShare bool    `json:"paddingShare,omitempty"`
-	Aspect       [2]int  `json:"aspect,omitempty"`
-	Background   string  `json:"background,omitempty"`
-
-	// logo-overlay (paint.OverlayOptions), defaults filled in by the
-	// web side. Scale is also the car's width share on a backdrop.
-	Position string  `json:"position,omitempty"`
-	Scale    float64 `json:"scale,omitempty"`
-	Opacity  float64 `json:"opacity,omitempty"`
-	Margin   float64 `json:"margin,omitempty"`
-
-	// car-cutout and car-shadow on a backdrop (the request's second image,
-	// Request.Logo): where the car stands (shadow.Placement), defaults
-	// filled in by the web side, with Scale. Backdrop is set when the
-	// second image is one.
-	Backdrop bool    `json:"backdrop,omitempty"`
-	FloorY   float64 `json:"floorY,omitempty"`
-	CenterX  float64 `json:"centerX,omitempty"`
-}
-
 // Payload is what an Asynq task carries: ids and parameters, never pixels.
 type Payload struct {
-	RequestID  string    `json:"rid"`
-	Op         string    `json:"op"`
-	AccountID  string    `json:"acct,omitempty"`
-	HasLogo    bool      `json:"logo,omitempty"`
-	Params     Params    `json:"params"`
-	EnqueuedAt time.Time `json:"enq"`
-	Deadline   time.Time `json:"deadline"`
+	RequestID string      `json:"rid"`
+	Op        imageops.Op `json:"op"`
+	AccountID string      `json:"acct,omitempty"`
+	// Design and Backdrop say the call's second image waits in Redis
+	// under DesignKey or BackdropKey.
+	Design   bool `json:"design,omitempty"`
+	Backdrop bool `json:"backdrop,omitempty"`
+	// HasLogo is how a task queued by the release before said it had a
+	// second image (LogoKey): a design, or a backdrop where its params
+	// place the car on one. Read, never written.
+	HasLogo    bool            `json:"logo,omitempty"`
+	Params     imageops.Params `json:"params"`
+	EnqueuedAt time.Time       `json:"enq"`
+	Deadline   time.Time       `json:"deadline"`
 	// Run counts the task's runs: 2 when the worker process at the first
 	// died during it. The worker logs such a task's parameters first.
 	Run int `json:"run,omitempty"`
 }
 
-// PhotoKey, LogoKey and ResultKey are the Redis keys of one request. A
-// request's keys share the hash tag {request_id}: on a Redis Cluster they
-// live on one master (deleted together), while requests spread over all.
-func PhotoKey(requestID string) string  { return keyPrefix + "{" + requestID + "}:photo" }
-func LogoKey(requestID string) string   { return keyPrefix + "{" + requestID + "}:logo" }
-func ResultKey(requestID string) string { return keyPrefix + "{" + requestID + "}:result" }
+// PhotoKey, DesignKey, BackdropKey and ResultKey are the Redis keys of one
+// request. A request's keys share the hash tag {request_id}: on a Redis
+// Cluster they live on one master (deleted together), while requests
+// spread over all. LogoKey is where the release before kept either second
+// image; a worker reads it for the tasks that release queued.
+func PhotoKey(requestID string) string    { return keyPrefix + "{" + requestID + "}:photo" }
+func DesignKey(requestID string) string   { return keyPrefix + "{" + requestID + "}:design" }
+func BackdropKey(requestID string) string { return keyPrefix + "{" + requestID + "}:backdrop" }
+func LogoKey(requestID string) string     { return keyPrefix + "{" + requestID + "}:logo" }
+func ResultKey(requestID string) string   { return keyPrefix + "{" + requestID + "}:result" }
 
 // AliveKey is refreshed by the worker processing a request's task, every
 // aliveEvery with a lifetime of aliveTTL; it holds the worker's id, so that

@@ -3,7 +3,9 @@ package jobs_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -11,7 +13,10 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"carphoto/internal/redistest"
+	"carphoto/imageops"
+	"carphoto/imageops/paint"
+	"carphoto/imageops/shadow"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/jobs"
 )
 
@@ -22,7 +27,7 @@ func TestDoReturnsDeliveredResult(t *testing.T) {
 	defer c.Close()
 	ctx := context.Background()
 	photo := bytes.Repeat([]byte{1, 2, 3}, 1000)
-	req := jobs.Request{ID: "r1", Op: jobs.OpBlurPlates, Photo: photo, Params: jobs.Params{Style: "pixelate"}, Deadline: time.Now().Add(5 * time.Second)}
+	req := jobs.Request{ID: "r1", Photo: photo, Params: imageops.Params{Op: imageops.BlurPlates, Style: imageops.StylePixelate}, Deadline: time.Now().Add(5 * time.Second)}
 
 	// A stand-in worker: wait for the photo, answer on the result key.
 	go func() {
@@ -54,12 +59,12 @@ func TestDoTimesOutAtDeadline(t *testing.T) {
 	c := jobs.NewClient(rs.Client)
 	defer c.Close()
 	ctx := context.Background()
-	req := jobs.Request{ID: "r2", Op: jobs.OpCarShadow, Photo: []byte("x"), Logo: []byte("y"), Deadline: time.Now().Add(300 * time.Millisecond)}
+	req := jobs.Request{ID: "r2", Photo: []byte("x"), Backdrop: []byte("y"), Params: imageops.Params{Op: imageops.CarShadow, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}}, Deadline: time.Now().Add(300 * time.Millisecond)}
 	_, err := c.Do(ctx, req)
 	if !errors.Is(err, jobs.ErrTimeout) {
 		t.Fatalf("err %v, want ErrTimeout", err)
 	}
-	if n, _ := rs.Client.Exists(ctx, jobs.PhotoKey("r2"), jobs.LogoKey("r2")).Result(); n != 0 {
+	if n, _ := rs.Client.Exists(ctx, jobs.PhotoKey("r2"), jobs.BackdropKey("r2")).Result(); n != 0 {
 		t.Errorf("%d input keys left in Redis after the timeout", n)
 	}
 }
@@ -149,7 +154,7 @@ func TestDoEnqueuesLostTaskAgain(t *testing.T) {
 		}
 	}
 
-	req := jobs.Request{ID: "r5", Op: jobs.OpBlurPlates, Photo: photo, Deadline: time.Now().Add(10 * time.Second)}
+	req := jobs.Request{ID: "r5", Photo: photo, Params: imageops.Params{Op: imageops.BlurPlates}, Deadline: time.Now().Add(10 * time.Second)}
 	go func() {
 		lose("r5", "r5")
 		// The stand-in worker answers the second run, once its photo is back.
@@ -172,7 +177,7 @@ func TestDoEnqueuesLostTaskAgain(t *testing.T) {
 		t.Errorf("the lost task was noticed after %v, want within seconds", d)
 	}
 
-	req = jobs.Request{ID: "r6", Op: jobs.OpBlurPlates, Photo: photo, Deadline: time.Now().Add(20 * time.Second)}
+	req = jobs.Request{ID: "r6", Photo: photo, Params: imageops.Params{Op: imageops.BlurPlates}, Deadline: time.Now().Add(20 * time.Second)}
 	go func() {
 		lose("r6", "r6")
 		archive("r6.2")
@@ -203,7 +208,7 @@ func TestEnqueueOnClusterWithQueueMasterDown(t *testing.T) {
 	if err := c.Kill(master); err != nil {
 		t.Fatal(err)
 	}
-	task := asynq.NewTask(jobs.TaskType(jobs.OpBlurPlates), []byte("{}"), asynq.Queue(jobs.Queue), asynq.TaskID("down-1"))
+	task := asynq.NewTask(jobs.TaskType(imageops.BlurPlates), []byte("{}"), asynq.Queue(jobs.Queue), asynq.TaskID("down-1"))
 	// Until the replica takes over, every failure must be one to try
 	// again: a PING to some node would answer, and mislead.
 	failures := 0
@@ -222,5 +227,75 @@ func TestEnqueueOnClusterWithQueueMasterDown(t *testing.T) {
 	}
 	if failures == 0 {
 		t.Errorf("the enqueue never failed: the test proved nothing")
+	}
+}
+
+// A task queued by the release before this one (its parameters flat in the
+// payload, its op outside them, its second image under LogoKey) is read by
+// this release's worker as it was meant: a backdrop where its parameters
+// place the car, else a design.
+func TestLoadInputsOfThePreviousPayload(t *testing.T) {
+	rs := redistest.New(t, 7)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, payload string
+		want          imageops.Params
+		backdrop      bool
+	}{
+		{"backdrop", `{"rid":"old1","op":"car-shadow","logo":true,"params":{"reflection":true,"backdrop":true,"floorY":0.9,"scale":0.5,"centerX":0.4}}`,
+			imageops.Params{Op: imageops.CarShadow, Reflection: true, Backdrop: &shadow.Placement{FloorY: 0.9, Scale: 0.5, CenterX: 0.4}}, true},
+		{"design", `{"rid":"old2","op":"logo-overlay","logo":true,"params":{"position":"top-left","scale":0.3,"opacity":1,"margin":0.03}}`,
+			imageops.Params{Op: imageops.LogoOverlay, Overlay: paint.OverlayOptions{Position: "top-left", Scale: 0.3, Opacity: 1, Margin: 0.03}}, false},
+		{"canvas", `{"rid":"old3","op":"car-cutout","params":{"crop":true,"padding":0.05,"paddingShare":true,"aspect":[4,3],"background":"#ffffff"}}`,
+			imageops.Params{Op: imageops.CarCutout, Canvas: shadow.Canvas{Crop: true, Padding: 0.05, PaddingShare: true, Aspect: [2]int{4, 3}}, Background: "#ffffff"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p jobs.Payload
+			if err := json.Unmarshal([]byte(tc.payload), &p); err != nil {
+				t.Fatal(err)
+			}
+			p.Params.Op = p.Op // as the worker does
+			if !reflect.DeepEqual(p.Params, tc.want) {
+				t.Errorf("params %+v, want %+v", p.Params, tc.want)
+			}
+			rs.Client.Set(ctx, jobs.PhotoKey(p.RequestID), "photo", time.Minute)
+			if p.HasLogo {
+				rs.Client.Set(ctx, jobs.LogoKey(p.RequestID), "second", time.Minute)
+			}
+			in, err := jobs.LoadInputs(ctx, rs.Client, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second := in.Design
+			if tc.backdrop {
+				second = in.Backdrop
+			}
+			if string(in.Photo) != "photo" || (p.HasLogo && string(second) != "second") || (in.Design != nil && in.Backdrop != nil) {
+				t.Errorf("inputs photo %q design %q backdrop %q", in.Photo, in.Design, in.Backdrop)
+			}
+		})
+	}
+}
+
+// Params travel through a task and come back as they were.
+func TestParamsRoundTrip(t *testing.T) {
+	for _, p := range []imageops.Params{
+		{Op: imageops.BlurPlates, Style: imageops.StyleBlack, RequirePlate: true, Format: "png"},
+		{Op: imageops.CarShadow, Reflection: true, Canvas: shadow.Canvas{Crop: true, Padding: 12, Aspect: [2]int{16, 9}}, Background: "#102030"},
+		{Op: imageops.CarCutout, Backdrop: &shadow.Placement{FloorY: 0.7, Scale: 0.6, CenterX: 0.3}, Format: "webp"},
+		{Op: imageops.LogoOverlay, Overlay: paint.OverlayOptions{Position: "center", Scale: 0.5, Opacity: 0.4, Margin: 0.1}},
+	} {
+		data, err := json.Marshal(jobs.Payload{RequestID: "r", Op: p.Op, Params: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got jobs.Payload
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		got.Params.Op = got.Op // the payload carries the op once, outside the params
+		if !reflect.DeepEqual(got.Params, p) {
+			t.Errorf("%s: got %+v, want %+v (%s)", p.Op, got.Params, p, data)
+		}
 	}
 }

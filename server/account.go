@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto/billing"
-	"carphoto/jobs"
+	"carphoto/imageops"
 )
 
 // accountBody is GET /v1/account.
@@ -31,13 +31,13 @@ func (s *Server) getAccount(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	costs := make(map[string]int64, len(jobs.Ops)+1)
-	for _, op := range jobs.Ops {
-		costs[op] = s.billing.Cost(op)
+	costs := make(map[string]int64, len(imageops.Ops)+1)
+	for _, op := range imageops.Ops {
+		costs[string(op)] = s.billing.Cost(string(op))
 	}
 	if s.cfg.Video.Store != nil {
 		// video-blur's price is per started 10 seconds of video.
-		costs[jobs.OpVideoBlur] = s.cfg.Video.CostPer10s
+		costs[string(imageops.VideoBlur)] = s.cfg.Video.CostPer10s
 	}
 	rl, _ := c.Get(ctxRateLimit).(billing.RateLimit)
 	return c.JSON(http.StatusOK, accountBody{

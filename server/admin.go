@@ -16,18 +16,6 @@ import (
 	"carphoto"
 )
 
-// adminRoutes adds the admin API for the account dashboard: the operations
-// of the admin CLI, behind the ADMIN_TOKEN bearer token.
-func (s *Server) adminRoutes(g *echo.Group) {
-	g.Use(s.adminAuth)
-	g.POST("/accounts", s.adminCreateAccount)
-	g.GET("/accounts/:id", s.adminShowAccount)
-	g.POST("/accounts/:id/keys/rotate", s.adminRotateKey)
-	g.POST("/accounts/:id/keys/revoke", s.adminRevokeKey)
-	g.POST("/accounts/:id/credits", s.adminAddCredits)
-	g.GET("/accounts/:id/ledger", s.adminLedger)
-}
-
 // adminAuth lets through only requests bearing ADMIN_TOKEN, within the
 // admin API's rate limit (429 rate_limited with Retry-After past it); an
 // address past its budget of failed authentications gets 429 before its

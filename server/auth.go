@@ -120,16 +120,3 @@ func accountID(c echo.Context) string {
 	id, _ := c.Get(ctxAccountID).(string)
 	return id
 }
-
-// billingRoutes adds /v1/account, /v1/assets and, when ADMIN_TOKEN is set,
-// the admin API under /admin/v1.
-func (s *Server) billingRoutes(v1, admin *echo.Group) {
-	v1.GET("/account", s.getAccount)
-	v1.POST("/assets", s.createAsset)
-	v1.GET("/assets", s.listAssets)
-	v1.GET("/assets/:id", s.getAsset)
-	v1.DELETE("/assets/:id", s.deleteAsset)
-	if s.cfg.AdminToken != "" {
-		s.adminRoutes(admin)
-	}
-}

@@ -15,8 +15,8 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/internal/apitest"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/apitest"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/jobs"
 	"carphoto/server"
 )

@@ -6,13 +6,15 @@ import (
 	"image"
 	"image/png"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"carphoto"
+	"carphoto/imageops"
+	"carphoto/imageops/shadow"
 	"carphoto/internal/netguard"
-	"carphoto/jobs"
 )
 
 // pngBytes is a w×h transparent PNG.
@@ -47,44 +49,44 @@ func TestBackdropParams(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		op   string
+		op   imageops.Op
 		up   upload
-		want jobs.Params // when says is empty
+		want imageops.Params // when says is empty
 		says string
 	}{
-		{"defaults", jobs.OpCarShadow, withFile(map[string]string{}),
-			jobs.Params{Backdrop: true, FloorY: 0.85, Scale: 0.8, CenterX: 0.5}, ""},
-		{"placement", jobs.OpCarCutout, withFile(map[string]string{"floorY": "0.9", "scale": "0.5", "centerX": "0", "format": "jpeg"}),
-			jobs.Params{Backdrop: true, FloorY: 0.9, Scale: 0.5, CenterX: 0, Format: "jpeg"}, ""},
-		{"reflection", jobs.OpCarShadow, withFile(map[string]string{"reflection": "true", "floorY": "1"}),
-			jobs.Params{Backdrop: true, Reflection: true, FloorY: 1, Scale: 0.8, CenterX: 0.5}, ""},
-		{"no backdrop", jobs.OpCarShadow, upload{image: photo, hasImage: true, values: map[string]string{}}, jobs.Params{}, ""},
+		{"defaults", imageops.CarShadow, withFile(map[string]string{}),
+			imageops.Params{Op: imageops.CarShadow, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}}, ""},
+		{"placement", imageops.CarCutout, withFile(map[string]string{"floorY": "0.9", "scale": "0.5", "centerX": "0", "format": "jpeg"}),
+			imageops.Params{Op: imageops.CarCutout, Backdrop: &shadow.Placement{FloorY: 0.9, Scale: 0.5, CenterX: 0}, Format: "jpeg"}, ""},
+		{"reflection", imageops.CarShadow, withFile(map[string]string{"reflection": "true", "floorY": "1"}),
+			imageops.Params{Op: imageops.CarShadow, Backdrop: &shadow.Placement{FloorY: 1, Scale: 0.8, CenterX: 0.5}, Reflection: true}, ""},
+		{"no backdrop", imageops.CarShadow, upload{image: photo, hasImage: true, values: map[string]string{}}, imageops.Params{Op: imageops.CarShadow}, ""},
 
-		{"file and URL", jobs.OpCarShadow, withFile(map[string]string{"backgroundUrl": src.URL}), jobs.Params{},
+		{"file and URL", imageops.CarShadow, withFile(map[string]string{"backgroundUrl": src.URL}), imageops.Params{},
 			"send at most one backdrop: backgroundImage (a file), backgroundUrl or backgroundAssetId"},
-		{"URL and asset", jobs.OpCarCutout, upload{image: photo, hasImage: true, values: map[string]string{"backgroundUrl": src.URL, "backgroundAssetId": "asset_x"}}, jobs.Params{},
+		{"URL and asset", imageops.CarCutout, upload{image: photo, hasImage: true, values: map[string]string{"backgroundUrl": src.URL, "backgroundAssetId": "asset_x"}}, imageops.Params{},
 			"send at most one backdrop"},
-		{"crop", jobs.OpCarShadow, withFile(map[string]string{"crop": "true"}), jobs.Params{},
+		{"crop", imageops.CarShadow, withFile(map[string]string{"crop": "true"}), imageops.Params{},
 			"crop does not apply with a backdrop"},
-		{"padding and aspect", jobs.OpCarCutout, withFile(map[string]string{"padding": "5%", "aspect": "4:3"}), jobs.Params{},
+		{"padding and aspect", imageops.CarCutout, withFile(map[string]string{"padding": "5%", "aspect": "4:3"}), imageops.Params{},
 			"padding, aspect do not apply with a backdrop"},
-		{"background", jobs.OpCarCutout, withFile(map[string]string{"background": "#FFFFFF"}), jobs.Params{},
+		{"background", imageops.CarCutout, withFile(map[string]string{"background": "#FFFFFF"}), imageops.Params{},
 			"background does not apply with a backdrop"},
-		{"floorY above 1", jobs.OpCarShadow, withFile(map[string]string{"floorY": "1.2"}), jobs.Params{},
+		{"floorY above 1", imageops.CarShadow, withFile(map[string]string{"floorY": "1.2"}), imageops.Params{},
 			`floorY must be a number from 0.1 to 1, not "1.2"`},
-		{"scale 0", jobs.OpCarShadow, withFile(map[string]string{"scale": "0"}), jobs.Params{},
+		{"scale 0", imageops.CarShadow, withFile(map[string]string{"scale": "0"}), imageops.Params{},
 			`scale must be a number from 0.05 to 1, not "0"`},
-		{"centerX not a number", jobs.OpCarShadow, withFile(map[string]string{"centerX": "middle"}), jobs.Params{},
+		{"centerX not a number", imageops.CarShadow, withFile(map[string]string{"centerX": "middle"}), imageops.Params{},
 			`centerX must be a number from 0 to 1, not "middle"`},
-		{"placement without a backdrop", jobs.OpCarShadow, upload{image: photo, hasImage: true, values: map[string]string{"floorY": "0.8"}}, jobs.Params{},
-			"floorY place the car on a backdrop: send one in backgroundImage"},
-		{"empty asset id", jobs.OpCarShadow, upload{image: photo, hasImage: true, values: map[string]string{"backgroundAssetId": ""}}, jobs.Params{},
+		{"placement without a backdrop", imageops.CarShadow, upload{image: photo, hasImage: true, values: map[string]string{"floorY": "0.8"}}, imageops.Params{},
+			"floorY places the car on a backdrop: send one in backgroundImage"},
+		{"empty asset id", imageops.CarShadow, upload{image: photo, hasImage: true, values: map[string]string{"backgroundAssetId": ""}}, imageops.Params{},
 			"backgroundAssetId is empty"},
-		{"URL not http", jobs.OpCarShadow, upload{image: photo, hasImage: true, values: map[string]string{"backgroundUrl": "file:///etc/passwd"}}, jobs.Params{},
+		{"URL not http", imageops.CarShadow, upload{image: photo, hasImage: true, values: map[string]string{"backgroundUrl": "file:///etc/passwd"}}, imageops.Params{},
 			"backgroundUrl must be an absolute http or https URL"},
-		{"oversize backdrop", jobs.OpCarShadow, upload{image: photo, hasImage: true, backdrop: pngBytes(t, 201, 100), hasBackdrop: true, values: map[string]string{}}, jobs.Params{},
+		{"oversize backdrop", imageops.CarShadow, upload{image: photo, hasImage: true, backdrop: pngBytes(t, 201, 100), hasBackdrop: true, values: map[string]string{}}, imageops.Params{},
 			"backgroundImage: the backdrop is 201×100 pixels (0.0 MP); a backdrop may have at most 0.0 MP"},
-		{"backdrop not an image", jobs.OpCarCutout, upload{image: photo, hasImage: true, backdrop: []byte("<html>"), hasBackdrop: true, values: map[string]string{}}, jobs.Params{},
+		{"backdrop not an image", imageops.CarCutout, upload{image: photo, hasImage: true, backdrop: []byte("<html>"), hasBackdrop: true, values: map[string]string{}}, imageops.Params{},
 			"backgroundImage: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,11 +97,11 @@ func TestBackdropParams(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || req.Params != tc.want || assetID != "" {
+			if err != nil || !reflect.DeepEqual(req.Params, tc.want) || assetID != "" {
 				t.Fatalf("params %+v, asset %q, %v; want %+v", req.Params, assetID, err, tc.want)
 			}
-			if tc.want.Backdrop != bytes.Equal(req.Logo, backdrop) {
-				t.Errorf("second image %d bytes, want the backdrop's %d: %v", len(req.Logo), len(backdrop), tc.want.Backdrop)
+			if (tc.want.Backdrop != nil) != bytes.Equal(req.Backdrop, backdrop) || req.Design != nil {
+				t.Errorf("backdrop %d bytes, design %d, want the backdrop's %d: %v", len(req.Backdrop), len(req.Design), len(backdrop), tc.want.Backdrop)
 			}
 		})
 	}
@@ -109,14 +111,14 @@ func TestBackdropParams(t *testing.T) {
 
 	// By URL: fetched once, after the fields; by asset id: left to the
 	// handler, which reads the library.
-	req, _, err := s.checkUpload(context.Background(), jobs.OpCarShadow,
+	req, _, err := s.checkUpload(context.Background(), imageops.CarShadow,
 		&upload{image: photo, hasImage: true, values: map[string]string{"backgroundUrl": src.URL + "/studio.png"}})
-	if err != nil || !bytes.Equal(req.Logo, backdrop) || hits.Load() != 1 {
-		t.Fatalf("backgroundUrl: %v, %d bytes, %d fetches; want the backdrop, fetched once", err, len(req.Logo), hits.Load())
+	if err != nil || !bytes.Equal(req.Backdrop, backdrop) || hits.Load() != 1 {
+		t.Fatalf("backgroundUrl: %v, %d bytes, %d fetches; want the backdrop, fetched once", err, len(req.Backdrop), hits.Load())
 	}
-	req, assetID, err := s.checkUpload(context.Background(), jobs.OpCarCutout,
+	req, assetID, err := s.checkUpload(context.Background(), imageops.CarCutout,
 		&upload{image: photo, hasImage: true, values: map[string]string{"backgroundAssetId": "asset_abc"}})
-	if err != nil || assetID != "asset_abc" || req.Logo != nil || !req.Params.Backdrop {
+	if err != nil || assetID != "asset_abc" || req.Backdrop != nil || req.Params.Backdrop == nil {
 		t.Fatalf("backgroundAssetId: asset %q, %v, params %+v; want asset_abc for the handler", assetID, err, req.Params)
 	}
 }
@@ -126,7 +128,7 @@ func TestBackdropParams(t *testing.T) {
 func TestBackdropURLGuard(t *testing.T) {
 	inside, insideHits := source(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("secret")) })
 	s := backdropServer(netguard.Guard{})
-	_, _, err := s.checkUpload(context.Background(), jobs.OpCarShadow, &upload{
+	_, _, err := s.checkUpload(context.Background(), imageops.CarShadow, &upload{
 		image: pngBytes(t, 8, 8), hasImage: true, values: map[string]string{"backgroundUrl": inside.URL + "/studio.jpg"},
 	})
 	if carphoto.ErrorCode(err) != carphoto.EInvalidParams || !strings.Contains(carphoto.ErrorMessage(err), "backgroundUrl: the URL (or a redirect) leads to a loopback") {

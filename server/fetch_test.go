@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"carphoto"
+	"carphoto/imageops"
 	"carphoto/internal/netguard"
 )
 
@@ -128,7 +129,7 @@ func TestCheckUploadFetchesLast(t *testing.T) {
 	s := fetchServer(netguard.Guard{AllowPrivate: true})
 	for _, tc := range []struct {
 		name string
-		op   string
+		op   imageops.Op
 		up   upload
 		code string
 	}{

@@ -34,7 +34,11 @@ func (s *Server) beginPhotoOnce(c echo.Context, req jobs.Request, assetID string
 	if err != nil {
 		return &once{s: s}, false, carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
-	return s.beginOnce(c, req.AccountID, []byte(req.Op), params, []byte(assetID), req.Photo, req.Logo)
+	second := req.Design
+	if req.Backdrop != nil {
+		second = req.Backdrop
+	}
+	return s.beginOnce(c, req.AccountID, []byte(req.Params.Op), params, []byte(assetID), req.Photo, second)
 }
 
 // beginOnce looks up the request's Idempotency-Key, if it has one, for

@@ -8,15 +8,15 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
-	"carphoto/jobs"
+	"carphoto/imageops"
 	"carphoto/metrics"
 )
 
 // photoPaths are the routes of the photo operations.
 var photoPaths = func() map[string]bool {
 	m := map[string]bool{}
-	for _, op := range jobs.Ops {
-		m["/v1/"+op] = true
+	for _, op := range imageops.Ops {
+		m["/v1/"+string(op)] = true
 	}
 	return m
 }()

@@ -9,7 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
-	"carphoto/internal/apitest"
+	"carphoto/imageops"
+	"carphoto/internal/testenv/apitest"
 	"carphoto/metrics"
 )
 
@@ -69,8 +70,9 @@ func TestFieldsAreDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for op, accepted := range fields {
-		item := c.Doc.Paths.Find("/v1/" + op)
+	for _, op := range imageops.Ops {
+		accepted := acceptedFields(op)
+		item := c.Doc.Paths.Find("/v1/" + string(op))
 		if item == nil || item.Post == nil || item.Post.RequestBody == nil {
 			t.Errorf("%s: no POST /v1/%s with a request body in openapi.json", op, op)
 			continue

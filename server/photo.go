@@ -19,22 +19,22 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/imageops/codec"
-	"carphoto/imageops/paint"
-	"carphoto/imageops/shadow"
+	"carphoto/imageops"
 	"carphoto/jobs"
 )
 
-// fields lists the multipart fields each operation accepts; anything else is
-// refused so a misspelt option never passes silently.
-var fields = map[string][]string{
-	jobs.OpBlurPlates: {"image", "imageUrl", "style", "requirePlate", "format"},
-	jobs.OpPlateLogo:  {"image", "imageUrl", "logo", "logoAssetId", "logoUrl", "requirePlate", "format"},
-	jobs.OpCarShadow: {"image", "imageUrl", "reflection", "crop", "padding", "background", "aspect", "format",
-		"backgroundImage", "backgroundUrl", "backgroundAssetId", "floorY", "scale", "centerX"},
-	jobs.OpCarCutout: {"image", "imageUrl", "crop", "padding", "background", "aspect", "format",
-		"backgroundImage", "backgroundUrl", "backgroundAssetId", "floorY", "scale", "centerX"},
-	jobs.OpLogo: {"image", "imageUrl", "logo", "logoAssetId", "logoUrl", "position", "scale", "opacity", "margin", "format"},
+// acceptedFields are the multipart fields op accepts: its images' fields
+// and its parameters (imageops.ParamNames); anything else is refused so a
+// misspelt option never passes silently.
+func acceptedFields(op imageops.Op) []string {
+	names := []string{"image", "imageUrl"}
+	switch op {
+	case imageops.PlateLogo, imageops.LogoOverlay:
+		names = append(names, "logo", "logoAssetId", "logoUrl")
+	case imageops.CarShadow, imageops.CarCutout:
+		names = append(names, "backgroundImage", "backgroundUrl", "backgroundAssetId")
+	}
+	return append(names, imageops.ParamNames(op)...)
 }
 
 // maxFieldBytes caps a text field; the longest legitimate one is an asset id.
@@ -55,9 +55,9 @@ type upload struct {
 // balance) is settled before a process slot is taken, so it never makes
 // other keys' requests wait. The caller is charged only for a returned
 // image.
-func (s *Server) photoHandler(op string) echo.HandlerFunc {
+func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		c.Set(ctxOp, op)
+		c.Set(ctxOp, string(op))
 		ctx := c.Request().Context()
 		deadline := requestStart(c).Add(s.cfg.RequestTimeout)
 		ctx, cancel := context.WithDeadline(ctx, deadline)
@@ -88,7 +88,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 			// The design or backdrop comes from the caller's own Assets
 			// library, and must be of the kind the field names.
 			kind, field := billing.AssetDesign, "logo asset"
-			if req.Params.Backdrop {
+			if req.Params.Backdrop != nil {
 				kind, field = billing.AssetBackdrop, "backdrop asset"
 			}
 			var data []byte
@@ -99,15 +99,16 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			if req.Params.Backdrop {
+			if req.Params.Backdrop != nil {
 				_, _, err = s.checkBackdrop(field, data)
+				req.Backdrop = data
 			} else {
 				_, _, err = s.checkHeader(field, data)
+				req.Design = data
 			}
 			if err != nil {
 				return err
 			}
-			req.Logo = data
 		}
 
 		// Redis steps are tried again while Redis is out of reach, within
@@ -115,7 +116,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		// costs the request time, not its answer.
 		var hold billing.Hold
 		err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
-			hold, err = s.billing.Hold(ctx, account, req.ID, op)
+			hold, err = s.billing.Hold(ctx, account, req.ID, string(op))
 			return err
 		})
 		if err != nil {
@@ -145,8 +146,8 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		case errors.Is(err, jobs.ErrWorkersDied):
 			// What killed two workers is on record, to be looked into; the
 			// task is not run again.
-			logFor(c).Error().Err(err).Str("op", op).Interface("params", req.Params).Int("photo_bytes", len(req.Photo)).
-				Int("logo_bytes", len(req.Logo)).Str("logo_asset", assetID).Msg("task ended: the worker processes running it died")
+			logFor(c).Error().Err(err).Str("op", string(op)).Interface("params", req.Params).Int("photo_bytes", len(req.Photo)).
+				Int("design_bytes", len(req.Design)).Int("backdrop_bytes", len(req.Backdrop)).Str("asset", assetID).Msg("task ended: the worker processes running it died")
 			return carphoto.Wrap(err, carphoto.EProcessingFailed,
 				"processing this photo stopped the workers that ran it, so it was ended; you were not charged. Retrying it will not help: check the photo and the parameters")
 		case err != nil:
@@ -175,7 +176,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 		h := c.Response().Header()
 		h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
 		h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
-		if op == jobs.OpBlurPlates || op == jobs.OpPlateLogo {
+		if op == imageops.BlurPlates || op == imageops.PlateLogo {
 			h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
 		}
 		idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body)
@@ -190,7 +191,7 @@ func (s *Server) photoHandler(op string) echo.HandlerFunc {
 // connection is closed (endUpload). A photo or design sent by URL is
 // fetched once the body is read and the deadline cleared, within its own
 // UploadTimeout (fetch).
-func (s *Server) readUpload(c echo.Context, op string, deadline time.Time) (jobs.Request, string, error) {
+func (s *Server) readUpload(c echo.Context, op imageops.Op, deadline time.Time) (jobs.Request, string, error) {
 	if s.cfg.UploadTimeout <= 0 {
 		return s.parseUpload(c, op)
 	}
@@ -205,7 +206,7 @@ func (s *Server) readUpload(c echo.Context, op string, deadline time.Time) (jobs
 	}
 	up, err := s.readMultipart(c.Response().Writer, c.Request(), op)
 	if err := endUpload(c, rc, err); err != nil {
-		return jobs.Request{Op: op}, "", err
+		return jobs.Request{Params: imageops.Params{Op: op}}, "", err
 	}
 	return s.checkUpload(c.Request().Context(), op, up)
 }
@@ -320,10 +321,10 @@ func (s *Server) release(ctx context.Context, log *zerolog.Logger, h billing.Hol
 
 // parseUpload reads the multipart body part by part, capping every part
 // while reading, then checks it (checkUpload).
-func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, assetID string, err error) {
+func (s *Server) parseUpload(c echo.Context, op imageops.Op) (req jobs.Request, assetID string, err error) {
 	up, err := s.readMultipart(c.Response().Writer, c.Request(), op)
 	if err != nil {
-		return jobs.Request{Op: op}, "", err
+		return jobs.Request{Params: imageops.Params{Op: op}}, "", err
 	}
 	return s.checkUpload(c.Request().Context(), op, up)
 }
@@ -332,12 +333,13 @@ func (s *Server) parseUpload(c echo.Context, op string) (req jobs.Request, asset
 var logoSource = imageSource{file: "logo", id: "logoAssetId", url: "logoUrl"}
 
 // checkUpload validates the fields in the spec's order: a missing image
-// first, then any invalid parameter; only then are imageUrl, logoUrl and
-// backgroundUrl fetched, and the images' headers checked. assetID is the
-// logoAssetId or backgroundAssetId (Params.Backdrop), for the caller to
-// resolve in the account's library.
-func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jobs.Request, assetID string, err error) {
-	req.Op = op
+// first, then any invalid parameter (imageops.ParseParams); only then are
+// imageUrl, logoUrl and backgroundUrl fetched, and the images' headers
+// checked. assetID is the logoAssetId or backgroundAssetId (a backdrop
+// where Params.Backdrop is set), for the caller to resolve in the
+// account's library.
+func (s *Server) checkUpload(ctx context.Context, op imageops.Op, up *upload) (req jobs.Request, assetID string, err error) {
+	req.Params.Op = op
 	v := up.values
 	imageURL, hasURL := v["imageUrl"]
 	switch {
@@ -347,36 +349,23 @@ func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jo
 	case up.hasImage && hasURL:
 		return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of image (a file) or imageUrl, not both")
 	}
-	if req.Params.RequirePlate, err = parseBool("requirePlate", v["requirePlate"]); err != nil {
+	var backdrops int
+	var pickErr error
+	if op == imageops.CarShadow || op == imageops.CarCutout {
+		backdrops, assetID, pickErr = backdropSource.pick(v, up.hasBackdrop)
+	}
+	if req.Params, err = imageops.ParseParams(op, v, backdrops > 0); err != nil {
 		return req, "", err
 	}
-	if req.Params.Format, err = parseFormat(v["format"]); err != nil {
-		return req, "", err
+	switch {
+	case backdrops > 1:
+		return req, "", carphoto.Errorf(carphoto.EInvalidParams,
+			"send at most one backdrop: backgroundImage (a file), backgroundUrl or backgroundAssetId, not several")
+	case pickErr != nil:
+		return req, "", pickErr
 	}
-	switch op {
-	case jobs.OpBlurPlates:
-		style, err := paint.ParseStyle(v["style"])
-		if err != nil {
-			return req, "", err
-		}
-		req.Params.Style = string(style)
-	case jobs.OpCarShadow, jobs.OpCarCutout:
-		if req.Params.Reflection, err = parseBool("reflection", v["reflection"]); err != nil {
-			return req, "", err
-		}
-		if req.Params.Backdrop, assetID, err = parseBackdrop(up, &req.Params); err != nil {
-			return req, "", err
-		}
-		if err := parseCanvas(v, &req.Params); err != nil {
-			return req, "", err
-		}
-	case jobs.OpLogo:
-		if err := parseOverlay(v, &req.Params); err != nil {
-			return req, "", err
-		}
-	}
-	needsLogo := op == jobs.OpLogo || op == jobs.OpPlateLogo
-	if needsLogo {
+	needsDesign := op == imageops.LogoOverlay || op == imageops.PlateLogo
+	if needsDesign {
 		n, id, err := logoSource.pick(v, up.hasLogo)
 		switch {
 		case n > 1:
@@ -401,18 +390,15 @@ func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jo
 		return req, "", err
 	}
 	req.Photo = up.image
-	if req.Params.Backdrop {
-		if assetID == "" {
-			if req.Logo, err = s.backdropOf(ctx, up); err != nil {
-				return req, "", err
-			}
-		}
-	} else if op == jobs.OpCarShadow || op == jobs.OpCarCutout {
-		if err := s.checkCanvas(req.Params, width, height); err != nil {
+	if err := imageops.CheckCanvas(req.Params, width, height, s.limits()); err != nil {
+		return req, "", err
+	}
+	if req.Params.Backdrop != nil && assetID == "" {
+		if req.Backdrop, err = s.backdropOf(ctx, up); err != nil {
 			return req, "", err
 		}
 	}
-	if needsLogo && assetID == "" {
+	if needsDesign && assetID == "" {
 		field, data, err := s.sourceData(ctx, logoSource, v, up.logo, up.hasLogo)
 		if err != nil {
 			return req, "", err
@@ -420,162 +406,29 @@ func (s *Server) checkUpload(ctx context.Context, op string, up *upload) (req jo
 		if _, _, err := s.checkHeader(field, data); err != nil {
 			return req, "", err
 		}
-		req.Logo = data
+		req.Design = data
 	}
 	return req, assetID, nil
 }
 
-// parseCanvas reads car-cutout's and car-shadow's crop, padding (pixels,
-// or a percentage of the car's longer side), background (transparent or
-// #RRGGBB) and aspect (W:H).
-func parseCanvas(v map[string]string, p *jobs.Params) (err error) {
-	if p.Crop, err = parseBool("crop", v["crop"]); err != nil {
-		return err
-	}
-	if pad := v["padding"]; pad != "" {
-		num, share := strings.CutSuffix(pad, "%")
-		f, err := strconv.ParseFloat(num, 64)
-		limit := 10000.0
-		if share {
-			limit = 100
-		}
-		if err != nil || !(f >= 0 && f <= limit) {
-			return carphoto.Errorf(carphoto.EInvalidParams,
-				"padding must be pixels from 0 to 10000 or a percentage from 0%% to 100%% (like 20 or 5%%), not %q", pad)
-		}
-		if share {
-			f /= 100
-		}
-		p.Padding, p.PaddingShare = f, share
-	}
-	if bg := v["background"]; bg != "" && bg != "transparent" {
-		if _, err := shadow.ParseColour(bg); err != nil {
-			return err
-		}
-		p.Background = bg
-	}
-	if a := v["aspect"]; a != "" {
-		w, h, ok := strings.Cut(a, ":")
-		aw, err1 := strconv.Atoi(w)
-		ah, err2 := strconv.Atoi(h)
-		if !ok || err1 != nil || err2 != nil || aw < 1 || ah < 1 || aw > 100 || ah > 100 {
-			return carphoto.Errorf(carphoto.EInvalidParams, "aspect must be width:height in whole numbers from 1 to 100 (like 4:3 or 16:9), not %q", a)
-		}
-		p.Aspect = [2]int{aw, ah}
-	}
-	return nil
-}
-
-// parseOverlay reads logo-overlay's position, scale, opacity and margin,
-// filling in the defaults.
-func parseOverlay(v map[string]string, p *jobs.Params) error {
-	p.Position = v["position"]
-	if p.Position == "" {
-		p.Position = "bottom-right"
-	}
-	if !slices.Contains(paint.Positions, p.Position) {
-		return carphoto.Errorf(carphoto.EInvalidParams, "position must be one of %s, not %q", strings.Join(paint.Positions, ", "), p.Position)
-	}
-	for _, f := range []struct {
-		name   string
-		to     *float64
-		def    float64
-		lo, hi float64
-		loOpen bool
-	}{
-		{"scale", &p.Scale, 0.2, 0, 1, true},
-		{"opacity", &p.Opacity, 1, 0, 1, false},
-		{"margin", &p.Margin, 0.03, 0, 0.45, false},
-	} {
-		*f.to = f.def
-		s, ok := v[f.name]
-		if !ok || s == "" {
-			continue
-		}
-		x, err := strconv.ParseFloat(s, 64)
-		if err != nil || !(x >= f.lo && x <= f.hi) || (f.loOpen && x == f.lo) {
-			lo := "from"
-			if f.loOpen {
-				lo = "above"
-			}
-			return carphoto.Errorf(carphoto.EInvalidParams, "%s must be a number %s %g to %g, not %q", f.name, lo, f.lo, f.hi, s)
-		}
-		*f.to = x
-	}
-	return nil
-}
-
-// parseBool reads a boolean field: exactly "true" or "false", as the
-// README says; empty (or not sent) is false.
-func parseBool(name, v string) (bool, error) {
-	switch v {
-	case "", "false":
-		return false, nil
-	case "true":
-		return true, nil
-	}
-	return false, carphoto.Errorf(carphoto.EInvalidParams, "%s must be exactly true or false, not %q", name, v)
-}
-
-// formats are the answer formats a client may ask for in the format field.
-var formats = []string{"jpeg", "png", "webp"}
-
-// parseFormat reads the format field; empty (or not sent) keeps the
-// operation's own rule.
-func parseFormat(v string) (string, error) {
-	if v != "" && !slices.Contains(formats, v) {
-		return "", carphoto.Errorf(carphoto.EInvalidParams, "format must be one of %s, not %q", strings.Join(formats, ", "), v)
-	}
-	return v, nil
+// limits are the bounds every image a call sends is held to.
+func (s *Server) limits() imageops.Limits {
+	return imageops.Limits{MaxPixels: s.cfg.MaxPixels, MaxSide: s.cfg.MaxSide, MaxAspect: s.cfg.MaxAspect}
 }
 
 // checkHeader refuses a file that is empty, not an image, too large in
-// pixels or on a side, or too long for its width, from its header alone;
-// the worker decodes it fully. It returns the displayed width and height.
+// pixels or on a side, or too long for its width, from its header alone
+// (imageops.CheckImage); the worker decodes it fully. It returns the
+// displayed width and height.
 func (s *Server) checkHeader(field string, data []byte) (width, height int, err error) {
-	if len(data) == 0 {
-		return 0, 0, carphoto.Errorf(carphoto.EInvalidParams, "%s is empty", field)
-	}
-	lim := codec.Limits{MaxPixels: s.cfg.MaxPixels, MaxSide: s.cfg.MaxSide, MaxAspect: s.cfg.MaxAspect}
-	_, width, height, err = codec.DecodeConfig(data, lim)
-	if err != nil {
-		var e *carphoto.Error
-		if errors.As(err, &e) {
-			return 0, 0, &carphoto.Error{Code: e.Code, Message: field + ": " + e.Message, Err: e.Err}
-		}
-		return 0, 0, carphoto.Wrap(err, carphoto.EInvalidParams, field+": not a readable image")
-	}
-	return width, height, nil
-}
-
-// checkCanvas refuses, before any work, the crop, padding and aspect whose
-// canvas could pass MaxPixels for a width × height photo: its worst case,
-// a car filling the photo as the worker takes it (scaled to
-// imageops.CanvasMaxPixels). The worker scales any canvas past
-// CanvasMaxPixels down to it; what is refused here would have it shrink
-// the car more than that, for a canvas nobody lists (padding=10000 asks
-// for 400 MP around any car).
-func (s *Server) checkCanvas(p jobs.Params, width, height int) error {
-	c := shadow.Canvas{Crop: p.Crop, Padding: p.Padding, PaddingShare: p.PaddingShare, Aspect: p.Aspect}
-	w, h := codec.FitSize(width, height, shadow.CanvasMaxPixels)
-	cw, ch := c.Size(w, h)
-	limit := s.cfg.MaxPixels
-	if limit <= 0 {
-		limit = codec.DefaultMaxPixels
-	}
-	if float64(cw)*float64(ch) <= float64(limit) {
-		return nil
-	}
-	return carphoto.Errorf(carphoto.EInvalidParams,
-		"crop, padding and aspect would make a canvas of up to %d×%d pixels (%.0f MP) around this %d×%d photo; the limit is %d MP (the answer itself is scaled to at most %d MP): use a smaller padding or an aspect nearer the photo's",
-		cw, ch, float64(cw)*float64(ch)/1e6, width, height, limit/1_000_000, shadow.CanvasMaxPixels/1_000_000)
+	return imageops.CheckImage(field, data, s.limits())
 }
 
 // readMultipart streams the body. Files are capped at MaxUploadBytes while
 // reading; the first problem other than a missing image (no image and no
 // imageUrl) is kept and returned after the whole body is read, so
 // missing_image wins over it.
-func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string) (*upload, error) {
+func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op imageops.Op) (*upload, error) {
 	up := &upload{values: map[string]string{}}
 	ct := r.Header.Get(echo.HeaderContentType)
 	mt, params, err := mime.ParseMediaType(ct)
@@ -583,7 +436,7 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op string
 		// Whatever else was sent, there is no image in it.
 		return up, nil
 	}
-	allowed := fields[op]
+	allowed := acceptedFields(op)
 	// Two files (a photo and a design or backdrop) plus some slack for
 	// fields and multipart framing. Past it
 	// the server closes the connection after answering, so a client cannot

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"carphoto/imageops"
 	"errors"
 	"mime/multipart"
 	"net/http"
@@ -12,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto"
-	"carphoto/jobs"
 )
 
 // FuzzParseUpload feeds arbitrary bodies to the upload parser: whatever a
@@ -48,8 +48,8 @@ func FuzzParseUpload(f *testing.F) {
 	s := &Server{cfg: Config{MaxUploadBytes: 1 << 16, MaxPixels: 1 << 20}, log: zerolog.Nop()}
 	e := echo.New()
 	f.Fuzz(func(t *testing.T, body []byte, opIndex uint8) {
-		op := jobs.Ops[int(opIndex)%len(jobs.Ops)]
-		req := httptest.NewRequest(http.MethodPost, "/v1/"+op, bytes.NewReader(body))
+		op := imageops.Ops[int(opIndex)%len(imageops.Ops)]
+		req := httptest.NewRequest(http.MethodPost, "/v1/"+string(op), bytes.NewReader(body))
 		req.Header.Set("Content-Type", "multipart/form-data; boundary=fuzzboundary")
 		c := e.NewContext(req, httptest.NewRecorder())
 		r, _, err := s.parseUpload(c, op)

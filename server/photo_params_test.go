@@ -2,18 +2,20 @@ package server
 
 import (
 	"bytes"
+	"carphoto/imageops"
+	"carphoto/imageops/shadow"
 	"image"
 	"image/png"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
 	"carphoto"
-	"carphoto/jobs"
 )
 
 // The fields a client sends reach the worker as Params, and only the exact
@@ -26,26 +28,26 @@ func TestParseUploadParams(t *testing.T) {
 	s := &Server{cfg: Config{MaxUploadBytes: 1 << 16, MaxPixels: 1 << 20}, log: zerolog.Nop()}
 	e := echo.New()
 	for _, tc := range []struct {
-		op     string
+		op     imageops.Op
 		fields map[string]string
-		want   jobs.Params // ignored when code is set
+		want   imageops.Params // ignored when code is set
 		code   string
 	}{
-		{jobs.OpCarShadow, map[string]string{"reflection": "true", "format": "webp"}, jobs.Params{Reflection: true, Format: "webp"}, ""},
-		{jobs.OpCarShadow, map[string]string{"reflection": "false"}, jobs.Params{}, ""},
-		{jobs.OpBlurPlates, map[string]string{"requirePlate": "true", "format": "png"}, jobs.Params{Style: "blur", RequirePlate: true, Format: "png"}, ""},
-		{jobs.OpBlurPlates, map[string]string{"format": "jpeg"}, jobs.Params{Style: "blur", Format: "jpeg"}, ""},
-		{jobs.OpBlurPlates, map[string]string{"requirePlate": "1"}, jobs.Params{}, carphoto.EInvalidParams},
-		{jobs.OpBlurPlates, map[string]string{"requirePlate": "True"}, jobs.Params{}, carphoto.EInvalidParams},
-		{jobs.OpCarShadow, map[string]string{"reflection": "yes"}, jobs.Params{}, carphoto.EInvalidParams},
-		{jobs.OpCarShadow, map[string]string{"format": "tiff"}, jobs.Params{}, carphoto.EInvalidParams},
-		{jobs.OpBlurPlates, map[string]string{"format": "PNG"}, jobs.Params{}, carphoto.EInvalidParams},
+		{imageops.CarShadow, map[string]string{"reflection": "true", "format": "webp"}, imageops.Params{Op: imageops.CarShadow, Reflection: true, Format: "webp"}, ""},
+		{imageops.CarShadow, map[string]string{"reflection": "false"}, imageops.Params{Op: imageops.CarShadow}, ""},
+		{imageops.BlurPlates, map[string]string{"requirePlate": "true", "format": "png"}, imageops.Params{Op: imageops.BlurPlates, Style: imageops.StyleBlur, RequirePlate: true, Format: "png"}, ""},
+		{imageops.BlurPlates, map[string]string{"format": "jpeg"}, imageops.Params{Op: imageops.BlurPlates, Style: imageops.StyleBlur, Format: "jpeg"}, ""},
+		{imageops.BlurPlates, map[string]string{"requirePlate": "1"}, imageops.Params{Op: imageops.BlurPlates}, carphoto.EInvalidParams},
+		{imageops.BlurPlates, map[string]string{"requirePlate": "True"}, imageops.Params{Op: imageops.BlurPlates}, carphoto.EInvalidParams},
+		{imageops.CarShadow, map[string]string{"reflection": "yes"}, imageops.Params{Op: imageops.CarShadow}, carphoto.EInvalidParams},
+		{imageops.CarShadow, map[string]string{"format": "tiff"}, imageops.Params{Op: imageops.CarShadow}, carphoto.EInvalidParams},
+		{imageops.BlurPlates, map[string]string{"format": "PNG"}, imageops.Params{Op: imageops.BlurPlates}, carphoto.EInvalidParams},
 		// The canvas's worst case around this 4×4 photo against the 1 MP
 		// cap: 1004×1004 passes, 1204×1204 and a 100:1 canvas do not.
-		{jobs.OpCarCutout, map[string]string{"crop": "true", "padding": "500"}, jobs.Params{Crop: true, Padding: 500}, ""},
-		{jobs.OpCarCutout, map[string]string{"crop": "true", "padding": "600"}, jobs.Params{}, carphoto.EInvalidParams},
-		{jobs.OpCarShadow, map[string]string{"crop": "true", "padding": "10000", "aspect": "100:1"}, jobs.Params{}, carphoto.EInvalidParams},
-		{jobs.OpCarShadow, map[string]string{"crop": "true", "padding": "100%", "aspect": "100:1"}, jobs.Params{Crop: true, Padding: 1, PaddingShare: true, Aspect: [2]int{100, 1}}, ""},
+		{imageops.CarCutout, map[string]string{"crop": "true", "padding": "500"}, imageops.Params{Op: imageops.CarCutout, Canvas: shadow.Canvas{Crop: true, Padding: 500}}, ""},
+		{imageops.CarCutout, map[string]string{"crop": "true", "padding": "600"}, imageops.Params{Op: imageops.CarCutout}, carphoto.EInvalidParams},
+		{imageops.CarShadow, map[string]string{"crop": "true", "padding": "10000", "aspect": "100:1"}, imageops.Params{Op: imageops.CarShadow}, carphoto.EInvalidParams},
+		{imageops.CarShadow, map[string]string{"crop": "true", "padding": "100%", "aspect": "100:1"}, imageops.Params{Op: imageops.CarShadow, Canvas: shadow.Canvas{Crop: true, Padding: 1, PaddingShare: true, Aspect: [2]int{100, 1}}}, ""},
 	} {
 		var b bytes.Buffer
 		mw := multipart.NewWriter(&b)
@@ -55,7 +57,7 @@ func TestParseUploadParams(t *testing.T) {
 			mw.WriteField(k, v)
 		}
 		mw.Close()
-		req := httptest.NewRequest(http.MethodPost, "/v1/"+tc.op, &b)
+		req := httptest.NewRequest(http.MethodPost, "/v1/"+string(tc.op), &b)
 		req.Header.Set("Content-Type", mw.FormDataContentType())
 		r, _, err := s.parseUpload(e.NewContext(req, httptest.NewRecorder()), tc.op)
 		if tc.code != "" {
@@ -64,7 +66,7 @@ func TestParseUploadParams(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || r.Params != tc.want {
+		if err != nil || !reflect.DeepEqual(r.Params, tc.want) {
 			t.Errorf("%s %v: params %+v, %v; want %+v", tc.op, tc.fields, r.Params, err, tc.want)
 		}
 	}

@@ -20,20 +20,17 @@ type sharedRedis struct{ c redis.UniversalClient }
 
 func (o sharedRedis) MakeRedisClient() any { return o.c }
 
-// queueRoutes mounts asynqmon, the Asynq queue dashboard, read-only behind
+// queueDashboard is asynqmon, the Asynq queue dashboard, read-only behind
 // ADMIN_TOKEN. Its page calls its own API with the browser's credentials,
 // so the token is taken as HTTP basic auth (any user name, the token as
 // password) beside the admin API's bearer form. Only GET is routed: the
 // dashboard can look, never cancel, delete or run a task.
-func (s *Server) queueRoutes(e *echo.Echo) {
-	mon := echo.WrapHandler(asynqmon.New(asynqmon.Options{
+func (s *Server) queueDashboard() echo.HandlerFunc {
+	return echo.WrapHandler(asynqmon.New(asynqmon.Options{
 		RootPath:     queuesPath,
 		RedisConnOpt: sharedRedis{s.rdb},
 		ReadOnly:     true,
 	}))
-	g := e.Group(queuesPath, s.dashboardAuth)
-	g.GET("", mon)
-	g.GET("/*", mon)
 }
 
 // dashboardAuth lets through requests bearing ADMIN_TOKEN, as a bearer token

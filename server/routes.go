@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
-	"carphoto/jobs"
+	"carphoto/imageops"
 	"carphoto/site"
 )
 
@@ -30,14 +30,33 @@ func (s *Server) routes() {
 		e.GET("/metrics", s.serveMetrics())
 	}
 
+	// The public API: every call authenticated, then rate-limited.
 	v1 := e.Group("/v1", s.authenticate, s.rateLimit)
-	for _, op := range jobs.Ops {
-		v1.POST("/"+op, s.photoHandler(op))
+	for _, op := range imageops.Ops {
+		v1.POST("/"+string(op), s.photoHandler(op))
 	}
-	s.videoRoutes(v1)
-	s.billingRoutes(v1, e.Group("/admin/v1"))
+	v1.POST("/"+OpVideoBlur, s.videoBlur)
+	v1.GET("/jobs/:id", s.videoJob)
+	v1.GET("/jobs/:id/result", s.videoResult)
+	v1.GET("/account", s.getAccount)
+	v1.POST("/assets", s.createAsset)
+	v1.GET("/assets", s.listAssets)
+	v1.GET("/assets/:id", s.getAsset)
+	v1.DELETE("/assets/:id", s.deleteAsset)
+
+	// The admin API and the queue dashboard, only when ADMIN_TOKEN is set.
 	if s.cfg.AdminToken != "" {
-		s.queueRoutes(e)
+		admin := e.Group("/admin/v1", s.adminAuth)
+		admin.POST("/accounts", s.adminCreateAccount)
+		admin.GET("/accounts/:id", s.adminShowAccount)
+		admin.POST("/accounts/:id/keys/rotate", s.adminRotateKey)
+		admin.POST("/accounts/:id/keys/revoke", s.adminRevokeKey)
+		admin.POST("/accounts/:id/credits", s.adminAddCredits)
+		admin.GET("/accounts/:id/ledger", s.adminLedger)
+
+		queues, dashboard := e.Group(queuesPath, s.dashboardAuth), s.queueDashboard()
+		queues.GET("", dashboard)
+		queues.GET("/*", dashboard)
 	}
 	// Anything else under /v1 is an unknown tool once the caller is known
 	// and within its rate: the spec's precedence is 401, 429, then 400.
@@ -55,10 +74,14 @@ func (s *Server) unknownTool(c echo.Context) error {
 // ops are the operations this server offers: the photo operations, and
 // video-blur when it is enabled.
 func (s *Server) ops() []string {
-	if s.cfg.Video.Store == nil {
-		return jobs.Ops
+	var ops []string
+	for _, op := range imageops.Ops {
+		ops = append(ops, string(op))
 	}
-	return append(append([]string(nil), jobs.Ops...), jobs.OpVideoBlur)
+	if s.cfg.Video.Store != nil {
+		ops = append(ops, string(imageops.VideoBlur))
+	}
+	return ops
 }
 
 func (s *Server) healthz(c echo.Context) error {

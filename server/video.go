@@ -21,7 +21,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
-	"carphoto/imageops/paint"
+	"carphoto/imageops"
 	"carphoto/jobs"
 	"carphoto/video"
 )
@@ -49,13 +49,7 @@ func (vc VideoConfig) limits() video.Limits {
 }
 
 // OpVideoBlur is the video operation's name in the URL and the ledger.
-const OpVideoBlur = jobs.OpVideoBlur
-
-func (s *Server) videoRoutes(v1 *echo.Group) {
-	v1.POST("/"+OpVideoBlur, s.videoBlur)
-	v1.GET("/jobs/:id", s.videoJob)
-	v1.GET("/jobs/:id/result", s.videoResult)
-}
+const OpVideoBlur = string(imageops.VideoBlur)
 
 func (s *Server) videoJobs() video.Jobs {
 	return video.Jobs{RDB: s.rdb, TTL: s.cfg.Video.ResultTTL}
@@ -240,7 +234,7 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, di
 	if invalid != nil {
 		return "", "", nil, invalid
 	}
-	st, err := paint.ParseStyle(values["style"])
+	st, err := imageops.ParseStyle(values["style"])
 	if err != nil {
 		return "", "", nil, err
 	}

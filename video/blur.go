@@ -11,8 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"carphoto/imageops/paint"
-	"carphoto/imageops/plates"
+	"carphoto/imageops"
 )
 
 // keyEvery is how often, in frames, the plate finder looks: every third
@@ -28,7 +27,7 @@ const holdKeys = 3
 
 // Options say how a video's plates are hidden.
 type Options struct {
-	Style    paint.Style
+	Style    imageops.Style
 	Progress func(done, total int) // called every few frames; may be nil
 }
 
@@ -108,7 +107,7 @@ func run(ctx context.Context, r io.Reader, w io.Writer, info Info, opt Options) 
 		done    int
 		hidden  int
 	)
-	flush := func(quads [][]plates.Quad) error {
+	flush := func(quads [][]imageops.Quad) error {
 		for i, f := range pending {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -116,7 +115,7 @@ func run(ctx context.Context, r io.Reader, w io.Writer, info Info, opt Options) 
 			out := f
 			if len(quads[i]) > 0 {
 				var err error
-				if out, err = paint.HidePlates(ctx, f, quads[i], opt.Style); err != nil {
+				if out, err = imageops.HideFrame(ctx, f, quads[i], opt.Style); err != nil {
 					return err
 				}
 				hidden += len(quads[i])
@@ -150,7 +149,7 @@ func run(ctx context.Context, r io.Reader, w io.Writer, info Info, opt Options) 
 		if n%keyEvery != 0 {
 			continue
 		}
-		found, err := plates.Detect(ctx, f)
+		found, err := imageops.FindPlates(ctx, f)
 		if err != nil {
 			return 0, err
 		}
@@ -174,8 +173,8 @@ type tracker struct {
 }
 
 type track struct {
-	quad   plates.Quad // where it was last found (or held)
-	missed int         // key frames since it was last found
+	quad   imageops.Quad // where it was last found (or held)
+	missed int           // key frames since it was last found
 }
 
 // key takes the plates found on a key frame that comes n frames after the
@@ -184,32 +183,32 @@ type track struct {
 // linearly between them; a plate found only now is hidden in the frames
 // before it too (it was probably there, missed); a plate not found now is
 // kept where it was for holdKeys key frames.
-func (t *tracker) key(found []plates.Plate, n int) [][]plates.Quad {
-	out := make([][]plates.Quad, n)
+func (t *tracker) key(found []imageops.Quad, n int) [][]imageops.Quad {
+	out := make([][]imageops.Quad, n)
 	matched := make([]bool, len(t.tracks))
 	var next []track
-	for _, p := range found {
+	for _, q := range found {
 		best, bestScore := -1, 0.0
 		for i, tr := range t.tracks {
 			if matched[i] {
 				continue
 			}
-			if s := overlap(tr.quad, p.Quad); s > bestScore {
+			if s := overlap(tr.quad, q); s > bestScore {
 				best, bestScore = i, s
 			}
 		}
 		if best < 0 {
 			for i := range n {
-				out[i] = append(out[i], p.Quad)
+				out[i] = append(out[i], q)
 			}
 		} else {
 			matched[best] = true
 			from := t.tracks[best].quad
 			for i := range n {
-				out[i] = append(out[i], lerp(from, p.Quad, float64(i+1)/float64(n)))
+				out[i] = append(out[i], lerp(from, q, float64(i+1)/float64(n)))
 			}
 		}
-		next = append(next, track{quad: p.Quad})
+		next = append(next, track{quad: q})
 	}
 	for i, tr := range t.tracks {
 		if matched[i] || tr.missed >= holdKeys {
@@ -225,8 +224,8 @@ func (t *tracker) key(found []plates.Plate, n int) [][]plates.Quad {
 }
 
 // tail is the quads of the n frames after the last key frame: its plates.
-func (t *tracker) tail(n int) [][]plates.Quad {
-	out := make([][]plates.Quad, n)
+func (t *tracker) tail(n int) [][]imageops.Quad {
+	out := make([][]imageops.Quad, n)
 	for i := range n {
 		for _, tr := range t.tracks {
 			out[i] = append(out[i], tr.quad)
@@ -238,7 +237,7 @@ func (t *tracker) tail(n int) [][]plates.Quad {
 // overlap scores how likely two quads are the same plate a few frames
 // apart: the IoU of their bounds, grown by half a plate's height so that a
 // small plate that moved its own width still matches. Zero when apart.
-func overlap(a, b plates.Quad) float64 {
+func overlap(a, b imageops.Quad) float64 {
 	ra, rb := a.Grow(0.5*a.Height()).Bounds(), b.Grow(0.5*b.Height()).Bounds()
 	in := ra.Intersect(rb)
 	if in.Empty() {
@@ -249,10 +248,10 @@ func overlap(a, b plates.Quad) float64 {
 }
 
 // lerp is the quad a share f of the way from a to b.
-func lerp(a, b plates.Quad, f float64) plates.Quad {
-	var q plates.Quad
+func lerp(a, b imageops.Quad, f float64) imageops.Quad {
+	var q imageops.Quad
 	for i := range q {
-		q[i] = plates.Point{X: a[i].X + (b[i].X-a[i].X)*f, Y: a[i].Y + (b[i].Y-a[i].Y)*f}
+		q[i] = imageops.Point{X: a[i].X + (b[i].X-a[i].X)*f, Y: a[i].Y + (b[i].Y-a[i].Y)*f}
 	}
 	return q
 }

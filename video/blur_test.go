@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"carphoto/imageops/paint"
-	"carphoto/internal/videotest"
+	"carphoto/imageops"
+	"carphoto/internal/testenv/videotest"
 )
 
 func needFFmpeg(t *testing.T) {
@@ -62,7 +62,7 @@ func detail(g *image.Gray, r image.Rectangle) float64 {
 func TestBlurHidesThePlateInEveryFrame(t *testing.T) {
 	needFFmpeg(t)
 	dir := t.TempDir()
-	clip := videotest.Make(t, "..", dir)
+	clip := videotest.Make(t, dir)
 	ctx := context.Background()
 	info, err := Probe(ctx, clip)
 	if err != nil {
@@ -74,7 +74,7 @@ func TestBlurHidesThePlateInEveryFrame(t *testing.T) {
 	out := filepath.Join(dir, "out.mp4")
 	var calls int
 	start := time.Now()
-	hidden, err := Blur(ctx, clip, out, info, Options{Style: paint.StyleBlur, Progress: func(done, total int) { calls++ }})
+	hidden, err := Blur(ctx, clip, out, info, Options{Style: imageops.StyleBlur, Progress: func(done, total int) { calls++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func BenchmarkBlur1080p(b *testing.B) {
 		b.Skip(err.Error())
 	}
 	dir := b.TempDir()
-	clip := videotest.Make(b, "..", dir)
+	clip := videotest.Make(b, dir)
 	big := filepath.Join(dir, "clip1080.mp4")
 	if out, err := exec.Command("ffmpeg", "-v", "error", "-y", "-i", clip, "-vf", "scale=1920:1080",
 		"-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-c:a", "copy", big).CombinedOutput(); err != nil {
@@ -142,7 +142,7 @@ func BenchmarkBlur1080p(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := Blur(context.Background(), big, filepath.Join(dir, "out.mp4"), info, Options{Style: paint.StyleBlur}); err != nil {
+		if _, err := Blur(context.Background(), big, filepath.Join(dir, "out.mp4"), info, Options{Style: imageops.StyleBlur}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,7 +1,3 @@
-// Package video hides licence plates in a video: ffprobe says what the
-// video is, ffmpeg decodes it to raw frames through a pipe, the plate
-// finder looks at key frames and the plates are tracked between them, and a
-// second ffmpeg encodes the frames, with the original's audio, to an MP4.
 package video
 
 import (

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/video"
 )
 

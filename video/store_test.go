@@ -17,7 +17,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"carphoto/internal/s3test"
+	"carphoto/internal/testenv/s3test"
 	"carphoto/video"
 )
 

@@ -3,6 +3,8 @@ package worker
 import (
 	"bufio"
 	"bytes"
+	"carphoto/imageops"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,7 +23,6 @@ import (
 
 	"carphoto/imageops/codec"
 	"carphoto/imageops/shadow"
-	"carphoto/jobs"
 )
 
 // bigRun is what the child process of TestSixtyMegapixels reports.
@@ -125,7 +126,7 @@ func bigChild(file string) {
 			start := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			res, err := process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, lim)
+			res, err := process(ctx, imageops.Input{Photo: data, Limits: lim}, imageops.Params{Op: imageops.CarShadow})
 			mu.Lock()
 			defer mu.Unlock()
 			r.Slowest = max(r.Slowest, time.Since(start))
@@ -155,7 +156,7 @@ func bigChild(file string) {
 			<-ctx.Done()
 			atDeadline <- cpuTime()
 		}()
-		if _, err := process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, lim); err == nil {
+		if _, err := process(ctx, imageops.Input{Photo: data, Limits: lim}, imageops.Params{Op: imageops.CarShadow}); err == nil {
 			r.Errors = append(r.Errors, fmt.Sprintf("a car-shadow with a deadline of %v succeeded", d))
 		}
 		end := cpuTime()
@@ -207,7 +208,7 @@ type shadowMemoryRun struct {
 // TestSixtyMegapixels), the peak reset before each task
 // (/proc/self/clear_refs). Most of a photo's figure is the cut-out
 // network's working memory at 320×240 (its tensors and the buffers nn
-// keeps to reuse, about 170 MB); docs/BENCHMARKS.md, "Worker CPU
+// keeps to reuse, about 170 MB); docs/research/measurements.md, "Worker CPU
 // and memory per 12 MP car-shadow".
 func TestShadowMemory12MP(t *testing.T) {
 	if testing.Short() {
@@ -218,7 +219,7 @@ func TestShadowMemory12MP(t *testing.T) {
 		return
 	}
 	photo := cameraPhoto12MP(t)
-	cut, err := process(context.Background(), jobs.OpCarCutout, photo, nil, jobs.Params{}, codec.Limits{})
+	cut, err := process(context.Background(), imageops.Input{Photo: photo, Limits: codec.Limits{}}, imageops.Params{Op: imageops.CarCutout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func shadowMemoryChild(dir string) {
 		fail(err)
 		return
 	}
-	small, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "cars-seg", "images", "cars-seg-0095.jpg"))
+	small, err := os.ReadFile(filepath.Join(datasets.Dir(), "cars-seg", "images", "cars-seg-0095.jpg"))
 	if err != nil {
 		fail(err)
 		return
@@ -288,7 +289,7 @@ func shadowMemoryChild(dir string) {
 	limitMemory(2)
 	ctx := context.Background()
 	// The networks loaded, as on a worker that has served a task.
-	if _, err := process(ctx, jobs.OpCarShadow, small, nil, jobs.Params{}, codec.Limits{}); err != nil {
+	if _, err := process(ctx, imageops.Input{Photo: small, Limits: codec.Limits{}}, imageops.Params{Op: imageops.CarShadow}); err != nil {
 		fail(err)
 		return
 	}
@@ -304,7 +305,7 @@ func shadowMemoryChild(dir string) {
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	c0 := cpuTime()
-	if _, err := process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, codec.Limits{}); err != nil {
+	if _, err := process(ctx, imageops.Input{Photo: data, Limits: codec.Limits{}}, imageops.Params{Op: imageops.CarShadow}); err != nil {
 		fail(err)
 	}
 	r.CPUOne = cpuTime() - c0
@@ -316,7 +317,7 @@ func shadowMemoryChild(dir string) {
 	var mu sync.Mutex
 	for range 2 {
 		wg.Go(func() {
-			if _, err := process(ctx, jobs.OpCarShadow, data, nil, jobs.Params{}, codec.Limits{}); err != nil {
+			if _, err := process(ctx, imageops.Input{Photo: data, Limits: codec.Limits{}}, imageops.Params{Op: imageops.CarShadow}); err != nil {
 				mu.Lock()
 				fail(err)
 				mu.Unlock()
@@ -326,7 +327,7 @@ func shadowMemoryChild(dir string) {
 	wg.Wait()
 	r.TwoKB = procStatus("VmHWM")
 	settle()
-	if _, err := process(ctx, jobs.OpCarShadow, cut, nil, jobs.Params{}, codec.Limits{}); err != nil {
+	if _, err := process(ctx, imageops.Input{Photo: cut, Limits: codec.Limits{}}, imageops.Params{Op: imageops.CarShadow}); err != nil {
 		fail(err)
 	}
 	r.CutKB = procStatus("VmHWM")

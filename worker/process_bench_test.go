@@ -2,6 +2,8 @@ package worker
 
 import (
 	"bytes"
+	"carphoto/imageops"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"image"
 	"image/color"
@@ -13,7 +15,6 @@ import (
 
 	"carphoto/imageops/codec"
 	"carphoto/imageops/cutout"
-	"carphoto/jobs"
 )
 
 // photo12MP is a real car photo from the shared data set upscaled to
@@ -21,7 +22,7 @@ import (
 func photo12MP(b *testing.B) []byte {
 	b.Helper()
 	var src image.Image
-	if data, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "plates-web-cc0", "images", "plates-web-cc0-0415.jpg")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(datasets.Dir(), "plates-web-cc0", "images", "plates-web-cc0-0415.jpg")); err == nil {
 		p, err := codec.Decode(context.Background(), data, codec.Limits{})
 		if err != nil {
 			b.Fatal(err)
@@ -81,20 +82,19 @@ func BenchmarkProcess12MP(b *testing.B) {
 	}
 	for _, op := range []struct {
 		name   string
-		op     string
 		photo  []byte
-		params jobs.Params
+		params imageops.Params
 	}{
-		{"blur-plates", jobs.OpBlurPlates, photo, jobs.Params{Style: "blur"}},
-		{"blur-plates-png", jobs.OpBlurPlates, pngPhoto.Bytes(), jobs.Params{Style: "blur"}},
-		{"car-shadow", jobs.OpCarShadow, photo, jobs.Params{}},
-		{"car-shadow-of-cutout", jobs.OpCarShadow, cut, jobs.Params{}},
-		{"car-shadow-reflection", jobs.OpCarShadow, photo, jobs.Params{Reflection: true}},
+		{"blur-plates", photo, imageops.Params{Op: imageops.BlurPlates, Style: imageops.StyleBlur}},
+		{"blur-plates-png", pngPhoto.Bytes(), imageops.Params{Op: imageops.BlurPlates, Style: imageops.StyleBlur}},
+		{"car-shadow", photo, imageops.Params{Op: imageops.CarShadow}},
+		{"car-shadow-of-cutout", cut, imageops.Params{Op: imageops.CarShadow}},
+		{"car-shadow-reflection", photo, imageops.Params{Op: imageops.CarShadow, Reflection: true}},
 	} {
 		b.Run(op.name, func(b *testing.B) {
 			u0 := usageNow()
 			for b.Loop() {
-				if _, err := process(context.Background(), op.op, op.photo, nil, op.params, codec.Limits{}); err != nil {
+				if _, err := process(context.Background(), imageops.Input{Photo: op.photo}, op.params); err != nil {
 					b.Fatal(err)
 				}
 			}

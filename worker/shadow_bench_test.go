@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"carphoto/imageops"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,8 +11,8 @@ import (
 	"testing"
 
 	"carphoto/imageops/codec"
-	"carphoto/internal/benchphoto"
-	"carphoto/jobs"
+	"carphoto/imageops/shadow"
+	"carphoto/internal/testenv/benchphoto"
 )
 
 // cameraPhoto is cars-seg-0095 (a car on a street, 480×360) upscaled to
@@ -19,7 +21,7 @@ import (
 // upscaled photo alone codes in a fraction of that). Made once a run; the
 // error is os.ErrNotExist where the shared data set is absent.
 var cameraPhoto = sync.OnceValues(func() ([]byte, error) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "shared", "datasets", "cars-seg", "images", "cars-seg-0095.jpg"))
+	data, err := os.ReadFile(filepath.Join(datasets.Dir(), "cars-seg", "images", "cars-seg-0095.jpg"))
 	if err != nil {
 		return nil, err
 	}
@@ -61,28 +63,27 @@ func usageNow() usage {
 func BenchmarkShadow12MP(b *testing.B) {
 	photo := cameraPhoto12MP(b)
 	ctx := context.Background()
-	cut, err := process(ctx, jobs.OpCarCutout, photo, nil, jobs.Params{}, codec.Limits{})
+	cut, err := process(ctx, imageops.Input{Photo: photo, Limits: codec.Limits{}}, imageops.Params{Op: imageops.CarCutout})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
 		name   string
-		op     string
 		photo  []byte
-		params jobs.Params
+		params imageops.Params
 		busy   bool
 	}{
-		{"car-shadow", jobs.OpCarShadow, photo, jobs.Params{}, false},
-		{"car-shadow-back-to-back", jobs.OpCarShadow, photo, jobs.Params{}, true},
-		{"car-shadow-reflection", jobs.OpCarShadow, photo, jobs.Params{Reflection: true}, false},
-		{"car-shadow-listing", jobs.OpCarShadow, photo, jobs.Params{Crop: true, Padding: 0.04, PaddingShare: true, Aspect: [2]int{4, 3}, Background: "#FFFFFF"}, false},
-		{"car-cutout", jobs.OpCarCutout, photo, jobs.Params{}, false},
-		{"car-shadow-of-png", jobs.OpCarShadow, cut.Body, jobs.Params{}, false},
+		{"car-shadow", photo, imageops.Params{Op: imageops.CarShadow}, false},
+		{"car-shadow-back-to-back", photo, imageops.Params{Op: imageops.CarShadow}, true},
+		{"car-shadow-reflection", photo, imageops.Params{Op: imageops.CarShadow, Reflection: true}, false},
+		{"car-shadow-listing", photo, imageops.Params{Op: imageops.CarShadow, Canvas: shadow.Canvas{Crop: true, Padding: 0.04, PaddingShare: true, Aspect: [2]int{4, 3}}, Background: "#FFFFFF"}, false},
+		{"car-cutout", photo, imageops.Params{Op: imageops.CarCutout}, false},
+		{"car-shadow-of-png", cut.Body, imageops.Params{Op: imageops.CarShadow}, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			u0 := usageNow()
 			for b.Loop() {
-				if _, err := process(ctx, c.op, c.photo, nil, c.params, codec.Limits{}); err != nil {
+				if _, err := process(ctx, imageops.Input{Photo: c.photo}, c.params); err != nil {
 					b.Fatal(err)
 				}
 				if !c.busy {

@@ -14,7 +14,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/imageops/paint"
+	"carphoto/imageops"
 	"carphoto/jobs"
 	"carphoto/video"
 )
@@ -212,7 +212,7 @@ func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) e
 	defer os.Remove(out)
 	last := time.Time{}
 	_, err = video.Blur(ctx, in, out, info, video.Options{
-		Style: paint.Style(job.Style),
+		Style: imageops.Style(job.Style),
 		Progress: func(d, total int) {
 			if time.Since(last) > 500*time.Millisecond || d == total {
 				last = time.Now()
@@ -254,7 +254,7 @@ func (w *Worker) endVideo(job *video.Job, end video.Outcome) {
 	}
 	if end.Status == video.Done && w.cfg.Metrics != nil {
 		// Counted once: only the call that ended the job gets here.
-		w.cfg.Metrics.Charged(jobs.OpVideoBlur, job.Credits)
+		w.cfg.Metrics.Charged(string(imageops.VideoBlur), job.Credits)
 	}
 	vc.Store.Delete(ctx, video.InputKey(job.ID))
 	if job.Webhook == "" {

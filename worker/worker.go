@@ -1,6 +1,8 @@
-// Package worker runs the image work: an Asynq server whose handlers read a
-// request's photo from Redis, process it with imageops and hand the result
-// back to the waiting web process.
+// Package worker runs the image work: an Asynq server whose photo handler
+// reads a request's images from Redis, runs imageops.Process and hands the
+// result back to the waiting web process (worker.go, process.go), and whose
+// video handler runs a video-blur job to its end (video.go). It knows the
+// queue, not the image internals.
 package worker
 
 import (
@@ -20,7 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto"
-	"carphoto/imageops/codec"
+	"carphoto/imageops"
 	"carphoto/jobs"
 )
 
@@ -48,8 +50,8 @@ type Observer interface {
 // limits are the bounds every decoded image (photo or design) is held to,
 // checked from its header: the web's check again, for a task that did not
 // come through it.
-func (c Config) limits() codec.Limits {
-	return codec.Limits{MaxPixels: c.MaxPixels, MaxSide: c.MaxSide, MaxAspect: c.MaxAspect}
+func (c Config) limits() imageops.Limits {
+	return imageops.Limits{MaxPixels: c.MaxPixels, MaxSide: c.MaxSide, MaxAspect: c.MaxAspect}
 }
 
 // Worker processes photo tasks.
@@ -89,7 +91,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.cfg.Metrics.WorkerRunning(func() float64 { return float64(w.running.Load()) })
 	}
 	mux := asynq.NewServeMux()
-	for _, op := range jobs.Ops {
+	for _, op := range imageops.Ops {
 		mux.HandleFunc(jobs.TaskType(op), w.handle)
 	}
 	// The process's own sign of life, from before its first task to after
@@ -126,7 +128,8 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 		w.log.Error().Err(err).Str("type", t.Type()).Msg("undecodable task dropped")
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
-	log := w.log.With().Str("request_id", p.RequestID).Str("op", p.Op).Str("account", p.AccountID).Logger()
+	p.Params.Op = p.Op // the payload carries the op once, outside the params
+	log := w.log.With().Str("request_id", p.RequestID).Str("op", string(p.Op)).Str("account", p.AccountID).Logger()
 	start := time.Now()
 	wait := start.Sub(p.EnqueuedAt)
 	if !start.Before(p.Deadline) {
@@ -139,9 +142,9 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	// here on is noticed by the web side, which runs the task again.
 	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID, w.id)
 	defer stop()
-	var photo, logo []byte
+	var in imageops.Input
 	err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
-		photo, logo, err = jobs.LoadInputs(ctx, w.rdb, p)
+		in, err = jobs.LoadInputs(ctx, w.rdb, p)
 		return err
 	})
 	if errors.Is(err, jobs.ErrGone) {
@@ -155,8 +158,8 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	if p.Run > 1 {
 		// The worker process at an earlier run died during it: what this
 		// task is made of is on record before it can take this one too.
-		log.Warn().Int("run", p.Run).Interface("params", p.Params).Int("photo_bytes", len(photo)).
-			Int("logo_bytes", len(logo)).Msg("task run again: the worker at its last run died during it")
+		log.Warn().Int("run", p.Run).Interface("params", p.Params).Int("photo_bytes", len(in.Photo)).
+			Int("design_bytes", len(in.Design)).Int("backdrop_bytes", len(in.Backdrop)).Msg("task run again: the worker at its last run died during it")
 	}
 	log.Info().Dur("queue_wait_ms", wait).Msg("task started")
 	w.running.Add(1)
@@ -167,7 +170,8 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 			releaseMemory()
 		}
 	}()
-	res := w.safeProcess(ctx, log, p, photo, logo)
+	in.Limits = w.cfg.limits()
+	res := w.safeProcess(ctx, log, in, p.Params)
 	stop()
 	res.QueueWait, res.Processing, res.Worker = wait, time.Since(start), w.name
 	outcome := "ok"
@@ -178,7 +182,7 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 		outcome = "late"
 	}
 	if w.cfg.Metrics != nil {
-		w.cfg.Metrics.TaskDone(p.Op, outcome, res.Processing)
+		w.cfg.Metrics.TaskDone(string(p.Op), outcome, res.Processing)
 	}
 	if ctx.Err() != nil {
 		log.Warn().Dur("queue_wait_ms", wait).Dur("processing_ms", res.Processing).Msg("result too late, dropped")
@@ -225,14 +229,14 @@ func releaseMemory() {
 
 // safeProcess runs the operation and turns any failure, panics included,
 // into a result the client can read.
-func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, p jobs.Payload, photo, logo []byte) (res *jobs.Result) {
+func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, in imageops.Input, p imageops.Params) (res *jobs.Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error().Str("panic", fmt.Sprint(r)).Bytes("stack", debug.Stack()).Msg("processing panicked")
 			res = failure(carphoto.Errorf(carphoto.EProcessingFailed, "processing failed on our side; you were not charged"))
 		}
 	}()
-	res, err := process(ctx, p.Op, photo, logo, p.Params, w.cfg.limits())
+	res, err := process(ctx, in, p)
 	if err != nil {
 		if carphoto.ErrorCode(err) == carphoto.EInternal || carphoto.ErrorCode(err) == carphoto.EProcessingFailed {
 			log.Error().Err(err).Msg("processing failed")

@@ -9,7 +9,8 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/rs/zerolog"
 
-	"carphoto/internal/redistest"
+	"carphoto/imageops"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/jobs"
 )
 
@@ -41,7 +42,7 @@ func runTask(t *testing.T, p jobs.Payload, photo []byte) *jobs.Result {
 // A task recovered after its request's deadline (a crashed worker's lease
 // ran out, say) is dropped without processing and without an answer.
 func TestLateTaskIsDropped(t *testing.T) {
-	p := jobs.Payload{RequestID: "late", Op: jobs.OpBlurPlates, EnqueuedAt: time.Now().Add(-time.Minute), Deadline: time.Now().Add(-time.Second)}
+	p := jobs.Payload{RequestID: "late", Op: imageops.BlurPlates, EnqueuedAt: time.Now().Add(-time.Minute), Deadline: time.Now().Add(-time.Second)}
 	if res := runTask(t, p, []byte("not even a photo")); res != nil {
 		t.Errorf("a result was delivered for a task past its deadline: %+v", res)
 	}
@@ -49,7 +50,7 @@ func TestLateTaskIsDropped(t *testing.T) {
 
 // A task whose request is gone (inputs deleted) is dropped unprocessed.
 func TestTaskOfGoneRequestIsDropped(t *testing.T) {
-	p := jobs.Payload{RequestID: "gone", Op: jobs.OpBlurPlates, EnqueuedAt: time.Now(), Deadline: time.Now().Add(time.Minute)}
+	p := jobs.Payload{RequestID: "gone", Op: imageops.BlurPlates, EnqueuedAt: time.Now(), Deadline: time.Now().Add(time.Minute)}
 	if res := runTask(t, p, nil); res != nil {
 		t.Errorf("a result was delivered for a request that is gone: %+v", res)
 	}
@@ -58,7 +59,7 @@ func TestTaskOfGoneRequestIsDropped(t *testing.T) {
 // A photo that is not an image comes back as invalid_params, not a crash
 // and not a failed task.
 func TestBadPhotoIsAClientError(t *testing.T) {
-	p := jobs.Payload{RequestID: "bad", Op: jobs.OpCarShadow, EnqueuedAt: time.Now(), Deadline: time.Now().Add(time.Minute)}
+	p := jobs.Payload{RequestID: "bad", Op: imageops.CarShadow, EnqueuedAt: time.Now(), Deadline: time.Now().Add(time.Minute)}
 	res := runTask(t, p, []byte("\xff\xd8\xff\xe0 truncated"))
 	if res == nil {
 		t.Fatal("no result delivered")

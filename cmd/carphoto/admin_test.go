@@ -10,7 +10,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 )
 
 // adminCLI runs one admin command against r and decodes its JSON output.

@@ -24,7 +24,6 @@ import (
 
 	"carphoto/billing"
 	"carphoto/cmd/carphoto/internal/bench"
-	"carphoto/internal/benchphoto"
 	"carphoto/worker"
 )
 
@@ -55,7 +54,7 @@ func runBenchService(ctx context.Context, args []string, getenv func(string) str
 		return err
 	}
 	if *mp > 0 {
-		if data, err = benchphoto.Enlarge(ctx, data, *mp, 0); err != nil {
+		if data, err = bench.Enlarge(ctx, data, *mp); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 )
 
 // ownRedis starts a redis-server of the test's own, persisting every write

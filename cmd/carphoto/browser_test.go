@@ -5,6 +5,7 @@ package main
 // installed; .ci/run installs Debian's chromium.
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"carphoto/internal/videotest"
+	"carphoto/internal/testenv/videotest"
 	"carphoto/video"
 )
 
@@ -150,7 +151,7 @@ func (l *requestLog) elsewhere(base string) (out []string) {
 // when present, else a synthetic one written for the test.
 func photoFile(t *testing.T) (path string, real bool) {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "datasets", "plates-web-cc0", "images", "plates-web-cc0-0005.jpg"))
+	p, err := filepath.Abs(filepath.Join(datasets.Dir(), "plates-web-cc0", "images", "plates-web-cc0-0005.jpg"))
 	if err == nil {
 		if _, err := os.Stat(p); err == nil {
 			return p, true
@@ -463,7 +464,7 @@ func TestTryItPageEveryOperation(t *testing.T) {
 		}
 	}
 	if withVideo {
-		clip := videotest.Make(t, filepath.Join("..", ".."), t.TempDir())
+		clip := videotest.Make(t, t.TempDir())
 		out := call(tryCase{op: "video-blur", values: map[string]string{"style": "black"}}, clip)
 		if !strings.HasPrefix(out, "ok: Done: video/mp4, ") {
 			t.Errorf("video-blur: the page says %q, want done with video/mp4", out)

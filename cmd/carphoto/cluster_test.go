@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/jobs"
 )
 

@@ -17,8 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
-	"carphoto/imageops/codec"
-	"carphoto/imageops/shadow"
+	"carphoto/imageops"
 	"carphoto/internal/redisha"
 	"carphoto/server"
 	"carphoto/video"
@@ -128,9 +127,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RedisURL:                str("REDIS_URL", ""),
 		RequestTimeout:          dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
 		MaxUploadBytes:          num("MAX_UPLOAD_BYTES", 25<<20, 1024),
-		MaxPixels:               int(num("MAX_PIXELS", 60_000_000, 1)),
-		MaxImageSide:            int(num("MAX_IMAGE_SIDE", codec.DefaultMaxSide, 16)),
-		MaxImageAspect:          int(num("MAX_IMAGE_ASPECT", codec.DefaultMaxAspect, 1)),
+		MaxPixels:               int(num("MAX_PIXELS", imageops.DefaultMaxPixels, 1)),
+		MaxImageSide:            int(num("MAX_IMAGE_SIDE", imageops.DefaultMaxSide, 16)),
+		MaxImageAspect:          int(num("MAX_IMAGE_ASPECT", imageops.DefaultMaxAspect, 1)),
 		TaskCheckInterval:       dur("TASK_CHECK_INTERVAL", 20*time.Millisecond, time.Millisecond),
 		RedisPoolSize:           int(num("REDIS_POOL_SIZE", 256, 20)),
 		WorkerConcurrency:       int(num("WORKER_CONCURRENCY", int64(runtime.GOMAXPROCS(0)), 1)),
@@ -150,8 +149,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MetricsPort:             str("METRICS_PORT", ""),
 		MetricsHost:             str("METRICS_HOST", "127.0.0.1"),
 	}
-	if c.MaxBackdropPixels > shadow.CanvasMaxPixels {
-		errs = append(errs, fmt.Errorf("MAX_BACKDROP_PIXELS=%d: want at most %d, the largest answer car-shadow and car-cutout give", c.MaxBackdropPixels, shadow.CanvasMaxPixels))
+	if c.MaxBackdropPixels > imageops.MaxCanvasPixels {
+		errs = append(errs, fmt.Errorf("MAX_BACKDROP_PIXELS=%d: want at most %d, the largest answer car-shadow and car-cutout give", c.MaxBackdropPixels, imageops.MaxCanvasPixels))
 	}
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
 	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))

@@ -6,6 +6,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,8 +32,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
-	"carphoto/internal/apitest"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/apitest"
+	"carphoto/internal/testenv/redistest"
 )
 
 // The test binary doubles as the carphoto binary for the multi-process
@@ -287,7 +288,7 @@ func wantError(t *testing.T, status int, h http.Header, body []byte, wantStatus 
 // else a synthetic scene: a car-coloured body with a plate-like rectangle.
 func carPhoto(t testing.TB) []byte {
 	t.Helper()
-	if b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "plates-web-cc0", "images", "plates-web-cc0-0005.jpg")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(datasets.Dir(), "plates-web-cc0", "images", "plates-web-cc0-0005.jpg")); err == nil {
 		return b
 	}
 	return syntheticJPEG(t, 640, 480)

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 	"carphoto/video"
 )
 

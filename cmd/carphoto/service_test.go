@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"carphoto/billing"
-	"carphoto/internal/benchphoto"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/benchphoto"
+	"carphoto/internal/testenv/redistest"
 )
 
 // A newcomer runs `carphoto` with no setup, pastes the printed curl lines

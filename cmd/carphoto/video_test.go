@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"carphoto/internal/redistest"
-	"carphoto/internal/videotest"
+	"carphoto/internal/testenv/redistest"
+	"carphoto/internal/testenv/videotest"
 	"carphoto/video"
 )
 
@@ -208,7 +208,7 @@ func testVideo(t *testing.T) (string, []byte) {
 	if err := video.Available(); err != nil {
 		t.Skip(err.Error())
 	}
-	clip := videotest.Make(t, filepath.Join("..", ".."), t.TempDir())
+	clip := videotest.Make(t, t.TempDir())
 	data, err := os.ReadFile(clip)
 	if err != nil {
 		t.Fatal(err)

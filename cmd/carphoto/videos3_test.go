@@ -14,8 +14,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"carphoto/internal/redistest"
-	"carphoto/internal/s3test"
+	"carphoto/internal/testenv/redistest"
+	"carphoto/internal/testenv/s3test"
 	"carphoto/video"
 )
 

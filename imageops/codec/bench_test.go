@@ -2,6 +2,7 @@ package codec_test
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"image"
 	"image/jpeg"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -20,7 +22,7 @@ import (
 // benchPhotoSource is a real car photo, upscaled for the 12 MP benchmarks.
 // It is read from the shared data sets, never copied into the repository;
 // without it the benchmarks use a synthetic texture.
-const benchPhotoSource = "../../../shared/datasets/cars-seg/images/cars-seg-0000.jpg"
+var benchPhotoSource = filepath.Join(datasets.Dir(), "cars-seg", "images", "cars-seg-0000.jpg")
 
 var bench12MP = sync.OnceValues(func() (*image.RGBA, []byte) {
 	const w, h = 4000, 3000

@@ -16,7 +16,7 @@ import (
 // writer, which filters every row with Sub (the difference from the pixel
 // to the left: one subtraction a byte, and as small a file as the
 // standard encoder's adaptive choice on photos) and compresses with
-// klauspost/compress's zlib at level 1. Figures: docs/BENCHMARKS.md, "Codec".
+// klauspost/compress's zlib at level 1. Figures: docs/research/measurements.md, "Codec".
 
 // pngIDATSize is the most compressed data one IDAT chunk carries.
 const pngIDATSize = 256 << 10

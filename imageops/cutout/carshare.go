@@ -6,7 +6,7 @@ import "image"
 // (alpha >= 128) may cover for the photo to count as holding a car: below it,
 // car-cutout and car-shadow answer car_not_found instead of an empty cut-out.
 // Chosen by measurement (docs/research/cutout.md, "No car";
-// carshare_measure_test.go): the smallest car among the 191 cars-seg photos
+// train/cutout/tune/carshare_test.go): the smallest car among the 191 cars-seg photos
 // covers 0.65% (a distant car), the web set's at least 6.7%; a blank
 // cut-out (5 of 6 uniform colours, a gradient, fine noise, about 1 plate
 // close-up in 15) covers exactly 0. Coverage does not tell a plate close-up,

@@ -1,6 +1,7 @@
 package cutout_test
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +14,7 @@ import (
 	"testing"
 
 	"carphoto/imageops/cutout"
-	"carphoto/internal/imgtest"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // heldOutIoUFloor is the lowest mean IoU the regression test accepts on its dozen
@@ -21,29 +22,11 @@ import (
 // with the small network before it), minus a margin.
 const heldOutIoUFloor = 0.95
 
-// dataset returns the cars-seg directory, found relative to the repository root, or
-// skips the test when the shared datasets are absent.
+// dataset returns the cars-seg directory (datasets.Set: skipped, or failed
+// with CARPHOTO_REQUIRE_DATASETS=1, when the shared sets are absent).
 func dataset(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	set := filepath.Join(dir, "..", "shared", "datasets", "cars-seg")
-	if _, err := os.Stat(set); err != nil {
-		tb.Skipf("cars-seg data set not found at %s (../shared/datasets relative to the repository root)", set)
-	}
-	return set
+	return datasets.Set(tb, "cars-seg")
 }
 
 type sample struct {
@@ -68,7 +51,7 @@ func heldOut(tb testing.TB, n int) []sample {
 	var out []sample
 	for _, l := range labels {
 		name := filepath.Base(l.File)
-		if !cutout.HeldOut(name) {
+		if !datasets.HeldOut(name) {
 			continue
 		}
 		out = append(out, sample{name: name, img: imgtest.DecodeFile(tb, filepath.Join(dir, l.File)), mask: imgtest.DecodeFile(tb, filepath.Join(dir, l.Mask))})
@@ -89,8 +72,8 @@ func TestHeldOutIoU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		iou := cutout.IoU(m, s.mask)
-		t.Logf("%s: IoU %.3f, boundary F %.3f", s.name, iou, cutout.BoundaryF(m, s.mask, 2))
+		iou := datasets.IoU(m, s.mask)
+		t.Logf("%s: IoU %.3f, boundary F %.3f", s.name, iou, datasets.BoundaryF(m, s.mask, 2))
 		sum += iou
 	}
 	if got := sum / float64(len(samples)); got < heldOutIoUFloor {

@@ -267,7 +267,7 @@ func u2Prob(ctx context.Context, mid *plane, s Settings) (*plane, error) {
 // releaseScratch lets the network's working memory go: nn keeps the
 // buffers the forward pass freed for the next network, and the garbage
 // collector would count them as live while the cut-out's full-resolution
-// work allocated on top of them (docs/BENCHMARKS.md, "Shadow"). One
+// work allocated on top of them (docs/research/measurements.md, "Shadow"). One
 // collection right away costs about a millisecond (the heap is nearly all
 // pixel buffers, which hold no pointers to scan).
 func releaseScratch() {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"carphoto/internal/imgtest"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // syntheticU2 mirrors synthetic in train/cutout/u2netp.py: a car-like shape on a

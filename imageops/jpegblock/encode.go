@@ -15,7 +15,7 @@ import (
 // DCT with the quantisation folded into one multiplication a coefficient
 // (libjpeg's "float" method), the chroma of 2×2 pixels converted once from
 // their mean colour, the planes of a YCbCr read as they are, and the bits
-// packed 32 at a time. Figures: docs/BENCHMARKS.md, "Codec".
+// packed 32 at a time. Figures: docs/research/measurements.md, "Codec".
 
 // jpegHuffSpec is a Huffman table as a JPEG DHT segment stores it: how
 // many codes of each length 1..16, then the symbols in code order.

@@ -87,7 +87,7 @@ func (b *BlockJPEG) PlaceLogo(ctx context.Context, quads, unsure []plates.Quad, 
 // EditShare is the share of the photo's area that hiding or replacing the
 // quads decodes and may code again: the crops render works on. Past a
 // few tenths the full path is faster (its cost does not grow with the
-// plates), docs/BENCHMARKS.md.
+// plates), docs/research/measurements.md.
 func (b *BlockJPEG) EditShare(quads []plates.Quad) float64 {
 	area := 0
 	for _, g := range plateGroups(quads, b.Bounds()) {

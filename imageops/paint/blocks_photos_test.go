@@ -2,6 +2,7 @@ package paint
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"image"
@@ -26,7 +27,6 @@ func TestBlockDetectHeldOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads the labelled sets")
 	}
-	root := "../../../shared/datasets"
 	for _, tc := range []struct {
 		set   string
 		scale int
@@ -36,10 +36,10 @@ func TestBlockDetectHeldOut(t *testing.T) {
 		{"plates-dashcam-ro", 1, 1000},
 		{"plates-dashcam-ro", 3, 25},
 	} {
-		dir := filepath.Join(root, tc.set)
+		dir := datasets.Set(t, tc.set)
 		data, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 		if err != nil {
-			t.Skipf("%s absent: %v", tc.set, err)
+			t.Fatal(err)
 		}
 		var labels []struct {
 			File   string       `json:"file"`
@@ -50,7 +50,7 @@ func TestBlockDetectHeldOut(t *testing.T) {
 		}
 		var full, block, fullDet, blockDet, n, photos int
 		for _, e := range labels {
-			if !plates.HeldOut(e.File) || photos == tc.most {
+			if !datasets.HeldOut(e.File) || photos == tc.most {
 				continue
 			}
 			photos++

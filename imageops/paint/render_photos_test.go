@@ -1,10 +1,10 @@
 package paint
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -14,12 +14,8 @@ import (
 	"testing"
 
 	"carphoto/imageops/plates"
-	"carphoto/internal/imgtest"
+	"carphoto/internal/testenv/imgtest"
 )
-
-// renderDatasets is where the labelled photos live, relative to this
-// package (../shared/datasets from the repository root).
-const renderDatasets = "../../../shared/datasets"
 
 // renderPhoto is one held-out labelled photo with its plate boxes as quads.
 type renderPhoto struct {
@@ -33,11 +29,8 @@ type renderPhoto struct {
 // rule of the plate detector.
 func renderHeldOut(tb testing.TB, set string, n int) []renderPhoto {
 	tb.Helper()
-	dir := filepath.Join(renderDatasets, set)
+	dir := datasets.Set(tb, set)
 	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
-	if os.IsNotExist(err) {
-		tb.Skipf("labelled photos not found at %s", dir)
-	}
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -50,9 +43,7 @@ func renderHeldOut(tb testing.TB, set string, n int) []renderPhoto {
 	}
 	var photos []renderPhoto
 	for _, l := range labels {
-		h := fnv.New32a()
-		h.Write([]byte(filepath.Base(l.File)))
-		if h.Sum32()%5 != 0 || len(l.Plates) == 0 {
+		if !datasets.HeldOut(l.File) || len(l.Plates) == 0 {
 			continue
 		}
 		f, err := os.Open(filepath.Join(dir, l.File))

@@ -123,7 +123,7 @@ func detect(ctx context.Context, img image.Image, st *Stages, s Settings) ([]Pla
 // Stages are the networks the finder runs: the first stage, the jury of
 // verifiers and any context verifiers (the product runs none). The
 // product's are embedded and loaded once; NewStages loads others for
-// research and is the only way to make a Stages (research.go).
+// research and is the only way to make a Stages (stages.go).
 type Stages struct {
 	net     *net
 	jury    jury

@@ -21,13 +21,10 @@ import (
 	"time"
 
 	"carphoto/imageops/plates"
-	"carphoto/internal/imgtest"
-	"carphoto/internal/platechars"
+	"carphoto/internal/testenv/datasets"
+	"carphoto/internal/testenv/imgtest"
+	"carphoto/internal/testenv/platechars"
 )
-
-// datasets is where the shared labelled photos live, relative to this
-// package (the repository root's ../shared/datasets).
-const datasets = "../../../shared/datasets"
 
 type entry struct {
 	File   string       `json:"file"`
@@ -38,7 +35,7 @@ type entry struct {
 }
 
 // loadHeldOut returns up to n held-out photos of a data set that have no
-// copy among its other photos (plates.Fingerprint: the web set holds the
+// copy among its other photos (datasets.Fingerprint: the web set holds the
 // same photo under several names, and a copy of a training photo tests
 // what the networks remember, not what they find), skipping the test when
 // the shared data sets are not on this machine.
@@ -59,27 +56,17 @@ func decodeFirst(tb testing.TB, set string, entries []entry, n int) []entry {
 }
 
 // extraSets are the sets ../shared/datasets/extra/build.py builds outside
-// the repository (its README: ~490 MB, from two public repositories),
-// found in the folder CARPHOTO_EXTRA_DATA names, else ~/carphoto-data.
+// the repository (its README: ~490 MB, from two public repositories).
 var extraSets = map[string]bool{"plates-openimages": true, "plates-openlpr": true}
 
 // setDir is the folder of a labelled set, skipping the test when it is not
-// on this machine.
+// on this machine (failing, for a shared set, with CARPHOTO_REQUIRE_DATASETS=1).
 func setDir(tb testing.TB, set string) string {
 	tb.Helper()
-	dir := filepath.Join(datasets, set)
 	if extraSets[set] {
-		root := os.Getenv("CARPHOTO_EXTRA_DATA")
-		if root == "" {
-			home, _ := os.UserHomeDir()
-			root = filepath.Join(home, "carphoto-data")
-		}
-		dir = filepath.Join(root, set)
-		if _, err := os.Stat(filepath.Join(dir, "labels.json")); err != nil {
-			tb.Skipf("%s not built at %s (../shared/datasets/extra/README.md; CARPHOTO_EXTRA_DATA names the folder)", set, root)
-		}
+		return datasets.Extra(tb, set)
 	}
-	return dir
+	return datasets.Set(tb, set)
 }
 
 // copyFree holds each set's held-out entries with no copy in the other
@@ -103,19 +90,19 @@ func copyFreeHeldOut(tb testing.TB, set string) []entry {
 		// held-out photo is new to the networks.
 		var held []entry
 		for _, e := range all {
-			if plates.HeldOut(e.File) {
+			if datasets.HeldOut(e.File) {
 				held = append(held, e)
 			}
 		}
 		copyFree.sets[set] = held
 		return held
 	}
-	var others []*plates.Fingerprint
+	var others []*datasets.Fingerprint
 	var held []entry
-	var heldPrints []*plates.Fingerprint
+	var heldPrints []*datasets.Fingerprint
 	for _, e := range all {
-		fp := plates.FingerprintOf(imgtest.DecodeFile(tb, filepath.Join(dir, e.File)))
-		if plates.HeldOut(e.File) {
+		fp := datasets.FingerprintOf(imgtest.DecodeFile(tb, filepath.Join(dir, e.File)))
+		if datasets.HeldOut(e.File) {
 			held, heldPrints = append(held, e), append(heldPrints, fp)
 		} else {
 			others = append(others, fp)
@@ -136,9 +123,6 @@ func copyFreeHeldOut(tb testing.TB, set string) []entry {
 func readEntries(tb testing.TB, set string) []entry {
 	tb.Helper()
 	data, err := os.ReadFile(filepath.Join(setDir(tb, set), "labels.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		tb.Skipf("shared data sets not found at %s", datasets)
-	}
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -168,7 +152,7 @@ func listedCopyFree(tb testing.TB, set string) []entry {
 	}
 	copied := map[string]bool{}
 	for _, g := range groups {
-		if g.Set == set && slices.ContainsFunc(g.Files, func(f string) bool { return !plates.HeldOut(f) }) {
+		if g.Set == set && slices.ContainsFunc(g.Files, func(f string) bool { return !datasets.HeldOut(f) }) {
 			for _, f := range g.Files {
 				copied[f] = true
 			}
@@ -176,7 +160,7 @@ func listedCopyFree(tb testing.TB, set string) []entry {
 	}
 	var out []entry
 	for _, e := range readEntries(tb, set) {
-		if plates.HeldOut(e.File) && !copied[e.File] {
+		if datasets.HeldOut(e.File) && !copied[e.File] {
 			out = append(out, e)
 		}
 	}
@@ -298,10 +282,7 @@ func TestDetectOtherSource(t *testing.T) {
 	if err := json.Unmarshal(data, &photos); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(datasets, "cars-seg")
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		t.Skipf("shared data sets not found at %s", datasets)
-	}
+	dir := datasets.Set(t, "cars-seg")
 	for i := range photos {
 		photos[i].img = imgtest.DecodeFile(t, filepath.Join(dir, photos[i].File))
 	}

@@ -1,13 +1,12 @@
 package plates
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"image"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"carphoto/internal/imgtest"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // A weaker detection lying mostly inside a stronger one is part of that
@@ -39,10 +38,7 @@ func TestDetectionInsideAPlateIsDropped(t *testing.T) {
 // On a close-up whose plate frame carries the dealer's lettering, one
 // plate is found, not three.
 func TestCloseUpWithFrameLettering(t *testing.T) {
-	path := filepath.Join("..", "..", "..", "shared", "datasets", "plates-web-cc0", "images", "plates-web-cc0-0005.jpg")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("the shared plate photos are not beside the repository: %v", err)
-	}
+	path := datasets.File(t, "plates-web-cc0", "images/plates-web-cc0-0005.jpg")
 	found, err := Detect(context.Background(), imgtest.DecodeFile(t, path))
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ const (
 // blur-plates hides a plate (blurred), since a design on a grille badge, a
 // lamp or lettering shows where a blur hardly does. Chosen on the
 // validation photos of the web and dash-cam sets (TestTuneDesign,
-// docs/BENCHMARKS.md "Which detections get a design"): the lowest score
+// docs/research/measurements.md "Which detections get a design"): the lowest score
 // at which at most 2% of the detections kept overlap no plate, labelled
 // or found missing by review; it keeps 84% of the plates. A detection
 // below it still counts as a plate found, but does not satisfy

@@ -2,13 +2,13 @@ package shadow_test
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"errors"
 	"image"
 	"image/color"
 	_ "image/jpeg"
 	_ "image/png"
-	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -18,7 +18,7 @@ import (
 
 	"carphoto"
 	"carphoto/imageops/shadow"
-	"carphoto/internal/imgtest"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // shadowWheel is a tyre of a synthetic car: a disc whose lowest point touches the
@@ -565,10 +565,7 @@ func shadowFastCar(w, h int, body [][2]float64, wheels []shadowWheel) *image.NRG
 // an RGBA cut-out, skipping the test when the dataset is absent.
 func shadowDatasetCutout(tb testing.TB, name string) *image.NRGBA {
 	tb.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "datasets", "cars-seg")
-	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("cars-seg dataset not found at %s: %v", dir, err)
-	}
+	dir := datasets.Set(tb, "cars-seg")
 	photo := imgtest.DecodeFile(tb, filepath.Join(dir, "images", name+".jpg"))
 	mask := imgtest.DecodeFile(tb, filepath.Join(dir, "masks", name+".png"))
 	b := photo.Bounds()

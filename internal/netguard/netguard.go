@@ -1,5 +1,5 @@
-// Package netguard keeps the service's outbound calls (webhooks today,
-// photos fetched by URL next) on the public internet: it refuses loopback,
+// Package netguard keeps the service's outbound calls (webhooks, and
+// photos, designs and backdrops fetched by URL) on the public internet: it refuses loopback,
 // private, link-local, carrier-grade NAT, multicast, reserved and
 // documentation addresses, also when they hide inside an IPv6 address
 // (IPv4-mapped, IPv4-compatible, NAT64, 6to4, Teredo).

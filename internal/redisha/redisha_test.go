@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"carphoto/internal/redisha"
-	"carphoto/internal/redistest"
+	"carphoto/internal/testenv/redistest"
 )
 
 // Slot agrees with Redis Cluster's own CLUSTER KEYSLOT, hash tags

@@ -8,6 +8,7 @@ package tune
 //	go test -tags cutouttune -run TestMeasureCarShare -v ./train/cutout/tune/
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,10 +27,7 @@ import (
 )
 
 func TestMeasureCarShare(t *testing.T) {
-	root := os.Getenv("DATASETS")
-	if root == "" {
-		root = "/work/shared/datasets"
-	}
+	root := datasets.Dir()
 	ctx := context.Background()
 	share := func(img image.Image) float64 {
 		car, err := cutout.Cut(ctx, img)
@@ -74,7 +72,7 @@ func TestMeasureCarShare(t *testing.T) {
 			continue
 		}
 		set := "seg-" + l.Split
-		if cutout.HeldOut(filepath.Base(l.File)) {
+		if datasets.HeldOut(filepath.Base(l.File)) {
 			set = "seg-held"
 		} else if l.Split == "train" && os.Getenv("CARSHARE_NOTRAIN") != "" {
 			continue

@@ -20,6 +20,7 @@ package tune
 // A size is used as it is (NetExact), not adapted to the photo's proportions.
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,10 +37,10 @@ import (
 )
 
 func TestTune(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "..", "shared", "datasets", "cars-seg")
+	dir := datasets.Set(t, "cars-seg")
 	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	var labels []struct{ File, Mask string }
 	if err := json.Unmarshal(raw, &labels); err != nil {
@@ -47,7 +48,7 @@ func TestTune(t *testing.T) {
 	}
 	var imgs, masks []image.Image
 	for _, l := range labels {
-		if cutout.HeldOut(filepath.Base(l.File)) {
+		if datasets.HeldOut(filepath.Base(l.File)) {
 			continue
 		}
 		f, _ := os.Open(filepath.Join(dir, l.File))
@@ -99,8 +100,8 @@ func TestTune(t *testing.T) {
 								if err != nil {
 									t.Fatal(err)
 								}
-								iou += cutout.IoU(m, masks[i])
-								bf += cutout.BoundaryF(m, masks[i], 2)
+								iou += datasets.IoU(m, masks[i])
+								bf += datasets.BoundaryF(m, masks[i], 2)
 							}
 							n := float64(len(passes))
 							t.Logf("size %s open %.0f keep %.2f radius %.1f band %.1f project %.1f: IoU %.4f boundary F %.4f",

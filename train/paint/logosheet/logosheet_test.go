@@ -19,6 +19,7 @@ package logosheet
 // ../shared/datasets beside the repository.)
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,7 +39,7 @@ import (
 	"carphoto/imageops/codec"
 	"carphoto/imageops/paint"
 	"carphoto/imageops/plates"
-	"carphoto/internal/imgtest"
+	"carphoto/internal/testenv/imgtest"
 )
 
 func TestLogoSheet(t *testing.T) {
@@ -48,7 +49,7 @@ func TestLogoSheet(t *testing.T) {
 	}
 	root := os.Getenv("PLATES_DATA")
 	if root == "" {
-		root = filepath.Join("..", "..", "..", "..", "shared", "datasets")
+		root = datasets.Dir()
 	}
 	type pick struct {
 		dir   string
@@ -76,7 +77,7 @@ func TestLogoSheet(t *testing.T) {
 		}
 		n, seen := 0, 0
 		for _, l := range labels {
-			if n == pk.most || !plates.Validation(l.File) || len(l.Plates) == 0 {
+			if n == pk.most || !datasets.Validation(l.File) || len(l.Plates) == 0 {
 				continue
 			}
 			b := l.Plates[0]

@@ -5,6 +5,7 @@
 package audit
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -54,7 +55,7 @@ func TestAuditSheets(t *testing.T) {
 	}
 	var a audit
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		for _, p := range labelled.Photos(t, set, func(name string) bool { return !plates.HeldOut(name) }) {
+		for _, p := range labelled.Photos(t, set, func(name string) bool { return !datasets.HeldOut(name) }) {
 			a.add(p, low.Plates(p.Judged(t, st, s), p.Img.Bounds()), append(p.Missed, p.Boxes...))
 		}
 	}
@@ -65,7 +66,7 @@ func TestHeldOutSheets(t *testing.T) {
 	st, s := shipped(t)
 	var a audit
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		for _, p := range labelled.Photos(t, set, plates.HeldOut) {
+		for _, p := range labelled.Photos(t, set, datasets.HeldOut) {
 			found, err := st.Detect(t.Context(), p.Img, s)
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +77,7 @@ func TestHeldOutSheets(t *testing.T) {
 	// The larger sets, where PLATES_EXTRA names the folder they were built in.
 	if root := os.Getenv("PLATES_EXTRA"); root != "" {
 		for _, set := range labelled.ExtraSets {
-			labelled.Stream(t, filepath.Join(root, set), plates.HeldOut, func(file string, img image.Image, boxes []plates.Box) {
+			labelled.Stream(t, filepath.Join(root, set), datasets.HeldOut, func(file string, img image.Image, boxes []plates.Box) {
 				found, err := st.Detect(t.Context(), img, s)
 				if err != nil {
 					t.Fatal(err)
@@ -101,9 +102,9 @@ func TestHeldOutSheets(t *testing.T) {
 //	PLATES_AUDIT_OUT=/tmp/audit go test -tags platesaudit -run TestMissSheets ./train/plates/audit/
 func TestMissSheets(t *testing.T) {
 	st, s := shipped(t)
-	keep := plates.Validation
+	keep := datasets.Validation
 	if os.Getenv("PLATES_AUDIT_SPLIT") == "train" {
-		keep = plates.Training
+		keep = datasets.Training
 	}
 	var a audit
 	sets := []string{"plates-web-cc0", "plates-dashcam-ro"}

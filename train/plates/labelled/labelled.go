@@ -5,6 +5,7 @@
 package labelled
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"image"
@@ -20,13 +21,11 @@ import (
 	xdraw "golang.org/x/image/draw"
 
 	"carphoto/imageops/plates"
-	"carphoto/internal/imgtest"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // Paths from a tool's folder, train/plates/TOOL.
 const (
-	// Datasets is where the shared plate sets lie, beside the repository.
-	Datasets = "../../../../shared/datasets"
 	// Train is train/plates, whose lists (unlabelled.json, copies.json,
 	// plateless.json, ...) the tools read and write.
 	Train = ".."
@@ -44,7 +43,7 @@ type Photo struct {
 
 // Photos decodes the photos of a plate set whose file names keep says to
 // read; the others (the held-out split, for the tools) are not opened. The
-// sets are read from Datasets (../shared/datasets from the repository), or
+// sets are read from datasets.Dir() (CARPHOTO_DATASETS, else ../shared/datasets beside the repository), or
 // from the folder PLATES_DATA names (the validation sets with repainted
 // plates that train/plates/othersets.py writes, say). PLATES_SCALE=F
 // shrinks every photo and its boxes by F first, as `carphoto bench plates
@@ -53,7 +52,7 @@ type Photo struct {
 // (train/plates/copies.json).
 func Photos(tb testing.TB, set string, keep func(name string) bool) []Photo {
 	tb.Helper()
-	root := Datasets
+	root := datasets.Dir()
 	if d := os.Getenv("PLATES_DATA"); d != "" {
 		root = d
 	}
@@ -233,9 +232,9 @@ func copiedElsewhere(tb testing.TB, set string) func(file string) bool {
 
 func splitOf(file string) string {
 	switch {
-	case plates.HeldOut(file):
+	case datasets.HeldOut(file):
 		return "heldout"
-	case plates.Validation(file):
+	case datasets.Validation(file):
 		return "val"
 	}
 	return "train"

@@ -7,6 +7,7 @@ package mine
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"encoding/json"
 	"image"
 	"os"
@@ -100,9 +101,9 @@ func TestMine(t *testing.T) {
 		}
 	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		for _, p := range labelled.Photos(t, set, func(name string) bool { return !plates.HeldOut(name) }) {
+		for _, p := range labelled.Photos(t, set, func(name string) bool { return !datasets.HeldOut(name) }) {
 			split := "train"
-			if plates.Validation(p.File) {
+			if datasets.Validation(p.File) {
 				split = "val"
 			}
 			mine(split, p)
@@ -113,9 +114,9 @@ func TestMine(t *testing.T) {
 	// in memory decoded).
 	if root := os.Getenv("PLATES_EXTRA"); root != "" {
 		for _, set := range labelled.ExtraSets {
-			labelled.Stream(t, filepath.Join(root, set), func(name string) bool { return !plates.HeldOut(name) }, func(file string, img image.Image, _ []plates.Box) {
+			labelled.Stream(t, filepath.Join(root, set), func(name string) bool { return !datasets.HeldOut(name) }, func(file string, img image.Image, _ []plates.Box) {
 				split := "train"
-				if plates.Validation(file) {
+				if datasets.Validation(file) {
 					split = "val"
 				}
 				mine(split, labelled.Photo{Set: set, File: file, Img: img})

@@ -3,12 +3,12 @@
 package tune
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"carphoto/imageops/plates"
 	"carphoto/train/plates/labelled"
 )
 
@@ -28,9 +28,9 @@ func TestListCopies(t *testing.T) {
 	var groups []group
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		photos := labelled.Photos(t, set, func(string) bool { return true })
-		prints := make([]*plates.Fingerprint, len(photos))
+		prints := make([]*datasets.Fingerprint, len(photos))
 		for i, p := range photos {
-			prints[i] = plates.FingerprintOf(p.Img)
+			prints[i] = datasets.FingerprintOf(p.Img)
 		}
 		// Union-find over the pairs that are copies.
 		parent := make([]int, len(photos))

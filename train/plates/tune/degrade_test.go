@@ -3,6 +3,7 @@
 package tune
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"image"
 	"image/color"
 	"math"
@@ -11,8 +12,7 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
-	"carphoto/imageops/plates"
-	"carphoto/internal/imgtest"
+	"carphoto/internal/testenv/imgtest"
 	"carphoto/train/plates/labelled"
 )
 
@@ -46,7 +46,7 @@ func TestDegradeSweep(t *testing.T) {
 		{"greyscale", grey},
 	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		photos := labelled.Photos(t, set, plates.Validation)
+		photos := labelled.Photos(t, set, datasets.Validation)
 		for _, c := range conditions {
 			var given, audited score
 			proposed := 0

@@ -3,12 +3,13 @@
 package tune
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"fmt"
 	"image"
 	"testing"
 
 	"carphoto/imageops/plates"
-	"carphoto/internal/imgtest"
+	"carphoto/internal/testenv/imgtest"
 	"carphoto/train/plates/labelled"
 )
 
@@ -24,7 +25,7 @@ import (
 func TestScaleSweep(t *testing.T) {
 	st, tuning := tuned(t)
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		photos := labelled.Photos(t, set, plates.Validation)
+		photos := labelled.Photos(t, set, datasets.Validation)
 		line := ""
 		for _, f := range []float64{0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 0.9, 1} {
 			var s score
@@ -87,7 +88,7 @@ func countOn(others []plates.Box, found []plates.Plate, framed plates.Box) int {
 func TestRotationSweep(t *testing.T) {
 	st, tuning := tuned(t)
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		photos := labelled.Photos(t, set, plates.Validation)
+		photos := labelled.Photos(t, set, datasets.Validation)
 		line := ""
 		for _, deg := range []float64{-20, -10, -5, 0, 5, 10, 20} {
 			found, total, wrong := 0, 0, 0
@@ -147,7 +148,7 @@ func TestRotationSweep(t *testing.T) {
 func TestMosaic(t *testing.T) {
 	st, tuning := tuned(t)
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
-		photos := labelled.Photos(t, set, plates.Validation)
+		photos := labelled.Photos(t, set, datasets.Validation)
 		line := ""
 		for _, n := range []int{1, 2, 3} {
 			var given, audited score

@@ -3,6 +3,7 @@
 package tune
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"fmt"
 	"os"
 	"testing"
@@ -44,7 +45,7 @@ func TestTextProposals(t *testing.T) {
 	for _, set := range sets {
 		boxS, audS := make([]score, len(variants)), make([]score, len(variants))
 		chars, total := make([]int, len(variants)), 0
-		photos := labelled.Photos(t, set, plates.Validation)
+		photos := labelled.Photos(t, set, datasets.Validation)
 		for _, p := range photos {
 			props := p.Proposed(t, st, tuning)
 			text, err := plates.TextProposals(ctx, p.Img)

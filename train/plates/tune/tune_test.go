@@ -11,6 +11,7 @@
 package tune
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"fmt"
 	"math"
 	"os"
@@ -75,7 +76,7 @@ type judgedPhoto struct {
 // validationJudged is set's validation photos, judged by st at s.
 func validationJudged(t *testing.T, st *plates.Stages, s plates.Settings, set string) []judgedPhoto {
 	var photos []judgedPhoto
-	for _, p := range labelled.Photos(t, set, plates.Validation) {
+	for _, p := range labelled.Photos(t, set, datasets.Validation) {
 		photos = append(photos, judgedPhoto{p, p.Judged(t, st, s)})
 	}
 	return photos
@@ -143,7 +144,7 @@ func TestReach(t *testing.T) {
 	bands := []float64{0, 20, 40, 80}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		total, reached, found := make([]int, len(bands)), make([]int, len(bands)), make([]int, len(bands))
-		for _, p := range labelled.Photos(t, set, plates.Validation) {
+		for _, p := range labelled.Photos(t, set, datasets.Validation) {
 			props := p.Proposed(t, st, tuning)
 			judged, err := st.Verify(t.Context(), p.Img, props, tuning)
 			if err != nil {
@@ -255,7 +256,7 @@ func extent(q plates.Quad) (lo, hi plates.Point) {
 // plate-logo puts a design only on a plate scoring at least
 // DesignConfidence; this is the curve it was chosen on. Every detection
 // is also listed with its score and class, for the figures in
-// docs/BENCHMARKS.md.
+// docs/research/measurements.md.
 //
 //	go test -tags platestune -run TestTuneDesign -v ./train/plates/tune/
 func TestTuneDesign(t *testing.T) {
@@ -263,7 +264,7 @@ func TestTuneDesign(t *testing.T) {
 	var all []designDet
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
 		var dets []designDet
-		for _, p := range labelled.Photos(t, set, plates.Validation) {
+		for _, p := range labelled.Photos(t, set, datasets.Validation) {
 			found := tuning.Plates(p.Judged(t, st, tuning), p.Img.Bounds())
 			boxes := append(append([]plates.Box(nil), p.Boxes...), p.Missed...)
 			for _, f := range found {

@@ -21,6 +21,7 @@ package backdropsheet
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"image"
@@ -47,7 +48,7 @@ func TestBackdropSheet(t *testing.T) {
 	}
 	root := os.Getenv("PLATES_DATA")
 	if root == "" {
-		root = filepath.Join("..", "..", "..", "..", "shared", "datasets")
+		root = datasets.Dir()
 	}
 	dir := filepath.Join(root, "plates-web-cc0")
 	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))

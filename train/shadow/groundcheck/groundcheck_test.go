@@ -10,6 +10,7 @@ package groundcheck
 //	GOMAXPROCS=1 go test -tags groundcheck -run TestGroundFromCutout -v ./train/shadow/groundcheck/
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"image"
@@ -21,14 +22,14 @@ import (
 
 	"carphoto/imageops/cutout"
 	"carphoto/imageops/shadow"
-	"carphoto/internal/imgtest"
+	"carphoto/internal/testenv/imgtest"
 )
 
 func TestGroundFromCutout(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "..", "shared", "datasets", "cars-seg")
+	dir := datasets.Set(t, "cars-seg")
 	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	var labels []struct{ File, Mask string }
 	if err := json.Unmarshal(raw, &labels); err != nil {
@@ -36,7 +37,7 @@ func TestGroundFromCutout(t *testing.T) {
 	}
 	var offs []float64
 	for _, l := range labels {
-		if cutout.HeldOut(filepath.Base(l.File)) {
+		if datasets.HeldOut(filepath.Base(l.File)) {
 			continue
 		}
 		img := imgtest.DecodeFile(t, filepath.Join(dir, l.File))

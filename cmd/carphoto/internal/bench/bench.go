@@ -16,6 +16,7 @@ import (
 	xdraw "golang.org/x/image/draw"
 
 	"carphoto/imageops/codec"
+	"carphoto/internal/testenv/benchphoto"
 )
 
 // CPUTime is the CPU time this process has used, user plus system.
@@ -43,6 +44,12 @@ func decodeFile(ctx context.Context, path string) (*codec.Photo, error) {
 		return nil, err
 	}
 	return codec.Decode(ctx, data, toolLimits)
+}
+
+// Enlarge scales a photo up to mp megapixels and encodes it as a camera
+// would (bench service --scale-to-mp).
+func Enlarge(ctx context.Context, data []byte, mp float64) ([]byte, error) {
+	return benchphoto.Enlarge(ctx, data, mp, 0)
 }
 
 // ImageSize is a photo file's width and height in displayed orientation,

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"carphoto/imageops"
-	"carphoto/internal/benchphoto"
+	"carphoto/internal/testenv/benchphoto"
 )
 
 // Codec times blur-plates on one JPEG three ways, alternating in

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"fmt"
 	"image"
@@ -12,8 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"carphoto/imageops/plates"
 )
 
 // scene is a smooth 320×200 grey picture, one of a few kinds, brightened
@@ -50,7 +49,7 @@ func writeJPEG(tb testing.TB, path string, img image.Image, quality int) {
 func heldOutName(t *testing.T, prefix string, heldOut bool) string {
 	t.Helper()
 	for i := range 1000 {
-		if n := fmt.Sprintf("%s%d.jpg", prefix, i); plates.HeldOut(n) == heldOut {
+		if n := fmt.Sprintf("%s%d.jpg", prefix, i); datasets.HeldOut(n) == heldOut {
 			return n
 		}
 	}

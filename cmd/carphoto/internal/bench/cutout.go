@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -126,7 +127,7 @@ func Cutout(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("bench cutout: %s: %w", name, err)
 		}
-		iou, bf := cutout.IoU(m, mask.Image), cutout.BoundaryF(m, mask.Image, 2)
+		iou, bf := datasets.IoU(m, mask.Image), datasets.BoundaryF(m, mask.Image, 2)
 		ious, bfs, names = append(ious, iou), append(bfs, bf), append(names, name)
 		if *verbose {
 			fmt.Fprintf(stdout, "%s\tIoU %.4f\tboundary F %.4f\n", name, iou, bf)
@@ -191,13 +192,13 @@ func Cutout(ctx context.Context, args []string, stdout io.Writer) error {
 func cutoutInSplit(split, name string) bool {
 	switch split {
 	case "heldout":
-		return cutout.HeldOut(name)
+		return datasets.HeldOut(name)
 	case "val":
 		h := fnv.New32a()
 		h.Write([]byte(name))
-		return !cutout.HeldOut(name) && h.Sum32()%7 == 3
+		return !datasets.HeldOut(name) && h.Sum32()%7 == 3
 	case "tune":
-		return !cutout.HeldOut(name)
+		return !datasets.HeldOut(name)
 	}
 	return true
 }

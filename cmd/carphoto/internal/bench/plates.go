@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,8 +19,8 @@ import (
 
 	"carphoto/imageops/codec"
 	"carphoto/imageops/plates"
-	"carphoto/internal/benchphoto"
-	"carphoto/internal/platechars"
+	"carphoto/internal/testenv/benchphoto"
+	"carphoto/internal/testenv/platechars"
 )
 
 // platesLine is one line of `carphoto plates --json`.
@@ -134,7 +135,7 @@ func platesOf(ctx context.Context, file string) (platesLine, error) {
 // --mosaic lays them out side by side, so that they stand in for plates
 // small in a large photo. Recall and false detections are given again for
 // the scored photos that have no copy among the other splits' photos
-// (plates.Fingerprint). On the held-out split it also gives the share of
+// (datasets.Fingerprint). On the held-out split it also gives the share of
 // plates whose characters are hidden (platechars: at least 95% of the text
 // regions a text detector found on the plate, read from --chars), and
 // names the plates left readable.
@@ -287,18 +288,18 @@ func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout i
 	var inSplit func(name string) bool
 	switch o.split {
 	case "heldout":
-		inSplit = plates.HeldOut
+		inSplit = datasets.HeldOut
 	case "val":
-		inSplit = plates.Validation
+		inSplit = datasets.Validation
 	case "train":
-		inSplit = plates.Training
+		inSplit = datasets.Training
 	case "all":
 		inSplit = func(string) bool { return true }
 	default:
 		return nil, "", fmt.Errorf("bench plates: --split %q: want heldout, val, train or all", o.split)
 	}
 	// The other splits' photos, to find the scored photos' copies among.
-	var others []*plates.Fingerprint
+	var others []*datasets.Fingerprint
 	for _, l := range labels {
 		if inSplit(filepath.Base(l.File)) {
 			continue
@@ -307,7 +308,7 @@ func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout i
 		if err != nil {
 			return nil, "", fmt.Errorf("bench plates: %s: %w", filepath.Base(l.File), err)
 		}
-		others = append(others, plates.FingerprintOf(photo.Image))
+		others = append(others, datasets.FingerprintOf(photo.Image))
 	}
 	setName := filepath.Base(filepath.Clean(dir))
 	chars, noChars := o.chars[setName], o.noChars
@@ -332,7 +333,7 @@ func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout i
 			return nil, "", fmt.Errorf("bench plates: %s: %w", name, err)
 		}
 		p := benchPhoto{name: name, path: path, img: photo.Image, plates: l.Plates}
-		p.copied = plates.FingerprintOf(p.img).CopiedIn(others)
+		p.copied = datasets.FingerprintOf(p.img).CopiedIn(others)
 		if chars != nil {
 			if p.chars, err = charsOf(chars, l.File, l.Plates); err != nil {
 				return nil, "", fmt.Errorf("bench plates: %s: %w", o.charsFile, err)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,10 +63,7 @@ func TestRunPlatesJSON(t *testing.T) {
 }
 
 func TestRunPlatesOnRealPhoto(t *testing.T) {
-	photo := "../../../../../shared/datasets/plates-web-cc0/images/plates-web-cc0-0000.jpg"
-	if _, err := os.Stat(photo); err != nil {
-		t.Skipf("shared data sets not found: %v", err)
-	}
+	photo := datasets.File(t, "plates-web-cc0", "images/plates-web-cc0-0000.jpg")
 	var out bytes.Buffer
 	if err := FindPlates(context.Background(), []string{"--json", photo}, &out, io.Discard); err != nil {
 		t.Fatal(err)
@@ -236,11 +234,11 @@ func TestRunBenchPlates(t *testing.T) {
 	}
 	// --split train scores only the photos whose names fall in the split the
 	// networks learn from: here one of the two.
-	if plates.Training("grey.jpg") {
+	if datasets.Training("grey.jpg") {
 		t.Fatal("grey.jpg is a training photo: pick another name for the photo outside the split")
 	}
 	learnt := "grey-0.jpg"
-	for i := 1; !plates.Training(learnt); i++ {
+	for i := 1; !datasets.Training(learnt); i++ {
 		learnt = fmt.Sprintf("grey-%d.jpg", i)
 	}
 	writeGreyJPEG(t, filepath.Join(dir, "images"), learnt, 320, 200)

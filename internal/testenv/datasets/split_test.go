@@ -1,4 +1,4 @@
-package plates
+package datasets
 
 import (
 	"fmt"

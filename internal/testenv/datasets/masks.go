@@ -1,17 +1,8 @@
-package cutout
+package datasets
 
 import (
-	"hash/fnv"
 	"image"
 )
-
-// HeldOut reports whether a cars-seg image, by base file name ("cars-seg-0007.jpg"), is
-// in the held-out split that no training or tuning touches: fnv32a(name) % 5 == 0.
-func HeldOut(name string) bool {
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	return h.Sum32()%5 == 0
-}
 
 // IoU returns the intersection over union of the car in matte (alpha >= 128) and in
 // mask (any image, gray >= 128 = car). Both must have the same size; 1 if both are empty.

@@ -4,11 +4,11 @@ package videotest
 
 import (
 	"bytes"
+	"carphoto/internal/testenv/datasets"
 	"context"
 	"fmt"
 	"image"
 	"image/draw"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -33,17 +33,14 @@ func Offset(i int) image.Point {
 }
 
 // Make writes the clip as an MP4 (H.264 and AAC) in dir and returns its
-// path. It skips the test where ffmpeg or the shared photos are missing;
-// root is the path from the test's package to the repository.
-func Make(t testing.TB, root, dir string) string {
+// path. It skips the test where ffmpeg or the shared photos are missing
+// (datasets.File).
+func Make(t testing.TB, dir string) string {
 	t.Helper()
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Skip("ffmpeg is not installed (apt-get install ffmpeg)")
 	}
-	data, err := os.ReadFile(filepath.Join(root, "..", "shared", "datasets", "plates-dashcam-ro", "images", "plates-dashcam-ro-0001.jpg"))
-	if err != nil {
-		t.Skipf("the shared plate photos are not beside the repository: %v", err)
-	}
+	data := datasets.ReadFile(t, "plates-dashcam-ro", "images/plates-dashcam-ro-0001.jpg")
 	photo, err := codec.Decode(context.Background(), data, codec.Limits{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package plates
+package datasets
 
 import (
 	"hash/fnv"
@@ -11,7 +11,8 @@ import (
 
 // HeldOut reports whether a labelled photo (by file name) belongs to the
 // fixed held-out split that training and tuning never touch: fnv32a of the
-// base name mod 5 is 0. The renderer's tests share it.
+// base name mod 5 is 0. Every set uses it: the plate sets, cars-seg and
+// the extra sets.
 func HeldOut(name string) bool { return splitHash(name)%5 == 0 }
 
 // Validation reports whether a photo belongs to the tuning split inside the

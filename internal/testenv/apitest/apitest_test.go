@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"carphoto/internal/apitest"
+	"carphoto/internal/testenv/apitest"
 )
 
 func TestDocumentIsValidOpenAPI31(t *testing.T) {
