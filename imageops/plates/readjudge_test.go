@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"carphoto/internal/testenv/datasets"
 )
 
 // TestFitReadJudge fits the reading judge (readJudge) on the validation
@@ -50,7 +52,7 @@ func TestFitReadJudge(t *testing.T) {
 		}
 		pos, neg := 0, 0
 		for _, l := range labels {
-			if !Validation(filepath.Base(l.File)) {
+			if !datasets.Validation(filepath.Base(l.File)) {
 				continue
 			}
 			f, err := os.Open(filepath.Join(dir, l.File))

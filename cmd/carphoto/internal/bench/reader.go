@@ -16,7 +16,7 @@ import (
 	"carphoto/imageops/paint"
 	"carphoto/imageops/plates"
 	"carphoto/imageops/textrec"
-	"carphoto/internal/platechars"
+	"carphoto/internal/testenv/platechars"
 )
 
 // readerScore is what the text reader's decision changed on a set: the
