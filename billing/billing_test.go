@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/png"
 	"math"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"carphoto"
 	"carphoto/billing"
 	"carphoto/internal/testenv/redistest"
+	"carphoto/objstore"
 )
 
 // db is this package's database on a shared test Redis.
@@ -26,7 +28,20 @@ const db = 3
 func newService(tb testing.TB, cfg billing.Config) (*billing.Service, *redistest.Server) {
 	tb.Helper()
 	r := redistest.New(tb, db)
+	if cfg.Assets == nil {
+		cfg.Assets = localAssets(tb)
+	}
 	return billing.New(r.Client, cfg), r
+}
+
+// localAssets is an asset store in a directory of the test's own.
+func localAssets(tb testing.TB) objstore.Store {
+	tb.Helper()
+	st, err := objstore.NewLocal(filepath.Join(tb.TempDir(), objstore.Assets))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st
 }
 
 func createAccount(tb testing.TB, s *billing.Service, credits int64) (billing.Account, string) {
@@ -861,5 +876,43 @@ func TestInFlightWakeAcrossProcesses(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter in the other process never entered")
+	}
+}
+
+// A hold is named before it is placed: placing it again (a try whose
+// answer was lost) reserves nothing more, and a release that arrives
+// before the placing leaves a mark, so the hold reserves nothing.
+func TestHoldNamedBeforePlaced(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t, billing.Config{})
+	a, _ := createAccount(t, s, 5)
+	h := s.NewHold(a.ID, "req-1", "blur-plates")
+	for range 2 {
+		if left, err := s.Place(ctx, h); err != nil || left != 4 {
+			t.Fatalf("Place: %d, %v; want 4 left", left, err)
+		}
+	}
+	if err := s.Release(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if got := balance(t, s, a.ID); got != 5 {
+		t.Fatalf("balance %d after the release, want 5", got)
+	}
+
+	late := s.NewHold(a.ID, "req-2", "blur-plates")
+	if err := s.Release(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Place(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	if got := balance(t, s, a.ID); got != 5 {
+		t.Errorf("balance %d after a hold placed behind its release, want 5: it reserves nothing", got)
+	}
+	if _, err := s.Capture(ctx, late); err == nil {
+		t.Error("captured a hold released before it was placed")
+	}
+	if n, _ := s.OpenHolds(ctx); n != 0 {
+		t.Errorf("%d holds open, want 0", n)
 	}
 }

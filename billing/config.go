@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"carphoto/objstore"
 )
 
 // Config sets prices and limits. Zero fields take the defaults below.
@@ -49,6 +51,12 @@ type Config struct {
 	// 16 megapixels.
 	MaxBackdropBytes  int64
 	MaxBackdropPixels int
+	// MaxAssetStorageBytes caps the bytes of one account's assets
+	// together. Default 512 MiB.
+	MaxAssetStorageBytes int64
+	// Assets is the store that holds the assets' images; Redis keeps
+	// their records only. Without it no asset can be saved.
+	Assets objstore.Store
 
 	// LedgerMax caps each account's ledger stream (approximately, to keep
 	// trimming cheap). Default 10000 entries.
@@ -86,6 +94,9 @@ const (
 	DefaultMaxBackdropBytes  = 15 << 20
 	DefaultMaxBackdropPixels = 16_000_000
 	DefaultLedgerMax         = 10000
+	// DefaultMaxAssetStorageBytes is 100 designs of 5 MB, or 34 backdrops
+	// of 15 MB.
+	DefaultMaxAssetStorageBytes = 512 << 20
 )
 
 func (c Config) withDefaults() Config {
@@ -130,6 +141,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBackdropPixels <= 0 {
 		c.MaxBackdropPixels = DefaultMaxBackdropPixels
+	}
+	if c.MaxAssetStorageBytes <= 0 {
+		c.MaxAssetStorageBytes = DefaultMaxAssetStorageBytes
 	}
 	if c.LedgerMax <= 0 {
 		c.LedgerMax = DefaultLedgerMax

@@ -22,6 +22,7 @@ type Hold struct {
 	requestID string
 	op        string
 	amount    int64
+	ttl       time.Duration // how long it lives unsettled before the sweep returns it
 }
 
 // Amount returns the credits the hold reserved: what Capture charges.
@@ -70,6 +71,12 @@ local function close(p, idx, acct, id, kind, now, cap)
   local h = redis.call('HMGET', hk, 'state', 'amount', 'request_id', 'op')
   if not h[1] then
     redis.call('ZREM', idx, acct .. ':' .. id)
+    if kind == 'release' then
+      -- A hold whose placing is still on its way (its caller gave up
+      -- waiting for the answer) finds this mark and reserves nothing.
+      redis.call('HSET', hk, 'state', 'released')
+      redis.call('EXPIRE', hk, 86400)
+    end
     return {0, 0, 'unknown'}
   end
   if h[1] ~= 'held' then
@@ -121,7 +128,9 @@ return #ids
 // Hold reserves the price of op for requestID, if the balance covers it.
 // The check and the reservation are one atomic step, so concurrent calls
 // can never spend more than the balance. A short balance is
-// EInsufficientCredits.
+// EInsufficientCredits. On a store error the hold may have been made all
+// the same (the answer, not the script, was lost): the Hold returned then
+// names it, for the caller to Release; on a refusal it is the zero Hold.
 func (s *Service) Hold(ctx context.Context, accountID, requestID, op string) (Hold, error) {
 	return s.HoldFor(ctx, accountID, requestID, op, s.Cost(op), s.cfg.HoldTTL)
 }
@@ -129,30 +138,56 @@ func (s *Service) Hold(ctx context.Context, accountID, requestID, op string) (Ho
 // HoldFor is Hold for a given amount that lives ttl before the sweep
 // returns it: a video job's credits, held for as long as the job may run.
 func (s *Service) HoldFor(ctx context.Context, accountID, requestID, op string, amount int64, ttl time.Duration) (Hold, error) {
-	if !validID(accountID) {
-		return Hold{}, fmt.Errorf("billing: hold: account %q does not exist", accountID)
+	h := s.newHold(accountID, requestID, op, amount, ttl)
+	if _, err := s.Place(ctx, h); err != nil {
+		if carphoto.ErrorCode(err) != carphoto.EUnavailable {
+			return Hold{}, err
+		}
+		return h, err
 	}
-	h := Hold{id: newID("hold"), accountID: accountID, requestID: requestID, op: op, amount: amount}
+	return h, nil
+}
+
+// NewHold names a hold of op's price for requestID without placing it:
+// its id is chosen once, so that every try of Place, and the Release that
+// settles it whatever happened, are about the same hold, even when a
+// try's answer was lost after Redis had made it.
+func (s *Service) NewHold(accountID, requestID, op string) Hold {
+	return s.newHold(accountID, requestID, op, s.Cost(op), s.cfg.HoldTTL)
+}
+
+func (s *Service) newHold(accountID, requestID, op string, amount int64, ttl time.Duration) Hold {
+	return Hold{id: newID("hold"), accountID: accountID, requestID: requestID, op: op, amount: amount, ttl: ttl}
+}
+
+// Place reserves h's credits if the balance covers them and returns the
+// balance left. Placing a hold again changes nothing and returns the
+// balance; so does placing one already released (Release leaves a mark
+// for a hold it did not find). A short balance is EInsufficientCredits.
+func (s *Service) Place(ctx context.Context, h Hold) (remaining int64, err error) {
+	if !validID(h.accountID) {
+		return 0, fmt.Errorf("billing: hold: account %q does not exist", h.accountID)
+	}
 	now := s.now()
 	cmd, err := s.write(ctx, true, holdScript,
-		[]string{acctKey(accountID), holdKey(accountID, h.id), holdsKey(accountID), ledgerKey(accountID)},
-		h.amount, h.id, requestID, op, unixMS(now), unixMS(now.Add(ttl)), s.cfg.LedgerMax, accountID,
+		[]string{acctKey(h.accountID), holdKey(h.accountID, h.id), holdsKey(h.accountID), ledgerKey(h.accountID)},
+		h.amount, h.id, h.requestID, h.op, unixMS(now), unixMS(now.Add(h.ttl)), s.cfg.LedgerMax, h.accountID,
 	)
 	if err != nil {
-		return Hold{}, storeErr("hold", err)
+		return 0, storeErr("hold", err)
 	}
 	v, err := cmd.Int64Slice()
 	if err != nil {
-		return Hold{}, storeErr("hold", err)
+		return 0, storeErr("hold", err)
 	}
 	switch v[0] {
 	case -1:
-		return Hold{}, fmt.Errorf("billing: hold: account %q does not exist", accountID)
+		return 0, fmt.Errorf("billing: hold: account %q does not exist", h.accountID)
 	case 0:
-		return Hold{}, carphoto.Errorf(carphoto.EInsufficientCredits,
+		return 0, carphoto.Errorf(carphoto.EInsufficientCredits,
 			"this call costs %d %s; the balance is %d", h.amount, plural(h.amount, "credit"), v[1])
 	}
-	return h, nil
+	return v[1], nil
 }
 
 // Capture charges the hold and returns the balance left. It charges at most

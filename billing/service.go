@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"carphoto/internal/redisha"
+	"carphoto/objstore"
 )
 
 // prefix starts every key this package writes (see the package comment).
@@ -25,6 +26,7 @@ type Service struct {
 	durable  *redisha.Durability // how money writes wait for a replica
 	limiter  *redis_rate.Limiter
 	now      func() time.Time // replaced in tests
+	assets   objstore.Store   // where assets' images are (Config.Assets)
 	waiters  waiters          // requests of this process waiting for a key's slot
 	wakeOnce sync.Once        // starts listenWakes
 }
@@ -35,6 +37,7 @@ func New(rdb redis.UniversalClient, cfg Config) *Service {
 		rdb:     rdb,
 		cfg:     cfg.withDefaults(),
 		limiter: redis_rate.NewLimiter(rdb),
+		assets:  cfg.Assets,
 		now:     time.Now,
 	}
 	s.durable = &redisha.Durability{Replicas: s.cfg.WaitReplicas, Timeout: s.cfg.WaitTimeout,
@@ -86,6 +89,7 @@ func ledgerKey(id string) string          { return prefix + "ledger:{" + id + "}
 func holdKey(acct, hold string) string    { return prefix + "hold:{" + acct + "}:" + hold }
 func assetsKey(id string) string          { return prefix + "assets:{" + id + "}" }
 func assetKey(acct, asset string) string  { return prefix + "asset:{" + acct + "}:" + asset }
+func assetBytesKey(id string) string      { return prefix + "assetbytes:{" + id + "}" }
 func keyIndexKey(hash string) string      { return prefix + "key:" + hash }
 func holdsKey(acct string) string         { return slotHoldsKey(redisha.Slot(acctKey(acct))) }
 func slotHoldsKey(slot int) string        { return prefix + "holds:{" + redisha.SlotTag(slot) + "}" }

@@ -5,7 +5,7 @@
 //
 // A key is scoped to one account. Its record lives in Redis:
 //
-//	cp:idem:{account_id}:<sha256(key)>  hash  fp, state (running|done), owner, status, header, body
+//	cp:idem:{account_id}:<sha256(key)>  hash  fp, state (running|done), owner, status, header, body, unpaid
 //
 // The braces are literal: the account id is the record's Redis Cluster
 // hash tag, the same as the account's billing keys.
@@ -49,6 +49,9 @@ type Response struct {
 	Status int
 	Header map[string]string
 	Body   []byte
+	// Unpaid marks an answer that did not reach its client and was not
+	// charged: the replay that delivers it is charged for it (Pay).
+	Unpaid bool
 }
 
 // Claim is a key held by one running request.
@@ -82,14 +85,15 @@ if not r[1] then
 end
 if r[1] ~= ARGV[1] then return {'mismatch'} end
 if r[2] ~= 'done' then return {'running'} end
-return {'done', r[3], r[4], r[5]}
+return {'done', r[3], r[4], r[5], redis.call('HGET', KEYS[1], 'unpaid') or '0'}
 `)
 
 // finishScript: KEYS[1] the record; ARGV owner, status, header, body, TTL
-// (ms). It stores the answer if the claim is still the owner's.
+// (ms), unpaid (0 or 1). It stores the answer if the claim is still the
+// owner's.
 var finishScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'done', 'status', ARGV[2], 'header', ARGV[3], 'body', ARGV[4])
+redis.call('HSET', KEYS[1], 'state', 'done', 'status', ARGV[2], 'header', ARGV[3], 'body', ARGV[4], 'unpaid', ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 `)
@@ -102,13 +106,21 @@ end
 return 0
 `)
 
+// payScript: KEYS[1] the record. It marks a stored unpaid answer paid and
+// returns 1, or 0 when it was paid already (or is gone).
+var payScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'unpaid') ~= '1' then return 0 end
+redis.call('HSET', KEYS[1], 'unpaid', '0')
+return 1
+`)
+
 // ErrClaimLost is returned by Finish when the claim had lapsed (the request
 // outlived the running TTL) and the answer was not stored.
 var ErrClaimLost = errors.New("idempotency: claim lapsed before the answer was stored")
 
 // Begin looks up the account's key for a request whose content hashes to
 // fingerprint (see Fingerprint). With Started the claim is returned; with
-// Replay the stored answer.
+// Replay the stored answer, and a Claim naming it for Pay.
 func (s *Store) Begin(ctx context.Context, accountID, key, fingerprint string) (State, Claim, *Response, error) {
 	c := Claim{key: recordKey(accountID, key), owner: rand.Text()}
 	v, err := beginScript.Run(ctx, s.rdb, []string{c.key}, fingerprint, c.owner, s.running.Milliseconds()).Slice()
@@ -124,6 +136,8 @@ func (s *Store) Begin(ctx context.Context, accountID, key, fingerprint string) (
 		return InProgress, Claim{}, nil, nil
 	}
 	r := &Response{}
+	unpaid, _ := v[4].(string)
+	r.Unpaid = unpaid == "1"
 	status, _ := v[1].(string)
 	header, _ := v[2].(string)
 	body, _ := v[3].(string)
@@ -134,7 +148,7 @@ func (s *Store) Begin(ctx context.Context, accountID, key, fingerprint string) (
 		return 0, Claim{}, nil, fmt.Errorf("idempotency: stored header: %w", err)
 	}
 	r.Body = []byte(body)
-	return Replay, Claim{}, r, nil
+	return Replay, Claim{key: c.key}, r, nil
 }
 
 // Finish stores the claimed request's answer for the store's TTL.
@@ -143,7 +157,11 @@ func (s *Store) Finish(ctx context.Context, c Claim, r Response) error {
 	if err != nil {
 		return fmt.Errorf("idempotency: finish: %w", err)
 	}
-	n, err := finishScript.Run(ctx, s.rdb, []string{c.key}, c.owner, r.Status, header, r.Body, s.ttl.Milliseconds()).Int()
+	unpaid := 0
+	if r.Unpaid {
+		unpaid = 1
+	}
+	n, err := finishScript.Run(ctx, s.rdb, []string{c.key}, c.owner, r.Status, header, r.Body, s.ttl.Milliseconds(), unpaid).Int()
 	if err != nil {
 		return fmt.Errorf("idempotency: finish: %w", err)
 	}
@@ -151,6 +169,20 @@ func (s *Store) Finish(ctx context.Context, c Claim, r Response) error {
 		return ErrClaimLost
 	}
 	return nil
+}
+
+// Pay marks the unpaid answer of a replayed key (the Claim Begin returned
+// with Replay) paid, once: it reports true to the one caller that did, who
+// charges for it; false when it was paid already.
+func (s *Store) Pay(ctx context.Context, c Claim) (bool, error) {
+	if c.key == "" {
+		return false, nil
+	}
+	n, err := payScript.Run(ctx, s.rdb, []string{c.key}).Int()
+	if err != nil {
+		return false, fmt.Errorf("idempotency: pay: %w", err)
+	}
+	return n == 1, nil
 }
 
 // Abandon frees the claim without an answer, so a retry runs afresh; for

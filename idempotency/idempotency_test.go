@@ -109,3 +109,31 @@ func TestConcurrentBegin(t *testing.T) {
 		t.Fatalf("%d of 16 concurrent duplicates started, want 1", started)
 	}
 }
+
+// An answer kept unpaid (it never reached its client) is replayed marked
+// so, and paid once: of two retries that deliver it, one pays.
+func TestUnpaidAnswerPaidOnce(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t, time.Minute, time.Minute)
+	fp := idempotency.Fingerprint([]byte("car-shadow"), []byte("photo"))
+	_, claim, _, err := s.Begin(ctx, "acct_a", "k", fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(ctx, claim, idempotency.Response{Status: 200, Body: []byte("png"), Unpaid: true}); err != nil {
+		t.Fatal(err)
+	}
+	state, again, res, err := s.Begin(ctx, "acct_a", "k", fp)
+	if err != nil || state != idempotency.Replay || !res.Unpaid {
+		t.Fatalf("Begin after an unpaid Finish: %v %+v %v; want a Replay marked unpaid", state, res, err)
+	}
+	if paid, err := s.Pay(ctx, again); err != nil || !paid {
+		t.Fatalf("first Pay: %v %v, want true", paid, err)
+	}
+	if paid, err := s.Pay(ctx, again); err != nil || paid {
+		t.Fatalf("second Pay: %v %v, want false: paid once", paid, err)
+	}
+	if _, _, res, _ := s.Begin(ctx, "acct_a", "k", fp); res.Unpaid {
+		t.Error("the answer is still unpaid after Pay")
+	}
+}

@@ -295,7 +295,7 @@ func CheckCanvas(p Params, width, height int, lim Limits) error {
 		return nil
 	}
 	return carphoto.Errorf(carphoto.EInvalidParams,
-		"crop, padding and aspect would make a canvas of up to %d×%d pixels (%.0f MP) around this %d×%d photo; the limit is %d MP (the answer itself is scaled to at most %d MP): use a smaller padding or an aspect nearer the photo's",
+		"crop, padding and aspect would make a canvas too large: up to %d×%d pixels (%.0f MP) around this %d×%d photo; the limit is %d MP (the answer itself is scaled to at most %d MP): use a smaller padding or an aspect nearer the photo's",
 		cw, ch, float64(cw)*float64(ch)/1e6, width, height, limit/1_000_000, MaxCanvasPixels/1_000_000)
 }
 

@@ -23,8 +23,12 @@ type Request struct {
 	Photo     []byte
 	Design    []byte // plate-logo's design, logo-overlay's logo; nil otherwise
 	Backdrop  []byte // car-shadow's and car-cutout's backdrop (Params.Backdrop); nil otherwise
-	Params    imageops.Params
-	Deadline  time.Time
+	// Asset is, instead of Design or Backdrop, the second image as a saved
+	// asset: its key in the asset store, where the worker reads it (never
+	// through Redis).
+	Asset    string
+	Params   imageops.Params
+	Deadline time.Time
 }
 
 // Client enqueues requests and waits for their results.
@@ -91,6 +95,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	defer cancel()
 	p := Payload{
 		RequestID: req.ID, Op: req.Params.Op, AccountID: req.AccountID, Design: req.Design != nil, Backdrop: req.Backdrop != nil,
+		Asset:  req.Asset,
 		Params: req.Params, EnqueuedAt: time.Now(), Deadline: req.Deadline, Run: 1,
 	}
 	photoKey, designKey, backdropKey, resultKey := PhotoKey(req.ID), DesignKey(req.ID), BackdropKey(req.ID), ResultKey(req.ID)
@@ -154,8 +159,12 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 			return err
 		})
 		switch {
+		case err == nil && errors.Is(ctx.Err(), context.Canceled):
+			// A result popped as the caller gave up (its client left) is
+			// not theirs to deliver.
+			return nil, c.failed(ctx, "wait for result", ctx.Err())
 		case err == nil:
-			return DecodeResult([]byte(vals[1]))
+			return DecodeResult([]byte(vals[1])) // at the deadline too: the work is done
 		case ctx.Err() != nil:
 			return nil, c.failed(ctx, "wait for result", ctx.Err())
 		case !errors.Is(err, redis.Nil):

@@ -37,7 +37,11 @@ type Payload struct {
 	// HasLogo is how a task queued by the release before said it had a
 	// second image (LogoKey): a design, or a backdrop where its params
 	// place the car on one. Read, never written.
-	HasLogo    bool            `json:"logo,omitempty"`
+	HasLogo bool `json:"logo,omitempty"`
+	// Asset is the second image's key in the asset store when it is a
+	// saved asset (a design or backdrop by Params.Backdrop), in place of
+	// a copy in Redis.
+	Asset      string          `json:"asset,omitempty"`
 	Params     imageops.Params `json:"params"`
 	EnqueuedAt time.Time       `json:"enq"`
 	Deadline   time.Time       `json:"deadline"`

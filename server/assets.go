@@ -21,12 +21,20 @@ const multipartSlack = 64 << 10
 // createAsset serves POST /v1/assets: one PNG, JPEG or WebP image in the
 // multipart file field "file", of the kind in the field "kind" (a plate
 // design, the default, or a backdrop), saved to the caller's Assets
-// library. Free, but counted by the rate limit like every /v1 call.
+// library (the image in the asset store, its record in Redis). Free, but
+// counted by the rate limit like every /v1 call, and by the key's
+// in-flight cap and UPLOAD_TIMEOUT like a photo call.
 func (s *Server) createAsset(c echo.Context) error {
+	ctx, leave, err := s.enterAsset(c)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	cfg := s.billing.Config()
 	// The kind may come after the file: read up to the larger limit, and
 	// hold the file to its kind's in CreateAsset.
-	name, kind, data, err := readAssetFile(c.Request(), max(cfg.MaxAssetBytes, cfg.MaxBackdropBytes))
+	deadline, _ := ctx.Deadline()
+	name, kind, data, err := s.readAsset(c, max(cfg.MaxAssetBytes, cfg.MaxBackdropBytes), deadline)
 	if err != nil {
 		return err
 	}
@@ -36,7 +44,7 @@ func (s *Server) createAsset(c echo.Context) error {
 	if _, _, err := s.checkHeader("file", data); err != nil {
 		return err
 	}
-	a, err := s.billing.CreateAsset(c.Request().Context(), accountID(c), kind, name, data)
+	a, err := s.billing.CreateAsset(ctx, accountID(c), kind, name, data)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"carphoto/internal/testenv/apitest"
 	"carphoto/internal/testenv/redistest"
 	"carphoto/jobs"
+	"carphoto/objstore"
 	"carphoto/server"
 )
 
@@ -33,6 +35,13 @@ type acctEnv struct {
 func newAcctEnv(tb testing.TB, cfg server.Config, bcfg billing.Config) *acctEnv {
 	tb.Helper()
 	r := redistest.New(tb, 2)
+	if bcfg.Assets == nil {
+		st, err := objstore.NewLocal(filepath.Join(tb.TempDir(), objstore.Assets))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		bcfg.Assets = st
+	}
 	b := billing.New(r.Client, bcfg)
 	j := jobs.NewClient(r.Client)
 	tb.Cleanup(func() { j.Close() })

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -69,7 +70,10 @@ func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o
 		state, claim, res, err = s.idem.Begin(ctx, account, key, fp)
 		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return o, false, s.cut(ctx, err) // the deadline, or a client gone: not an outage
+	case err != nil:
 		return o, false, carphoto.Wrap(err, carphoto.EUnavailable, "the service's store is unavailable; retry shortly")
 	}
 	switch state {
@@ -81,6 +85,9 @@ func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o
 		return o, false, carphoto.Errorf(carphoto.EIdempotencyKeyReused,
 			"this Idempotency-Key was used within the last %v for a request with other content; use a new key", s.cfg.IdempotencyTTL)
 	case idempotency.Replay:
+		if res.Unpaid {
+			return o, true, s.replayUnpaid(c, account, claim, res)
+		}
 		h := c.Response().Header()
 		for k, v := range res.Header {
 			h.Set(k, v)
@@ -93,8 +100,9 @@ func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o
 }
 
 // finish keeps a successful answer (status, body and the headers already
-// set on c) for the key's retries.
-func (o *once) finish(ctx context.Context, c echo.Context, status int, contentType string, body []byte) {
+// set on c) for the key's retries; unpaid when it did not reach the client
+// and was not charged, so that the retry that delivers it pays for it.
+func (o *once) finish(ctx context.Context, c echo.Context, status int, contentType string, body []byte, unpaid bool) {
 	if o.claim == (idempotency.Claim{}) {
 		return
 	}
@@ -106,7 +114,7 @@ func (o *once) finish(ctx context.Context, c echo.Context, status int, contentTy
 		}
 	}
 	h[echo.HeaderContentType] = contentType
-	if err := o.s.idem.Finish(ctx, o.claim, idempotency.Response{Status: status, Header: h, Body: body}); err != nil {
+	if err := o.s.idem.Finish(ctx, o.claim, idempotency.Response{Status: status, Header: h, Body: body, Unpaid: unpaid}); err != nil {
 		// The answer still goes out; a retry runs again once the claim lapses.
 		logFor(c).Error().Err(err).Msg("keep the answer for the Idempotency-Key")
 	}
@@ -121,4 +129,45 @@ func (o *once) end(ctx context.Context, c echo.Context) {
 	if err := o.s.idem.Abandon(ctx, o.claim); err != nil {
 		logFor(c).Error().Err(err).Msg("release the Idempotency-Key")
 	}
+}
+
+// replayUnpaid sends again a photo answer its first call did not deliver,
+// and so did not charge: charged like a first answer, on delivery (hold,
+// write, capture), and once, however many retries deliver it (Pay).
+func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.Claim, res *idempotency.Response) error {
+	ctx, cancel := s.redisDeadline(c)
+	defer cancel()
+	op, _ := c.Get(ctxOp).(string)
+	hold, remaining, err := s.placeHold(ctx, account, requestIDOf(c), op)
+	captured := false
+	defer func() {
+		if !captured {
+			s.release(ctx, logFor(c), hold)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	for k, v := range res.Header {
+		h.Set(k, v)
+	}
+	h.Set("Idempotent-Replayed", "true")
+	h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
+	h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
+	delivered, err := writeAnswer(c, res.Status, res.Header[echo.HeaderContentType], res.Body)
+	if !delivered {
+		return err
+	}
+	var paid bool
+	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
+		paid, err = s.idem.Pay(ctx, claim)
+		return err
+	})
+	if err != nil || !paid {
+		// Paid by another retry already, or unknown: the customer wins.
+		return nil
+	}
+	captured = s.capture(ctx, c, hold)
+	return nil
 }

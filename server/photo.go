@@ -4,14 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
-	"net/http"
-	"os"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -23,38 +15,15 @@ import (
 	"carphoto/jobs"
 )
 
-// acceptedFields are the multipart fields op accepts: its images' fields
-// and its parameters (imageops.ParamNames); anything else is refused so a
-// misspelt option never passes silently.
-func acceptedFields(op imageops.Op) []string {
-	names := []string{"image", "imageUrl"}
-	switch op {
-	case imageops.PlateLogo, imageops.LogoOverlay:
-		names = append(names, "logo", "logoAssetId", "logoUrl")
-	case imageops.CarShadow, imageops.CarCutout:
-		names = append(names, "backgroundImage", "backgroundUrl", "backgroundAssetId")
-	}
-	return append(names, imageops.ParamNames(op)...)
-}
-
-// maxFieldBytes caps a text field; the longest legitimate one is an asset id.
-const maxFieldBytes = 1024
-
-// upload is a parsed photo request.
-type upload struct {
-	image, logo, backdrop          []byte
-	hasImage, hasLogo, hasBackdrop bool
-	values                         map[string]string
-}
-
 // photoHandler serves POST /v1/<op>: take one of its key's slots (waiting
 // in arrival order for one), read and validate the upload, hold the
 // credits, then take one of the process's photo slots, run the task
-// through the queue, and capture on success or release on anything else.
+// through the queue, write the answer, and capture once its last byte
+// was written and flushed, or release on anything else (deliver.go).
 // Everything a client controls (a slow upload, a bad field, an empty
 // balance) is settled before a process slot is taken, so it never makes
-// other keys' requests wait. The caller is charged only for a returned
-// image.
+// other keys' requests wait. The caller is charged only for an answer
+// that reached it.
 func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Set(ctxOp, string(op))
@@ -85,73 +54,34 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		}
 		defer idem.end(context.WithoutCancel(ctx), c)
 		if assetID != "" {
-			// The design or backdrop comes from the caller's own Assets
-			// library, and must be of the kind the field names.
-			kind, field := billing.AssetDesign, "logo asset"
-			if req.Params.Backdrop != nil {
-				kind, field = billing.AssetBackdrop, "backdrop asset"
-			}
-			var data []byte
-			err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
-				data, err = s.billing.AssetData(ctx, account, assetID, kind)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if req.Params.Backdrop != nil {
-				_, _, err = s.checkBackdrop(field, data)
-				req.Backdrop = data
-			} else {
-				_, _, err = s.checkHeader(field, data)
-				req.Design = data
-			}
-			if err != nil {
+			if err := s.useAsset(ctx, account, assetID, &req); err != nil {
 				return err
 			}
 		}
 
 		// Redis steps are tried again while Redis is out of reach, within
 		// the deadline (jobs.Retry): a restart or failover of a few seconds
-		// costs the request time, not its answer.
-		var hold billing.Hold
-		err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
-			hold, err = s.billing.Hold(ctx, account, req.ID, string(op))
-			return err
-		})
-		if err != nil {
-			return err
-		}
+		// costs the request time, not its answer. The hold is released on
+		// every end but a delivered answer's capture (deliver.go).
+		hold, remaining, err := s.placeHold(ctx, account, req.ID, string(op))
 		captured := false
 		defer func() {
 			if !captured {
 				s.release(ctx, logFor(c), hold)
 			}
 		}()
-
-		select {
-		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
-		case <-ctx.Done():
-			return carphoto.Errorf(carphoto.EUnavailable, "the service is at capacity; retry shortly")
+		if err != nil {
+			return err
 		}
+		free, err := s.takeSlot(ctx)
+		if err != nil {
+			return err
+		}
+		defer free()
 
 		res, err := s.jobs.Do(ctx, req)
-		switch {
-		case errors.Is(err, jobs.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
-			return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
-				"processing did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
-		case errors.Is(err, context.Canceled):
-			return carphoto.Wrap(err, carphoto.EProcessingFailed, "the request was cancelled; you were not charged")
-		case errors.Is(err, jobs.ErrWorkersDied):
-			// What killed two workers is on record, to be looked into; the
-			// task is not run again.
-			logFor(c).Error().Err(err).Str("op", string(op)).Interface("params", req.Params).Int("photo_bytes", len(req.Photo)).
-				Int("design_bytes", len(req.Design)).Int("backdrop_bytes", len(req.Backdrop)).Str("asset", assetID).Msg("task ended: the worker processes running it died")
-			return carphoto.Wrap(err, carphoto.EProcessingFailed,
-				"processing this photo stopped the workers that ran it, so it was ended; you were not charged. Retrying it will not help: check the photo and the parameters")
-		case err != nil:
-			return carphoto.Wrap(err, carphoto.EProcessingFailed, "processing failed on our side; you were not charged, please retry")
+		if err != nil {
+			return s.doFailed(ctx, c, req, assetID, err)
 		}
 		c.Set(ctxTimings, timings{queueWait: res.QueueWait, processing: res.Processing, worker: res.Worker})
 		c.Response().Header().Set("Server-Timing", fmt.Sprintf("queue;dur=%.1f, process;dur=%.1f",
@@ -160,77 +90,54 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 			return &carphoto.Error{Code: res.Code, Message: res.Message}
 		}
 
-		// The work is done: the charge gets a few seconds even past the
-		// deadline, so a blip at the very end does not waste it.
-		cctx, ccancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(settleGrace)))
-		defer ccancel()
-		var remaining int64
-		err = jobs.Retry(cctx, func(ctx context.Context) (err error) {
-			remaining, err = s.billing.Capture(ctx, hold)
-			return err
-		})
-		if err != nil {
-			return carphoto.Wrap(err, carphoto.EProcessingFailed, "could not record the charge; you were not charged, please retry")
-		}
-		captured = true
-		h := c.Response().Header()
-		h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
-		h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
-		if op == imageops.BlurPlates || op == imageops.PlateLogo {
-			h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
-		}
-		idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body)
-		return c.Blob(http.StatusOK, res.ContentType, res.Body)
+		captured, err = s.deliver(ctx, c, hold, remaining, res, idem)
+		return err
 	}
 }
 
-// readUpload is parseUpload within UploadTimeout: the connection's read
-// deadline is set to UploadTimeout from now (the request's turn, after any
-// wait for its key's slot), within the request's deadline, so a stalled or
-// trickling upload ends as 408 request_timeout at that time, and the
-// connection is closed (endUpload). A photo or design sent by URL is
-// fetched once the body is read and the deadline cleared, within its own
-// UploadTimeout (fetch).
-func (s *Server) readUpload(c echo.Context, op imageops.Op, deadline time.Time) (jobs.Request, string, error) {
-	if s.cfg.UploadTimeout <= 0 {
-		return s.parseUpload(c, op)
+// useAsset points the call at the design or backdrop saved in the caller's
+// own Assets library under assetID, which must be of the kind the field
+// names: the image stays in the asset store, for the worker to read, and
+// its size, from its record, is held to today's limits.
+func (s *Server) useAsset(ctx context.Context, account, assetID string, req *jobs.Request) error {
+	kind, field := billing.AssetDesign, "logo asset"
+	if req.Params.Backdrop != nil {
+		kind, field = billing.AssetBackdrop, "backdrop asset"
 	}
-	rc := http.NewResponseController(c.Response())
-	upload := time.Now().Add(s.cfg.UploadTimeout)
-	if upload.After(deadline) {
-		upload = deadline
+	var ref billing.AssetRef
+	err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
+		ref, err = s.billing.AssetRef(ctx, account, assetID, kind)
+		return err
+	})
+	if err != nil {
+		return s.cut(ctx, err)
 	}
-	if err := rc.SetReadDeadline(upload); err != nil {
-		// Not a network connection (a test recorder): nothing can stall.
-		return s.parseUpload(c, op)
+	if err := s.checkAssetSize(field, ref, req.Params.Backdrop != nil); err != nil {
+		return err
 	}
-	up, err := s.readMultipart(c.Response().Writer, c.Request(), op)
-	if err := endUpload(c, rc, err); err != nil {
-		return jobs.Request{Params: imageops.Params{Op: op}}, "", err
-	}
-	return s.checkUpload(c.Request().Context(), op, up)
+	req.Asset = ref.Key
+	return nil
 }
 
-// endUpload settles the read deadline once an upload's reading is over
-// with err. After a body read in full it is cleared: the server reads on
-// in the background to notice a client that goes away, and a deadline left
-// in place would cancel the request at it. After a failure it stays, so
-// whatever net/http reads of the rest of the body before answering ends
-// by then. After a timeout it is moved to now and the answer says
-// Connection: close: net/http would otherwise wait, without end, to drain
-// a stalled body before sending the 408, holding the connection open.
-func endUpload(c echo.Context, rc *http.ResponseController, err error) error {
+// doFailed is the answer to a task that brought no result: the call's
+// deadline or its client's leaving, the deadline in the queue, workers
+// that died running it, or anything else, never charged.
+func (s *Server) doFailed(ctx context.Context, c echo.Context, req jobs.Request, assetID string, err error) error {
 	switch {
-	case carphoto.ErrorCode(err) == carphoto.ERequestTimeout:
-		c.Response().Header().Set(echo.HeaderConnection, "close")
-		_ = rc.SetReadDeadline(time.Unix(1, 0))
-	case err != nil:
-	default:
-		if derr := rc.SetReadDeadline(time.Time{}); derr != nil {
-			return carphoto.Wrap(derr, carphoto.EInternal, "internal error")
-		}
+	case ctx.Err() != nil:
+		return s.cut(ctx, err) // its deadline passed, or its client left
+	case errors.Is(err, jobs.ErrTimeout):
+		return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
+			"processing did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
+	case errors.Is(err, jobs.ErrWorkersDied):
+		// What killed two workers is on record, to be looked into; the
+		// task is not run again.
+		logFor(c).Error().Err(err).Str("op", string(req.Params.Op)).Interface("params", req.Params).Int("photo_bytes", len(req.Photo)).
+			Int("design_bytes", len(req.Design)).Int("backdrop_bytes", len(req.Backdrop)).Str("asset", assetID).Msg("task ended: the worker processes running it died")
+		return carphoto.Wrap(err, carphoto.EProcessingFailed,
+			"processing this photo stopped the workers that ran it, so it was ended; you were not charged. Retrying it will not help: check the photo and the parameters")
 	}
-	return err
+	return carphoto.Wrap(err, carphoto.EProcessingFailed, "processing failed on our side; you were not charged, please retry")
 }
 
 // enter takes one of the key's MAX_IN_FLIGHT_PER_KEY slots, waiting in
@@ -317,234 +224,6 @@ func (s *Server) release(ctx context.Context, log *zerolog.Logger, h billing.Hol
 		}
 		log.Info().Str("hold", h.ID()).Msg("release hold: released once Redis answered")
 	}()
-}
-
-// parseUpload reads the multipart body part by part, capping every part
-// while reading, then checks it (checkUpload).
-func (s *Server) parseUpload(c echo.Context, op imageops.Op) (req jobs.Request, assetID string, err error) {
-	up, err := s.readMultipart(c.Response().Writer, c.Request(), op)
-	if err != nil {
-		return jobs.Request{Params: imageops.Params{Op: op}}, "", err
-	}
-	return s.checkUpload(c.Request().Context(), op, up)
-}
-
-// logoSource names plate-logo's design and logo-overlay's logo.
-var logoSource = imageSource{file: "logo", id: "logoAssetId", url: "logoUrl"}
-
-// checkUpload validates the fields in the spec's order: a missing image
-// first, then any invalid parameter (imageops.ParseParams); only then are
-// imageUrl, logoUrl and backgroundUrl fetched, and the images' headers
-// checked. assetID is the logoAssetId or backgroundAssetId (a backdrop
-// where Params.Backdrop is set), for the caller to resolve in the
-// account's library.
-func (s *Server) checkUpload(ctx context.Context, op imageops.Op, up *upload) (req jobs.Request, assetID string, err error) {
-	req.Params.Op = op
-	v := up.values
-	imageURL, hasURL := v["imageUrl"]
-	switch {
-	case !up.hasImage && !hasURL:
-		return req, "", carphoto.Errorf(carphoto.EMissingImage,
-			"image missing: send the photo as a multipart/form-data file field named \"image\", or its address in the field \"imageUrl\"")
-	case up.hasImage && hasURL:
-		return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of image (a file) or imageUrl, not both")
-	}
-	var backdrops int
-	var pickErr error
-	if op == imageops.CarShadow || op == imageops.CarCutout {
-		backdrops, assetID, pickErr = backdropSource.pick(v, up.hasBackdrop)
-	}
-	if req.Params, err = imageops.ParseParams(op, v, backdrops > 0); err != nil {
-		return req, "", err
-	}
-	switch {
-	case backdrops > 1:
-		return req, "", carphoto.Errorf(carphoto.EInvalidParams,
-			"send at most one backdrop: backgroundImage (a file), backgroundUrl or backgroundAssetId, not several")
-	case pickErr != nil:
-		return req, "", pickErr
-	}
-	needsDesign := op == imageops.LogoOverlay || op == imageops.PlateLogo
-	if needsDesign {
-		n, id, err := logoSource.pick(v, up.hasLogo)
-		switch {
-		case n > 1:
-			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file), logoAssetId or logoUrl, not several")
-		case n == 0:
-			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file), logoAssetId or logoUrl")
-		case err != nil:
-			return req, "", err
-		}
-		assetID = id
-	}
-
-	field := "image"
-	if hasURL {
-		field = "imageUrl"
-		if up.image, err = s.fetch(ctx, field, imageURL); err != nil {
-			return req, "", err
-		}
-	}
-	width, height, err := s.checkHeader(field, up.image)
-	if err != nil {
-		return req, "", err
-	}
-	req.Photo = up.image
-	if err := imageops.CheckCanvas(req.Params, width, height, s.limits()); err != nil {
-		return req, "", err
-	}
-	if req.Params.Backdrop != nil && assetID == "" {
-		if req.Backdrop, err = s.backdropOf(ctx, up); err != nil {
-			return req, "", err
-		}
-	}
-	if needsDesign && assetID == "" {
-		field, data, err := s.sourceData(ctx, logoSource, v, up.logo, up.hasLogo)
-		if err != nil {
-			return req, "", err
-		}
-		if _, _, err := s.checkHeader(field, data); err != nil {
-			return req, "", err
-		}
-		req.Design = data
-	}
-	return req, assetID, nil
-}
-
-// limits are the bounds every image a call sends is held to.
-func (s *Server) limits() imageops.Limits {
-	return imageops.Limits{MaxPixels: s.cfg.MaxPixels, MaxSide: s.cfg.MaxSide, MaxAspect: s.cfg.MaxAspect}
-}
-
-// checkHeader refuses a file that is empty, not an image, too large in
-// pixels or on a side, or too long for its width, from its header alone
-// (imageops.CheckImage); the worker decodes it fully. It returns the
-// displayed width and height.
-func (s *Server) checkHeader(field string, data []byte) (width, height int, err error) {
-	return imageops.CheckImage(field, data, s.limits())
-}
-
-// readMultipart streams the body. Files are capped at MaxUploadBytes while
-// reading; the first problem other than a missing image (no image and no
-// imageUrl) is kept and returned after the whole body is read, so
-// missing_image wins over it.
-func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op imageops.Op) (*upload, error) {
-	up := &upload{values: map[string]string{}}
-	ct := r.Header.Get(echo.HeaderContentType)
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || mt != echo.MIMEMultipartForm || params["boundary"] == "" {
-		// Whatever else was sent, there is no image in it.
-		return up, nil
-	}
-	allowed := acceptedFields(op)
-	// Two files (a photo and a design or backdrop) plus some slack for
-	// fields and multipart framing. Past it
-	// the server closes the connection after answering, so a client cannot
-	// keep streaming.
-	r.Body = http.MaxBytesReader(w, r.Body, 2*s.cfg.MaxUploadBytes+1<<20)
-	mr := multipart.NewReader(r.Body, params["boundary"])
-	var invalid error
-	seen := map[string]bool{}
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, tooLarge("request body", s.cfg.MaxUploadBytes)
-			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return nil, s.uploadTimedOut(err)
-			}
-			if invalid == nil {
-				invalid = carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data: "+err.Error())
-			}
-			// What follows cannot be parsed: close the connection after the
-			// answer rather than have net/http drain the rest first.
-			w.Header().Set(echo.HeaderConnection, "close")
-			break
-		}
-		name := part.FormName()
-		switch {
-		case name == "":
-			continue
-		case !slices.Contains(allowed, name):
-			if invalid == nil {
-				invalid = carphoto.Errorf(carphoto.EInvalidParams, "unknown field %q for %s; accepted fields: %s",
-					name, op, strings.Join(allowed, ", "))
-			}
-			continue
-		case seen[name]:
-			if invalid == nil {
-				invalid = carphoto.Errorf(carphoto.EInvalidParams, "field %q was sent more than once", name)
-			}
-			continue
-		}
-		seen[name] = true
-		limit := int64(maxFieldBytes)
-		switch name {
-		case "image", "logo", "backgroundImage":
-			limit = s.cfg.MaxUploadBytes
-		case "imageUrl", "logoUrl", "backgroundUrl":
-			limit = maxURLBytes
-		}
-		data, err := io.ReadAll(io.LimitReader(part, limit+1))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, tooLarge("request body", s.cfg.MaxUploadBytes)
-			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return nil, s.uploadTimedOut(err)
-			}
-			if invalid == nil {
-				invalid = carphoto.Wrap(err, carphoto.EInvalidParams, "could not read field "+strconv.Quote(name)+": the upload was cut short")
-			}
-			continue
-		}
-		if int64(len(data)) > limit {
-			if name == "image" || name == "logo" || name == "backgroundImage" {
-				return nil, tooLarge(name, s.cfg.MaxUploadBytes)
-			}
-			if invalid == nil {
-				invalid = carphoto.Errorf(carphoto.EInvalidParams, "field %q is longer than %d bytes", name, limit)
-			}
-			continue
-		}
-		switch name {
-		case "image":
-			up.image, up.hasImage = data, true
-		case "logo":
-			up.logo, up.hasLogo = data, true
-		case "backgroundImage":
-			up.backdrop, up.hasBackdrop = data, true
-		default:
-			up.values[name] = strings.TrimSpace(string(data))
-		}
-	}
-	if _, hasURL := up.values["imageUrl"]; (up.hasImage || hasURL) && invalid != nil {
-		return nil, invalid
-	}
-	return up, nil
-}
-
-// uploadTimedOut is the answer to a body still arriving at UploadTimeout.
-func (s *Server) uploadTimedOut(err error) error {
-	return carphoto.Wrap(err, carphoto.ERequestTimeout, fmt.Sprintf(
-		"the upload did not arrive within %v; you were not charged, please retry", s.cfg.UploadTimeout))
-}
-
-func tooLarge(what string, limit int64) error {
-	return carphoto.Errorf(carphoto.EPayloadTooLarge, "%s is larger than the upload limit of %s", what, humanBytes(limit))
-}
-
-func humanBytes(n int64) string {
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // requestStart is when the request arrived; its deadline counts from here.

@@ -23,13 +23,14 @@ import (
 	"carphoto"
 	"carphoto/imageops"
 	"carphoto/jobs"
+	"carphoto/objstore"
 	"carphoto/video"
 )
 
 // VideoConfig is the web side's share of video jobs' settings; a nil
 // Store leaves video-blur off.
 type VideoConfig struct {
-	Store      video.Store
+	Store      objstore.Store
 	Notifier   video.Notifier
 	MaxBytes   int64   // cap on an uploaded video
 	MaxSeconds float64 // cap on its duration
@@ -106,29 +107,59 @@ func (s *Server) videoBlur(c echo.Context) error {
 		return err
 	}
 	defer idem.end(context.WithoutCancel(ctx), c)
-	path, done, err := vc.Store.Path(ctx, video.InputKey(id))
+	info, err := s.probeVideo(ctx, id)
 	if err != nil {
-		return carphoto.Wrap(err, carphoto.EProcessingFailed, "could not read the stored video; you were not charged, please retry")
+		return err
+	}
+	credits, err := s.queueVideo(ctx, c, id, style, webhook, info)
+	if err != nil {
+		return err
+	}
+	keep = true
+	c.Response().Header().Set("Location", "/v1/jobs/"+id)
+	body, err := json.Marshal(map[string]any{
+		"id": id, "status": video.Queued, "credits": credits, "durationSeconds": info.Duration,
+		"frames": info.Frames, "statusUrl": "/v1/jobs/" + id,
+	})
+	if err != nil {
+		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
+	}
+	body = append(body, '\n')
+	idem.finish(context.WithoutCancel(ctx), c, http.StatusAccepted, echo.MIMEApplicationJSON, body, false)
+	return c.JSONBlob(http.StatusAccepted, body)
+}
+
+// probeVideo is what the uploaded video id is (ffprobe), held to the
+// video limits before any work.
+func (s *Server) probeVideo(ctx context.Context, id string) (video.Info, error) {
+	path, done, err := s.cfg.Video.Store.Path(ctx, video.InputKey(id))
+	if err != nil {
+		return video.Info{}, carphoto.Wrap(err, carphoto.EProcessingFailed, "could not read the stored video; you were not charged, please retry")
 	}
 	info, err := video.Probe(ctx, path)
 	done()
 	if err != nil {
-		return err
+		return video.Info{}, err
 	}
-	if err := vc.limits().Check(info); err != nil {
-		return err
-	}
+	return info, s.cfg.Video.limits().Check(info)
+}
+
+// queueVideo holds the job's credits, records the job and queues it; on
+// any failure the hold is settled (released) before it returns.
+func (s *Server) queueVideo(ctx context.Context, c echo.Context, id, style, webhook string, info video.Info) (credits int64, err error) {
+	vc := s.cfg.Video
 	// Asynq owns the job's runs: a run that fails, or whose worker process
 	// dies during it, is run again while MaxRetry allows (worker/video.go).
 	task, err := jobs.NewVideoTask(id, 1, asynq.MaxRetry(vc.Retries), asynq.Timeout(vc.JobTimeout), asynq.Retention(vc.ResultTTL))
 	if err != nil {
-		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
+		return 0, carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
-	credits := int64(math.Ceil(info.Duration/10)) * vc.CostPer10s
+	credits = int64(math.Ceil(info.Duration/10)) * vc.CostPer10s
 	runs := time.Duration(vc.Retries + 1)
 	hold, err := s.billing.HoldFor(ctx, accountID(c), id, OpVideoBlur, credits, runs*vc.JobTimeout+10*time.Minute)
 	if err != nil {
-		return err
+		s.release(ctx, logFor(c), hold) // a hold made though its answer was lost
+		return 0, err
 	}
 	js := s.videoJobs()
 	job := &video.Job{ID: id, Account: accountID(c), Status: video.Queued, Style: style, FramesTotal: info.Frames,
@@ -143,25 +174,14 @@ func (s *Server) videoBlur(c echo.Context) error {
 		return carphoto.Wrap(err, carphoto.EUnavailable, msg+"; you were not charged, please retry")
 	}
 	if err := js.Create(ctx, job); err != nil {
-		return unqueued(err, "could not record the job")
+		return 0, unqueued(err, "could not record the job")
 	}
 	qctx, qcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer qcancel()
 	if err := jobs.Retry(qctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, s.rdb, s.videoQueue, task) }); err != nil {
-		return unqueued(err, "could not queue the job")
+		return 0, unqueued(err, "could not queue the job")
 	}
-	keep = true
-	c.Response().Header().Set("Location", "/v1/jobs/"+id)
-	body, err := json.Marshal(map[string]any{
-		"id": id, "status": video.Queued, "credits": credits, "durationSeconds": info.Duration,
-		"frames": info.Frames, "statusUrl": "/v1/jobs/" + id,
-	})
-	if err != nil {
-		return carphoto.Wrap(err, carphoto.EInternal, "internal error")
-	}
-	body = append(body, '\n')
-	idem.finish(context.WithoutCancel(ctx), c, http.StatusAccepted, echo.MIMEApplicationJSON, body)
-	return c.JSONBlob(http.StatusAccepted, body)
+	return credits, nil
 }
 
 // videoFields are video-blur's multipart fields.

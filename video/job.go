@@ -36,7 +36,7 @@ type Job struct {
 	Updated     time.Time
 }
 
-// InputKey and ResultKey name a job's files in the Store.
+// InputKey and ResultKey name a job's files in the videos' store (objstore.Videos).
 func InputKey(id string) string  { return id + ".in" }
 func ResultKey(id string) string { return id + ".mp4" }
 

@@ -16,6 +16,7 @@ import (
 	"carphoto/billing"
 	"carphoto/imageops"
 	"carphoto/jobs"
+	"carphoto/objstore"
 	"carphoto/video"
 )
 
@@ -23,7 +24,7 @@ import (
 // video jobs to other workers.
 type VideoConfig struct {
 	Concurrency int // video jobs at once, on their own queue
-	Store       video.Store
+	Store       objstore.Store
 	Billing     *billing.Service
 	Notifier    video.Notifier
 	ResultTTL   time.Duration

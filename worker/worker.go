@@ -24,6 +24,7 @@ import (
 	"carphoto"
 	"carphoto/imageops"
 	"carphoto/jobs"
+	"carphoto/objstore"
 )
 
 // Config is the worker's share of the service configuration.
@@ -36,6 +37,9 @@ type Config struct {
 	MaxAspect         float64       // cap on a decoded image's longer side ÷ shorter side
 	Video             VideoConfig   // video jobs; Video.Store nil leaves them to other workers
 	Metrics           Observer      // records finished tasks; nil records nothing
+	// Assets reads saved designs and backdrops from the asset store; nil
+	// fails every task that names one.
+	Assets *objstore.Cache
 }
 
 // Observer is what the worker tells the metrics (carphoto/metrics).
@@ -154,6 +158,18 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
+	// A saved design or backdrop comes from the asset store (through this
+	// process's cache), not through Redis.
+	var failed *jobs.Result
+	if p.Asset != "" {
+		var data []byte
+		data, failed = w.loadAsset(ctx, log, p.Asset)
+		if p.Params.Backdrop != nil {
+			in.Backdrop = data
+		} else {
+			in.Design = data
+		}
+	}
 
 	if p.Run > 1 {
 		// The worker process at an earlier run died during it: what this
@@ -171,7 +187,10 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 		}
 	}()
 	in.Limits = w.cfg.limits()
-	res := w.safeProcess(ctx, log, in, p.Params)
+	res := failed
+	if res == nil {
+		res = w.safeProcess(ctx, log, in, p.Params)
+	}
 	stop()
 	res.QueueWait, res.Processing, res.Worker = wait, time.Since(start), w.name
 	outcome := "ok"

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto/billing"
+	"carphoto/objstore"
 )
 
 // adminUsage is shown with every usage error of the admin commands.
@@ -152,7 +153,7 @@ func runMigrate(ctx context.Context, getenv func(string) string, args []string, 
 	if len(args) > 0 {
 		return usageErr(fmt.Sprintf("migrate takes no arguments, not %q", args[0]))
 	}
-	rdb, _, err := adminRedis(ctx, getenv, "migrate")
+	rdb, cfg, err := adminRedis(ctx, getenv, "migrate")
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,41 @@ func runMigrate(ctx context.Context, getenv func(string) string, args []string, 
 	if err != nil {
 		return err
 	}
-	return json.NewEncoder(stdout).Encode(m)
+	assets, err := cfg.openStore(ctx, objstore.Assets)
+	if err != nil {
+		return err
+	}
+	bc := cfg.billingConfig(zerolog.Nop())
+	bc.Assets = assets
+	am, err := billing.New(rdb, bc).MigrateAssets(ctx)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(struct {
+		billing.Migration
+		Assets billing.AssetMigration `json:"assets"`
+	}{m, am})
+}
+
+// migrateAssets moves the images of assets saved before the asset store
+// out of Redis at the start of a web process, once per Redis: a Redis
+// whose assets were all moved is not scanned again.
+func migrateAssets(ctx context.Context, b *billing.Service, log zerolog.Logger) error {
+	ok, err := b.AssetsStored(ctx)
+	if err != nil {
+		return fmt.Errorf("redis: read whether assets are in the store: %w", err)
+	}
+	if ok {
+		return nil
+	}
+	start := time.Now()
+	m, err := b.MigrateAssets(ctx)
+	if err != nil {
+		return fmt.Errorf("redis: move assets to the object store: %w", err)
+	}
+	log.Info().Int("moved", m.Moved).Int("stored", m.Stored).Int("skipped", m.Skipped).
+		Dur("took", time.Since(start)).Msg("assets: images moved from Redis to the object store")
+	return nil
 }
 
 // migrateLayout moves the keys of the layout before Redis Cluster support

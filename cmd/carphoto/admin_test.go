@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"carphoto"
 	"carphoto/billing"
 	"carphoto/internal/testenv/redistest"
+	"carphoto/objstore"
 )
 
 // adminCLI runs one admin command against r and decodes its JSON output.
@@ -133,19 +137,28 @@ func TestAdminCommandErrors(t *testing.T) {
 }
 
 // TestMigrateCommand moves an account of the layout before Redis Cluster
-// support and prints what it did; run again, it has nothing to move.
+// support, and its asset's image from Redis to the object store, and
+// prints what it did; run again, it has nothing to move.
 func TestMigrateCommand(t *testing.T) {
 	ctx := context.Background()
 	r := redistest.New(t, 4)
+	store := t.TempDir()
 	const acct = "acct_clioldlayout00000"
+	image := []byte("\x89PNG an old design")
 	if err := r.Client.HSet(ctx, "cp:acct:"+acct, "name", "Old", "credits", 5).Err(); err != nil {
 		t.Fatal(err)
 	}
+	r.Client.ZAdd(ctx, "cp:assets:"+acct, redis.Z{Score: 1, Member: "asset_cliold"})
+	r.Client.HSet(ctx, "cp:asset:asset_cliold", "account", acct, "name", "d.png", "content_type", "image/png",
+		"bytes", len(image), "width", 1, "height", 1, "created_at", 1, "data", image)
 	migrate := func() string {
 		var out bytes.Buffer
 		getenv := func(k string) string {
-			if k == r.EnvName() {
+			switch k {
+			case r.EnvName():
 				return r.URL
+			case "OBJECT_STORE":
+				return store
 			}
 			return ""
 		}
@@ -154,13 +167,24 @@ func TestMigrateCommand(t *testing.T) {
 		}
 		return strings.TrimSpace(out.String())
 	}
-	if got, want := migrate(), `{"moved":1,"holds":0,"conflicts":0,"skipped":0}`; got != want {
+	if got, want := migrate(), `{"moved":3,"holds":0,"conflicts":0,"skipped":0,"assets":{"moved":1,"stored":0,"skipped":0}}`; got != want {
 		t.Errorf("first run printed %s, want %s", got, want)
 	}
-	if a, err := billing.New(r.Client, billing.Config{}).Account(ctx, acct); err != nil || a.Credits != 5 {
+	assets, err := objstore.NewLocal(filepath.Join(store, objstore.Assets))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := billing.New(r.Client, billing.Config{Assets: assets})
+	if a, err := b.Account(ctx, acct); err != nil || a.Credits != 5 {
 		t.Errorf("the account after carphoto migrate: %+v, %v; want 5 credits", a, err)
 	}
-	if got, want := migrate(), `{"moved":0,"holds":0,"conflicts":0,"skipped":0}`; got != want {
+	if got, err := b.AssetData(ctx, acct, "asset_cliold", billing.AssetDesign); err != nil || !bytes.Equal(got, image) {
+		t.Errorf("the asset after carphoto migrate: %q, %v; want its image from the store", got, err)
+	}
+	if r.Client.HExists(ctx, "cp:asset:{"+acct+"}:asset_cliold", "data").Val() {
+		t.Error("the image is still in Redis after carphoto migrate")
+	}
+	if got, want := migrate(), `{"moved":0,"holds":0,"conflicts":0,"skipped":0,"assets":{"moved":0,"stored":1,"skipped":0}}`; got != want {
 		t.Errorf("second run printed %s, want %s", got, want)
 	}
 }

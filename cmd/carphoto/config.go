@@ -19,6 +19,7 @@ import (
 	"carphoto/billing"
 	"carphoto/imageops"
 	"carphoto/internal/redisha"
+	"carphoto/objstore"
 	"carphoto/server"
 	"carphoto/video"
 	"carphoto/worker"
@@ -61,12 +62,16 @@ type config struct {
 	MaxAssets               int
 	MaxBackdropBytes        int64
 	MaxBackdropPixels       int
+	MaxAssetStorageBytes    int64
+	AssetCacheBytes         int64 // a worker's cache of assets' images
 	AdminToken              string
 	LogLevel                string
 
-	VideoDir               string
-	VideoStore             string         // VIDEO_STORE as given; empty = Local on VideoDir
-	S3                     video.S3Config // VIDEO_STORE=s3://... with S3_ENDPOINT and AWS_*
+	// Store is the object store (OBJECT_STORE, or its old names VIDEO_STORE
+	// and VIDEO_DIR): a directory, or an S3 bucket with S3_ENDPOINT and
+	// AWS_*; videos and assets each under a name of their own.
+	Store                  objstore.Location
+	StoreDefault           bool // no store set: the directory under $TMPDIR
 	MaxVideoBytes          int64
 	MaxVideoSeconds        int64
 	MaxVideoFramePixels    int64
@@ -153,16 +158,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		errs = append(errs, fmt.Errorf("MAX_BACKDROP_PIXELS=%d: want at most %d, the largest answer car-shadow and car-cutout give", c.MaxBackdropPixels, imageops.MaxCanvasPixels))
 	}
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 10*time.Minute, time.Second)
-	c.VideoDir = str("VIDEO_DIR", filepath.Join(os.TempDir(), "carphoto-videos"))
-	c.VideoStore = str("VIDEO_STORE", "")
-	if c.VideoStore != "" {
-		if strings.TrimSpace(getenv("VIDEO_DIR")) != "" {
-			errs = append(errs, errors.New("VIDEO_DIR and VIDEO_STORE are both set: keep one (VIDEO_DIR for one machine's disk, VIDEO_STORE=s3://bucket/prefix for processes on several machines)"))
-		}
-		s3, err := s3Config(c.VideoStore, getenv)
-		errs = append(errs, err)
-		c.S3 = s3
-	}
+	var storeErr error
+	c.Store, c.StoreDefault, storeErr = storeConfig(getenv)
+	errs = append(errs, storeErr)
+	c.MaxAssetStorageBytes = num("MAX_ASSET_STORAGE_BYTES", billing.DefaultMaxAssetStorageBytes, 1024)
+	c.AssetCacheBytes = num("ASSET_CACHE_BYTES", 128<<20, 0)
 	c.MaxVideoBytes = num("MAX_VIDEO_BYTES", 500<<20, 1024)
 	c.MaxVideoSeconds = num("MAX_VIDEO_SECONDS", 180, 1)
 	c.MaxVideoFramePixels = num("MAX_VIDEO_FRAME_PIXELS", 4096*2160, 1024)
@@ -230,19 +230,49 @@ func loadConfig(getenv func(string) string) (config, error) {
 	return c, errors.Join(errs...)
 }
 
-// s3Config reads VIDEO_STORE=s3://bucket[/prefix] and the variables every
-// S3 client knows: S3_ENDPOINT (a server other than AWS, addressed
+// storeNames are the settings that name the object store: OBJECT_STORE,
+// and the names it had when it kept videos only.
+var storeNames = []string{"OBJECT_STORE", "VIDEO_STORE", "VIDEO_DIR"}
+
+// storeConfig reads the object store's setting: OBJECT_STORE (or
+// VIDEO_STORE, or VIDEO_DIR), a directory or s3://bucket[/prefix]; unset,
+// a directory under $TMPDIR (def).
+func storeConfig(getenv func(string) string) (loc objstore.Location, def bool, err error) {
+	var name, val string
+	var set []string
+	for _, n := range storeNames {
+		if v := strings.TrimSpace(getenv(n)); v != "" {
+			set = append(set, n)
+			if name == "" {
+				name, val = n, v
+			}
+		}
+	}
+	switch {
+	case len(set) > 1:
+		return loc, false, fmt.Errorf("%s are set together: keep one, OBJECT_STORE (a directory on one machine's disk, s3://bucket/prefix for processes on several machines); VIDEO_STORE and VIDEO_DIR are its old names", strings.Join(set, " and "))
+	case name == "":
+		return objstore.Location{Dir: filepath.Join(os.TempDir(), "carphoto-store")}, true, nil
+	case name == "VIDEO_DIR" || !strings.Contains(val, "://"):
+		return objstore.Location{Dir: val}, false, nil
+	}
+	s3, err := s3Config(name, val, getenv)
+	return objstore.Location{S3: &s3}, false, err
+}
+
+// s3Config reads name=s3://bucket[/prefix] and the variables every S3
+// client knows: S3_ENDPOINT (a server other than AWS, addressed
 // path-style; the only way to allow plain http), AWS_REGION,
 // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.
-func s3Config(store string, getenv func(string) string) (video.S3Config, error) {
+func s3Config(name, store string, getenv func(string) string) (objstore.S3Config, error) {
 	var errs []error
-	var c video.S3Config
+	var c objstore.S3Config
 	u, err := url.Parse(store)
 	switch {
 	case err != nil || u.Scheme != "s3" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
-		errs = append(errs, fmt.Errorf("VIDEO_STORE=%q: want s3://bucket or s3://bucket/prefix", store))
+		errs = append(errs, fmt.Errorf("%s=%q: want a directory, s3://bucket or s3://bucket/prefix", name, store))
 	case !validBucket(u.Host):
-		errs = append(errs, fmt.Errorf("VIDEO_STORE=%q: %q is not a bucket name (3-63 lowercase letters, digits, dots, hyphens)", store, u.Host))
+		errs = append(errs, fmt.Errorf("%s=%q: %q is not a bucket name (3-63 lowercase letters, digits, dots, hyphens)", name, store, u.Host))
 	default:
 		c.Bucket, c.Prefix = u.Host, strings.Trim(u.Path, "/")
 	}
@@ -260,7 +290,7 @@ func s3Config(store string, getenv func(string) string) (video.S3Config, error) 
 	c.AccessKey, c.SecretKey = getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
 	c.SessionToken = getenv("AWS_SESSION_TOKEN")
 	if c.AccessKey == "" || c.SecretKey == "" {
-		errs = append(errs, fmt.Errorf("VIDEO_STORE=%q needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", store))
+		errs = append(errs, fmt.Errorf("%s=%q needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", name, store))
 	}
 	return c, errors.Join(errs...)
 }
@@ -282,26 +312,12 @@ func validBucket(name string) bool {
 	return true
 }
 
-// videoStore opens the store video jobs keep their files in: the bucket
-// of VIDEO_STORE, or the directory VIDEO_DIR.
-func (c config) videoStore(ctx context.Context) (video.Store, error) {
-	if c.VideoStore == "" {
-		return video.NewLocal(c.VideoDir)
-	}
+// openStore opens the object store's part name (objstore.Videos,
+// objstore.Assets), checking that the bucket is there.
+func (c config) openStore(ctx context.Context, name string) (objstore.Store, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return video.NewS3(ctx, c.S3)
-}
-
-// videoStoreName is where video files are kept, for the log; no secrets.
-func (c config) videoStoreName() string {
-	if c.VideoStore == "" {
-		return c.VideoDir
-	}
-	if c.S3.Endpoint != "" {
-		return c.VideoStore + " at " + c.S3.Endpoint
-	}
-	return c.VideoStore
+	return c.Store.Open(ctx, name)
 }
 
 // redisOptions turns REDIS_URL into client options sized for the service:
@@ -366,7 +382,7 @@ func (c config) serverConfig() server.Config {
 }
 
 // videoConfig is the web side's share of video jobs on store.
-func (c config) videoConfig(store video.Store) server.VideoConfig {
+func (c config) videoConfig(store objstore.Store) server.VideoConfig {
 	return server.VideoConfig{
 		Store: store, Notifier: c.notifier(),
 		MaxBytes: c.MaxVideoBytes, MaxSeconds: float64(c.MaxVideoSeconds), CostPer10s: c.VideoCostPer10s,
@@ -421,6 +437,7 @@ func (c config) billingConfig(log zerolog.Logger) billing.Config {
 		MaxAssets:               c.MaxAssets,
 		MaxBackdropBytes:        c.MaxBackdropBytes,
 		MaxBackdropPixels:       c.MaxBackdropPixels,
+		MaxAssetStorageBytes:    c.MaxAssetStorageBytes,
 		WaitReplicas:            c.RedisWaitReplicas,
 		WaitTimeout:             c.RedisWaitTimeout,
 	}

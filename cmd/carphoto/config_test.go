@@ -74,10 +74,11 @@ func TestConfigAllowPrivateURLs(t *testing.T) {
 	}
 }
 
-// VIDEO_STORE=s3://bucket/prefix takes its server and keys from the
-// variables every S3 client reads; a wrong one is named at start, and so
-// are VIDEO_DIR and VIDEO_STORE set together.
-func TestConfigVideoStore(t *testing.T) {
+// OBJECT_STORE (or its old names VIDEO_STORE and VIDEO_DIR) is a
+// directory or s3://bucket/prefix, which takes its server and keys from
+// the variables every S3 client reads; a wrong one is named at start, and
+// so are two of the names set together.
+func TestConfigObjectStore(t *testing.T) {
 	keys := map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret"}
 	with := func(kv map[string]string) map[string]string {
 		m := map[string]string{}
@@ -89,28 +90,39 @@ func TestConfigVideoStore(t *testing.T) {
 		}
 		return m
 	}
-	c, err := loadConfig(envOf(with(map[string]string{"VIDEO_STORE": "s3://videos-bucket/carphoto/jobs/",
-		"S3_ENDPOINT": "http://10.0.0.5:8333", "AWS_REGION": "eu-west-3"})))
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"OBJECT_STORE", "VIDEO_STORE"} {
+		c, err := loadConfig(envOf(with(map[string]string{name: "s3://videos-bucket/carphoto/jobs/",
+			"S3_ENDPOINT": "http://10.0.0.5:8333", "AWS_REGION": "eu-west-3"})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Store.S3; s == nil || s.Bucket != "videos-bucket" || s.Prefix != "carphoto/jobs" || s.Endpoint != "http://10.0.0.5:8333" ||
+			s.Region != "eu-west-3" || s.AccessKey != "AKIDEXAMPLE" || s.SecretKey != "secret" {
+			t.Errorf("%s: S3 config %+v", name, s)
+		}
+		if name := c.Store.String(); strings.Contains(name, "secret") || !strings.Contains(name, "s3://videos-bucket") {
+			t.Errorf("the store as logged: %q", name)
+		}
 	}
-	if s := c.S3; s.Bucket != "videos-bucket" || s.Prefix != "carphoto/jobs" || s.Endpoint != "http://10.0.0.5:8333" ||
-		s.Region != "eu-west-3" || s.AccessKey != "AKIDEXAMPLE" || s.SecretKey != "secret" {
-		t.Errorf("S3 config %+v", s)
-	}
-	if name := c.videoStoreName(); strings.Contains(name, "secret") || !strings.Contains(name, "s3://videos-bucket") {
-		t.Errorf("the store as logged: %q", name)
+	for _, name := range []string{"OBJECT_STORE", "VIDEO_DIR"} {
+		c, err := loadConfig(envOf(map[string]string{name: "/data/carphoto"}))
+		if err != nil || c.Store.S3 != nil || c.Store.Dir != "/data/carphoto" || c.StoreDefault {
+			t.Errorf("%s=/data/carphoto: store %+v, %v; want that directory", name, c.Store, err)
+		}
 	}
 	for _, tt := range []struct {
 		env  map[string]string
 		want []string // every one named in the error
 	}{
-		{with(map[string]string{"VIDEO_STORE": "s3://b-1/p", "VIDEO_DIR": "/data/videos"}), []string{"VIDEO_DIR", "VIDEO_STORE"}},
+		{with(map[string]string{"VIDEO_STORE": "s3://b-1/p", "VIDEO_DIR": "/data/videos"}), []string{"VIDEO_DIR", "VIDEO_STORE", "OBJECT_STORE"}},
+		{with(map[string]string{"OBJECT_STORE": "s3://b-1/p", "VIDEO_DIR": "/data/videos"}), []string{"VIDEO_DIR", "OBJECT_STORE"}},
+		{with(map[string]string{"OBJECT_STORE": "https://bucket/p"}), []string{"OBJECT_STORE", "s3://bucket"}},
 		{with(map[string]string{"VIDEO_STORE": "https://bucket/p"}), []string{"VIDEO_STORE", "s3://bucket"}},
-		{with(map[string]string{"VIDEO_STORE": "s3://Bad_Bucket/p"}), []string{"VIDEO_STORE", "bucket name"}},
-		{with(map[string]string{"VIDEO_STORE": "s3://b-1/p", "S3_ENDPOINT": "ftp://host"}), []string{"S3_ENDPOINT"}},
-		{with(map[string]string{"VIDEO_STORE": "s3://b-1/p", "S3_ENDPOINT": "http://host:8333/bucket"}), []string{"S3_ENDPOINT"}},
-		{map[string]string{"VIDEO_STORE": "s3://b-1/p"}, []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}},
+		{with(map[string]string{"OBJECT_STORE": "s3://Bad_Bucket/p"}), []string{"OBJECT_STORE", "bucket name"}},
+		{with(map[string]string{"OBJECT_STORE": "s3://b-1/p", "S3_ENDPOINT": "ftp://host"}), []string{"S3_ENDPOINT"}},
+		{with(map[string]string{"OBJECT_STORE": "s3://b-1/p", "S3_ENDPOINT": "http://host:8333/bucket"}), []string{"S3_ENDPOINT"}},
+		{map[string]string{"OBJECT_STORE": "s3://b-1/p"}, []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}},
+		{map[string]string{"MAX_ASSET_STORAGE_BYTES": "lots"}, []string{"MAX_ASSET_STORAGE_BYTES"}},
 	} {
 		_, err := loadConfig(envOf(tt.env))
 		for _, name := range tt.want {
@@ -119,10 +131,10 @@ func TestConfigVideoStore(t *testing.T) {
 			}
 		}
 	}
-	// Without VIDEO_STORE the S3 variables change nothing: files stay on disk.
-	c, err = loadConfig(envOf(with(map[string]string{"S3_ENDPOINT": "http://10.0.0.5:8333"})))
-	if err != nil || c.VideoStore != "" {
-		t.Errorf("S3_ENDPOINT alone: store %q, %v; want the local directory", c.VideoStore, err)
+	// Without a store set the S3 variables change nothing: files stay on disk.
+	c, err := loadConfig(envOf(with(map[string]string{"S3_ENDPOINT": "http://10.0.0.5:8333"})))
+	if err != nil || c.Store.S3 != nil || !c.StoreDefault {
+		t.Errorf("S3_ENDPOINT alone: store %+v, %v; want the default directory", c.Store, err)
 	}
 }
 

@@ -34,6 +34,7 @@ import (
 	"carphoto/billing"
 	"carphoto/internal/testenv/apitest"
 	"carphoto/internal/testenv/redistest"
+	"carphoto/objstore"
 )
 
 // The test binary doubles as the carphoto binary for the multi-process
@@ -133,7 +134,7 @@ func startServiceOn(t *testing.T, rs *redistest.Server, env map[string]string) *
 	})
 	url := waitFor(t, out, regexp.MustCompile(`carphoto listening on (http://\S+)`))
 	waitReady(t, url)
-	return &service{url: url, rs: rs, b: billing.New(rs.Client, cfg.billingConfig(zerolog.Nop())), out: out, log: logs}
+	return &service{url: url, rs: rs, b: newBilling(rs, cfg), out: out, log: logs}
 }
 
 // account creates an account with the given credits and returns its key.
@@ -423,5 +424,10 @@ func startWeb(t *testing.T, rs *redistest.Server, env ...string) (*proc, *servic
 }
 
 func newBilling(rs *redistest.Server, cfg config) *billing.Service {
-	return billing.New(rs.Client, cfg.billingConfig(zerolog.Nop()))
+	bc := cfg.billingConfig(zerolog.Nop())
+	if cfg.Store.S3 == nil {
+		// The service's asset store, for a test to read what it saved.
+		bc.Assets, _ = cfg.Store.Open(context.Background(), objstore.Assets)
+	}
+	return billing.New(rs.Client, bc)
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"carphoto/internal/testenv/redistest"
+	"carphoto/objstore"
 	"carphoto/video"
 )
 
@@ -153,7 +154,8 @@ func TestHostileInputsRefusedBeforeWork(t *testing.T) {
 	if err := video.Available(); err == nil {
 		dir := t.TempDir()
 		// Another account's finished job, where the store keeps it.
-		victim := filepath.Join(videoDir, video.ResultKey("vid_victim"))
+		os.MkdirAll(filepath.Join(videoDir, objstore.Videos), 0o700)
+		victim := filepath.Join(videoDir, objstore.Videos, video.ResultKey("vid_victim"))
 		ffmpegClip(t, "testsrc=size=64x48:rate=10:duration=60", victim, "-c:v", "libx264", "-preset", "ultrafast")
 		playlist := "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXTINF:0.1,\nfile:" + victim + "\n#EXT-X-ENDLIST\n"
 		concat := "ffconcat version 1.0\nfile " + victim + "\nduration 0.1\n"

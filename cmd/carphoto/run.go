@@ -22,8 +22,8 @@ import (
 	"carphoto/cmd/carphoto/internal/bench"
 	"carphoto/jobs"
 	"carphoto/metrics"
+	"carphoto/objstore"
 	"carphoto/server"
-	"carphoto/video"
 	"carphoto/worker"
 )
 
@@ -38,7 +38,7 @@ Admin (against REDIS_URL or REDIS_CLUSTER_URL):
   carphoto accounts create [--credits N] [--name S]
   carphoto keys rotate|revoke ACCOUNT_ID
   carphoto credits add ACCOUNT_ID N | credits show ACCOUNT_ID
-  carphoto migrate                       move keys of the layout before Redis Cluster support (serve does it at start)
+  carphoto migrate                       move keys of the layout before Redis Cluster support, and assets' images from Redis to the object store (serve does both at start)
 
 Tools:
   carphoto plates [--json] FILE...       find licence plates
@@ -141,20 +141,36 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		Bool("metrics_token", cfg.MetricsToken != "").Str("metrics_port", cfg.MetricsPort).Str("metrics_host", cfg.MetricsHost).
 		Int64("max_video_seconds", cfg.MaxVideoSeconds).Int64("max_video_frame_pixels", cfg.MaxVideoFramePixels).
 		Int64("max_video_pixels", cfg.MaxVideoPixels).
-		Str("video_store", cfg.videoStoreName()).
+		Str("object_store", cfg.Store.String()).Int64("max_asset_storage_bytes", cfg.MaxAssetStorageBytes).
+		Int64("asset_cache_bytes", cfg.AssetCacheBytes).
 		Msg("configuration")
+	if cfg.StoreDefault && !embedded {
+		log.Warn().Str("object_store", cfg.Store.String()).
+			Msg("OBJECT_STORE is not set: saved assets are kept under the temporary directory; set OBJECT_STORE to a lasting directory or an s3:// bucket")
+	}
 
 	if mode != "worker" {
 		if err := migrateLayout(ctx, rdb, log); err != nil {
 			return err
 		}
 	}
-	store, err := cfg.videoStore(ctx)
+	store, err := cfg.openStore(ctx, objstore.Videos)
+	if err != nil {
+		return err
+	}
+	assets, err := cfg.openStore(ctx, objstore.Assets)
 	if err != nil {
 		return err
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	b := billing.New(rdb, cfg.billingConfig(log))
+	bc := cfg.billingConfig(log)
+	bc.Assets = assets
+	b := billing.New(rdb, bc)
+	if mode != "worker" {
+		if err := migrateAssets(ctx, b, log); err != nil {
+			return err
+		}
+	}
 	if mode != "worker" {
 		ln, err := net.Listen("tcp", ":"+cfg.Port)
 		if err != nil {
@@ -176,6 +192,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 	if mode != "serve" {
 		wc := cfg.workerConfig()
 		wc.Metrics = m
+		wc.Assets = objstore.NewCache(assets, cfg.AssetCacheBytes, max(cfg.MaxAssetBytes, cfg.MaxBackdropBytes))
 		wc.Video = worker.VideoConfig{Concurrency: cfg.VideoWorkerConcurrency, Store: store, Billing: b,
 			Notifier: cfg.notifier(), ResultTTL: cfg.VideoResultTTL, Limits: cfg.videoLimits()}
 		w := worker.New(wc, log, rdb)
@@ -198,7 +215,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 
 // serveHTTP serves until ctx is done, then stops accepting and lets
 // in-flight requests finish within ShutdownTimeout.
-func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, m *metrics.Metrics, ln net.Listener, store video.Store) error {
+func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, m *metrics.Metrics, ln net.Listener, store objstore.Store) error {
 	jc := jobs.NewClient(rdb)
 	defer jc.Close()
 	sc := cfg.serverConfig()
@@ -234,7 +251,7 @@ func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.Un
 
 // sweepVideos deletes, every few minutes, video files older than their
 // time to live: results nobody fetched, inputs of jobs long over.
-func sweepVideos(ctx context.Context, store video.Store, ttl time.Duration, log zerolog.Logger) error {
+func sweepVideos(ctx context.Context, store objstore.Store, ttl time.Duration, log zerolog.Logger) error {
 	t := time.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {

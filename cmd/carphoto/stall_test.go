@@ -371,7 +371,7 @@ func TestPerKeyQueueDeadline(t *testing.T) {
 }
 
 // A raw client that sends the headers and part of the body, then nothing:
-// at UPLOAD_TIMEOUT (video: VIDEO_UPLOAD_TIMEOUT) it gets 408
+// at UPLOAD_TIMEOUT (video: VIDEO_UPLOAD_TIMEOUT; an asset's too) it gets 408
 // request_timeout as JSON with Connection: close, and the server closes
 // the connection; before issue 46 no answer came and the socket stayed
 // open while net/http waited to drain the body.
@@ -386,6 +386,7 @@ func TestStalledUploadRawTCP(t *testing.T) {
 	host := strings.TrimPrefix(s.url, "http://")
 	part := "--b\r\nContent-Disposition: form-data; name=\"image\"; filename=\"car.jpg\"\r\n\r\n\xff\xd8\xff\xe0"
 	vpart := "--b\r\nContent-Disposition: form-data; name=\"video\"; filename=\"a.mp4\"\r\n\r\n\x00\x00\x00\x20ftyp"
+	apart := "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"studio.png\"\r\n\r\n\x89PNG"
 	for _, tc := range []struct {
 		name, path, framing, body string
 		timeout                   time.Duration
@@ -393,6 +394,8 @@ func TestStalledUploadRawTCP(t *testing.T) {
 		{"photo with Content-Length", "/v1/blur-plates", "Content-Length: 100000", part, uploadTimeout},
 		{"photo chunked", "/v1/car-shadow", "Transfer-Encoding: chunked", fmt.Sprintf("%x\r\n%s\r\n", len(part), part), uploadTimeout},
 		{"photo, headers only", "/v1/blur-plates", "Content-Length: 5000", "", uploadTimeout},
+		{"asset with Content-Length", "/v1/assets", "Content-Length: 100000", apart, uploadTimeout},
+		{"asset chunked", "/v1/assets", "Transfer-Encoding: chunked", fmt.Sprintf("%x\r\n%s\r\n", len(apart), apart), uploadTimeout},
 		{"video with Content-Length", "/v1/video-blur", "Content-Length: 200000", vpart, videoTimeout},
 		{"video chunked", "/v1/video-blur", "Transfer-Encoding: chunked", fmt.Sprintf("%x\r\n%s\r\n", len(vpart), vpart), videoTimeout},
 	} {

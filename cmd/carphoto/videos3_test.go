@@ -22,7 +22,7 @@ import (
 // A video job across machines with no disk in common: the web process and
 // the worker each run in a directory of their own with a temporary
 // directory of their own, and meet only in Redis and an S3 bucket
-// (VIDEO_STORE=s3://...). The job completes, the result downloads through
+// (OBJECT_STORE=s3://...). The job completes, the result downloads through
 // the web process, the credits are exact, and neither leaves copies behind.
 func TestVideoBlurOnS3(t *testing.T) {
 	if testing.Short() {
@@ -31,7 +31,7 @@ func TestVideoBlurOnS3(t *testing.T) {
 	clip, data := testVideo(t)
 	s3 := s3test.New(t)
 	rs := redistest.New(t, redisDB)
-	env := append([]string{rs.Env(), "PORT=0", "WORKER_CONCURRENCY=1"}, s3.Env("carphoto/videos")...)
+	env := append([]string{rs.Env(), "PORT=0", "WORKER_CONCURRENCY=1"}, s3.Env("carphoto")...)
 	webDir, workerDir := t.TempDir(), t.TempDir()
 	webTmp, workerTmp := t.TempDir(), t.TempDir()
 	web := startProcIn(t, webDir, "serve", append(env, "TMPDIR="+webTmp)...)

@@ -65,12 +65,13 @@ func (l Limits) maxAspect() float64 {
 // invalid_params error naming the bound: the pixel cap, the cap on each
 // side, and the cap on the ratio of the longer side to the shorter.
 func (l Limits) Check(width, height int) error {
-	if width <= 0 || height <= 0 || width > 1<<31/height {
+	if width <= 0 || height <= 0 {
 		return carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d: it has no pixels", width, height)
 	}
-	if max := l.maxPixels(); width*height > max {
-		return carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d = %s; the limit is %s",
-			width, height, Megapixels(width*height), Megapixels(max))
+	// In floating point: a header may claim sides whose product passes int.
+	if max := l.maxPixels(); float64(width)*float64(height) > float64(max) {
+		return carphoto.Errorf(carphoto.EInvalidParams, "image is too large: %d×%d = %s; the limit is %s",
+			width, height, megapixels(float64(width)*float64(height)), Megapixels(max))
 	}
 	if side := l.maxSide(); width > side || height > side {
 		return carphoto.Errorf(carphoto.EInvalidParams, "image is %d×%d; each side may be at most %d pixels", width, height, side)
@@ -459,4 +460,12 @@ func (a *afterPrefix) Write(p []byte) (int, error) {
 	m, err := a.w.Write(p[head:])
 	a.n += m
 	return n + m, err
+}
+
+// megapixels is Megapixels for a count that may pass int (a header's claim).
+func megapixels(n float64) string {
+	if n < 1e15 {
+		return Megapixels(int(n))
+	}
+	return fmt.Sprintf("%.0f MP", n/1e6)
 }

@@ -639,6 +639,7 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 		{"arithmetic-coded JPEG", sofType(photo, 0xC9), "cannot read", true},
 		{"arithmetic-coded JPEG from cjpeg", readTestdata(t, "quad.arithmetic.jpg"), "cannot read", true},
 		{"PNG claiming 40000×40000", pngHeader(40000, 40000, 100), "40000×40000 = 1600 MP; the limit is 60 MP", true},
+		{"PNG claiming 100000×100000", pngHeader(100000, 100000, 100), "image is too large: 100000×100000 = 10000 MP; the limit is 60 MP", true},
 		{"PNG claiming 5000×5000 with 100 bytes", pngHeader(5000, 5000, 100), "header says 5000×5000", true},
 		{"PNG 0×0", pngHeader(0, 0, 10), "no pixels", true},
 		{"PNG strip 59999999×1 under the pixel cap", pngHeader(59999999, 1, 100), "59999999×1; each side may be at most 20000 pixels", true},

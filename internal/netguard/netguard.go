@@ -1,8 +1,13 @@
 // Package netguard keeps the service's outbound calls (webhooks, and
-// photos, designs and backdrops fetched by URL) on the public internet: it refuses loopback,
-// private, link-local, carrier-grade NAT, multicast, reserved and
-// documentation addresses, also when they hide inside an IPv6 address
-// (IPv4-mapped, IPv4-compatible, NAT64, 6to4, Teredo).
+// photos, designs and backdrops fetched by URL) on the public internet. It is an allow-list: IPv4 public
+// unicast (no loopback, private, link-local, carrier-grade NAT, multicast,
+// reserved or documentation address); IPv6 only inside global unicast
+// (2000::/3) minus its reserved and documentation ranges, plus the
+// well-known NAT64 prefix 64:ff9b::/96 with a public IPv4 inside (how
+// IPv6-only hosts reach IPv4 ones). Every IPv6 form that carries an IPv4
+// address (IPv4-mapped, NAT64, 6to4, Teredo) is checked by that address
+// too; any other IPv6 outside 2000::/3 (IPv4-compatible, IPv4-translated,
+// the rest of 0000::/8, unique local, link-local, multicast) is refused.
 //
 // The check that counts runs when a connection is dialled (Control), on the
 // address actually dialled: a name that resolves to a public address when
@@ -25,11 +30,9 @@ import (
 // ErrBlocked is the cause of every refusal: the address is not public.
 var ErrBlocked = errors.New("netguard: not a public address")
 
-// blocked are the ranges no outbound call may reach, IPv4 and IPv6 alike.
-// Addresses with an IPv4 address inside are also checked by that address
-// (see embedded).
-var blocked = prefixes(
-	// IPv4 (RFC 6890 special-purpose registry)
+// blocked4 are the IPv4 ranges that are not public unicast (RFC 6890's
+// special-purpose registry).
+var blocked4 = prefixes(
 	"0.0.0.0/8",       // "this network"
 	"10.0.0.0/8",      // private
 	"100.64.0.0/10",   // carrier-grade NAT
@@ -45,18 +48,17 @@ var blocked = prefixes(
 	"203.0.113.0/24",  // documentation
 	"224.0.0.0/4",     // multicast
 	"240.0.0.0/4",     // reserved, and the broadcast address
-	// IPv6
-	"::/96",          // unspecified, loopback and IPv4-compatible (deprecated, never a destination)
-	"64:ff9b:1::/48", // local-use NAT64 (RFC 8215): internal by definition
-	"100::/64",       // discard-only
-	"2001::/23",      // IETF protocol assignments, Teredo (2001::/32) among them
-	"2001:db8::/32",  // documentation
-	"3fff::/20",      // documentation
-	"5f00::/16",      // segment routing
-	"fc00::/7",       // unique local
-	"fe80::/10",      // link-local
-	"fec0::/10",      // site-local (deprecated, still routed inside some networks)
-	"ff00::/8",       // multicast
+)
+
+// global6 is IPv6 global unicast, the only IPv6 allowed (beside NAT64);
+// blocked6 its reserved and documentation parts.
+var (
+	global6  = netip.MustParsePrefix("2000::/3")
+	blocked6 = prefixes(
+		"2001::/23",     // IETF protocol assignments, Teredo (2001::/32) and benchmarking among them
+		"2001:db8::/32", // documentation
+		"3fff::/20",     // documentation
+	)
 )
 
 func prefixes(ss ...string) []netip.Prefix {
@@ -96,22 +98,39 @@ func embedded(ip netip.Addr) []netip.Addr {
 	return nil
 }
 
-// Public reports whether ip may be called: neither it nor any IPv4
-// address it carries lies in a blocked range.
+// Public reports whether ip may be called: an IPv4 public unicast
+// address, or an IPv6 one of the allow-list (see the package), with every
+// IPv4 address it carries public too.
 func Public(ip netip.Addr) bool {
 	if !ip.IsValid() {
 		return false
 	}
-	ip = ip.WithZone("")
-	for _, a := range append([]netip.Addr{ip}, embedded(ip)...) {
-		a = a.Unmap()
-		for _, p := range blocked {
-			if p.Contains(a) {
-				return false
-			}
+	ip = ip.WithZone("").Unmap() // an IPv4-mapped address is its IPv4 address
+	if ip.Is4() {
+		return public4(ip)
+	}
+	if !nat64.Contains(ip) {
+		if !global6.Contains(ip) || inAny(blocked6, ip) {
+			return false
+		}
+	}
+	for _, a := range embedded(ip) {
+		if !public4(a) {
+			return false
 		}
 	}
 	return true
+}
+
+func public4(ip netip.Addr) bool { return ip.Is4() && !inAny(blocked4, ip) }
+
+func inAny(ps []netip.Prefix, ip netip.Addr) bool {
+	for _, p := range ps {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // Guard applies the check; AllowPrivate turns it off (development, and

@@ -77,6 +77,20 @@ func TestPublic(t *testing.T) {
 		{"2002:a9fe:a9fe::", false},                     // 6to4 of 169.254.169.254
 		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", false}, // Teredo
 		{"2001::1", false},                              // Teredo
+		// issue 55: outside 2000::/3, IPv6 is refused whatever it holds
+		{"::ffff:0:7f00:1", false}, // IPv4-translated (RFC 2765) 127.0.0.1
+		{"::ffff:0:808:808", false},
+		{"1::1", false},      // 0000::/8 outside ::/96
+		{"::1.2.3.4", false}, // IPv4-compatible
+		{"100::1", false},
+		{"2001:db8::1", false},
+		{"2001:2::1", false}, // benchmarking
+		{"3fff::1", false},   // documentation
+		{"4000::1", false},   // unassigned
+		{"5f00::1", false},   // segment routing
+		{"64:ff9b::8.8.8.8", true},
+		{"2001:4860:4860::8888", true},
+		{"2c0f:fb50:4003::1", true},
 	} {
 		t.Run(tc.ip, func(t *testing.T) {
 			if got := netguard.Public(netip.MustParseAddr(tc.ip)); got != tc.want {
@@ -97,7 +111,10 @@ func TestControl(t *testing.T) {
 	}{
 		{"8.8.8.8:443", true},
 		{"[2606:4700:4700::1111]:443", true},
+		{"[64:ff9b::8.8.8.8]:443", true},
 		{"127.0.0.1:80", false},
+		{"[::ffff:0:7f00:1]:80", false},
+		{"[1::1]:80", false},
 		{"[::1]:80", false},
 		{"[64:ff9b::7f00:1]:80", false},
 		{"[2002:7f00:1::]:80", false},

@@ -22,7 +22,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
-	"carphoto/video"
+	"carphoto/objstore"
 )
 
 // The credentials of the server this package starts, and the ones CI's
@@ -42,15 +42,15 @@ type Server struct {
 	Client    *minio.Client // for looking behind the store's back
 }
 
-// Config is a video store's configuration on the test's bucket, under prefix.
-func (s *Server) Config(prefix string) video.S3Config {
-	return video.S3Config{Bucket: s.Bucket, Prefix: prefix, Endpoint: s.Endpoint, Region: Region,
+// Config is a store's configuration on the test's bucket, under prefix.
+func (s *Server) Config(prefix string) objstore.S3Config {
+	return objstore.S3Config{Bucket: s.Bucket, Prefix: prefix, Endpoint: s.Endpoint, Region: Region,
 		AccessKey: s.AccessKey, SecretKey: s.SecretKey}
 }
 
 // Env is the environment that points carphoto at the test's bucket, under prefix.
 func (s *Server) Env(prefix string) []string {
-	return []string{"VIDEO_STORE=s3://" + s.Bucket + "/" + prefix, "S3_ENDPOINT=" + s.Endpoint,
+	return []string{"OBJECT_STORE=s3://" + s.Bucket + "/" + prefix, "S3_ENDPOINT=" + s.Endpoint,
 		"AWS_REGION=" + Region, "AWS_ACCESS_KEY_ID=" + s.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s.SecretKey}
 }
 

@@ -1,4 +1,8 @@
-package video
+// Package objstore is the one object store of the service: video jobs'
+// inputs and results, and the images of the Assets library (designs and
+// backdrops), each under a name of its own (Location.Open). Redis, which
+// holds the money, keeps only their records.
+package objstore
 
 import (
 	"context"
@@ -12,10 +16,9 @@ import (
 	"time"
 )
 
-// Store keeps video jobs' inputs and results where the web processes and
-// the workers both reach them: Local on one machine's disk (or a volume
-// every process mounts), S3 in a bucket for processes on several machines
-// with no disk in common.
+// Store keeps objects where the web processes and the workers both reach
+// them: Local on one machine's disk (or a volume every process mounts), S3
+// in a bucket for processes on several machines with no disk in common.
 type Store interface {
 	// Put writes r under key, replacing what was there, and returns its size.
 	Put(ctx context.Context, key string, r io.Reader) (int64, error)
@@ -44,7 +47,7 @@ type Local struct{ Dir string }
 // NewLocal returns a Local on dir, creating it.
 func NewLocal(dir string) (*Local, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("video store: %w", err)
+		return nil, fmt.Errorf("object store: %w", err)
 	}
 	return &Local{Dir: dir}, nil
 }
@@ -53,7 +56,7 @@ func NewLocal(dir string) (*Local, error) {
 // its objects side by side, and a key never climbs out of its directory.
 func checkKey(key string) error {
 	if key == "" || strings.ContainsAny(key, `/\`) || strings.HasPrefix(key, ".") {
-		return fmt.Errorf("video store: bad key %q", key)
+		return fmt.Errorf("object store: bad key %q", key)
 	}
 	return nil
 }
@@ -72,7 +75,7 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error)
 	}
 	tmp, err := os.CreateTemp(l.Dir, ".put-*")
 	if err != nil {
-		return 0, fmt.Errorf("video store: %w", err)
+		return 0, fmt.Errorf("object store: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	n, err := io.Copy(tmp, readerCtx{ctx, r})
@@ -83,7 +86,7 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error)
 		return n, err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return n, fmt.Errorf("video store: %w", err)
+		return n, fmt.Errorf("object store: %w", err)
 	}
 	return n, nil
 }

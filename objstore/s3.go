@@ -1,4 +1,4 @@
-package video
+package objstore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -68,7 +69,7 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		BucketLookup: lookup,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("video store s3: %w", err)
+		return nil, fmt.Errorf("object store s3: %w", err)
 	}
 	s := &S3{client: client, bucket: cfg.Bucket, prefix: strings.Trim(cfg.Prefix, "/"),
 		partSize: cfg.PartSize, tempDir: cfg.TempDir}
@@ -80,10 +81,10 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	}
 	ok, err := client.BucketExists(ctx, cfg.Bucket)
 	if err != nil {
-		return nil, fmt.Errorf("video store s3://%s at %s: %w", cfg.Bucket, host, err)
+		return nil, fmt.Errorf("object store s3://%s at %s: %w", cfg.Bucket, host, err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("video store s3://%s at %s: no such bucket", cfg.Bucket, host)
+		return nil, fmt.Errorf("object store s3://%s at %s: no such bucket", cfg.Bucket, host)
 	}
 	return s, nil
 }
@@ -117,31 +118,45 @@ func (s *S3) object(key string) (string, error) {
 
 // Put streams r to the bucket: in parts of PartSize when its length is
 // unknown (an upload still arriving), in one request or parts by its size
-// when r is a file. The object appears whole or not at all.
+// when r is a file or bytes in memory (a reader with Len). The object appears whole or not at all.
 func (s *S3) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
 	name, err := s.object(key)
 	if err != nil {
 		return 0, err
 	}
 	size := int64(-1)
-	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+	switch f := r.(type) {
+	case interface{ Stat() (fs.FileInfo, error) }:
 		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
 			size = info.Size()
 		}
+	case interface{ Len() int }:
+		// Bytes in memory (an asset): one request of their size, not a
+		// part buffer of PartSize.
+		size = int64(f.Len())
 	}
 	info, err := s.client.PutObject(ctx, s.bucket, name, readerCtx{ctx, r}, size, minio.PutObjectOptions{
 		PartSize:    s.partSize,
 		ContentType: contentType(key),
 	})
 	if err != nil {
-		return info.Size, fmt.Errorf("video store: put %s: %w", key, err)
+		return info.Size, fmt.Errorf("object store: put %s: %w", key, err)
 	}
 	return info.Size, nil
 }
 
+// contentType is a key's type by its extension, for whoever looks into the
+// bucket.
 func contentType(key string) string {
-	if strings.HasSuffix(key, ".mp4") {
+	switch path.Ext(key) {
+	case ".mp4":
 		return "video/mp4"
+	case ".png":
+		return "image/png"
+	case ".jpg", ".jpeg":
+		return "image/jpeg"
+	case ".webp":
+		return "image/webp"
 	}
 	return "application/octet-stream"
 }
@@ -178,9 +193,9 @@ func (s *S3) Open(ctx context.Context, key string) (File, error) {
 func (s *S3) err(op, key string, err error) error {
 	resp := minio.ToErrorResponse(err)
 	if resp.Code == minio.NoSuchKey || resp.StatusCode == http.StatusNotFound && resp.Code != minio.NoSuchBucket {
-		return fmt.Errorf("video store: %s %s: %w", op, key, fs.ErrNotExist)
+		return fmt.Errorf("object store: %s %s: %w", op, key, fs.ErrNotExist)
 	}
-	return fmt.Errorf("video store: %s %s: %w", op, key, err)
+	return fmt.Errorf("object store: %s %s: %w", op, key, err)
 }
 
 func (s *S3) Delete(ctx context.Context, key string) error {
@@ -205,7 +220,7 @@ func (s *S3) Path(ctx context.Context, key string) (string, func(), error) {
 	defer f.Close()
 	tmp, err := os.CreateTemp(s.tempDir, "carphoto-s3-*-"+key)
 	if err != nil {
-		return "", nil, fmt.Errorf("video store: %w", err)
+		return "", nil, fmt.Errorf("object store: %w", err)
 	}
 	done := func() { os.Remove(tmp.Name()) }
 	_, err = io.Copy(tmp, readerCtx{ctx, f})
@@ -214,7 +229,7 @@ func (s *S3) Path(ctx context.Context, key string) (string, func(), error) {
 	}
 	if err != nil {
 		done()
-		return "", nil, fmt.Errorf("video store: copy %s: %w", key, err)
+		return "", nil, fmt.Errorf("object store: copy %s: %w", key, err)
 	}
 	return tmp.Name(), done, nil
 }
@@ -263,7 +278,7 @@ func (s *S3) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 		errs = append(errs, listErr)
 	}
 	if len(errs) > 0 {
-		return n, fmt.Errorf("video store: sweep s3://%s/%s (%d of %d deleted): %w", s.bucket, s.prefix, n, total, errors.Join(errs...))
+		return n, fmt.Errorf("object store: sweep s3://%s/%s (%d of %d deleted): %w", s.bucket, s.prefix, n, total, errors.Join(errs...))
 	}
 	return n, nil
 }

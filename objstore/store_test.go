@@ -1,4 +1,4 @@
-package video_test
+package objstore_test
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"carphoto/internal/testenv/s3test"
-	"carphoto/video"
+	"carphoto/objstore"
 )
 
 // TestStoreContract holds each store to the one contract the web processes
@@ -27,8 +27,8 @@ import (
 // Sweep deletes what is older than its cutoff and nothing else.
 func TestStoreContract(t *testing.T) {
 	t.Run("local", func(t *testing.T) {
-		storeContract(t, func(t *testing.T) video.Store {
-			s, err := video.NewLocal(filepath.Join(t.TempDir(), "videos"))
+		storeContract(t, func(t *testing.T) objstore.Store {
+			s, err := objstore.NewLocal(filepath.Join(t.TempDir(), "videos"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +37,7 @@ func TestStoreContract(t *testing.T) {
 	})
 	t.Run("s3", func(t *testing.T) {
 		srv := s3test.New(t)
-		storeContract(t, func(t *testing.T) video.Store {
+		storeContract(t, func(t *testing.T) objstore.Store {
 			// One prefix per subtest: each sees an empty store.
 			cfg := srv.Config("videos/" + strings.Map(func(r rune) rune {
 				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
@@ -47,7 +47,7 @@ func TestStoreContract(t *testing.T) {
 			}, t.Name()))
 			cfg.PartSize = 5 << 20 // S3's smallest, so that a few MB take several parts
 			cfg.TempDir = t.TempDir()
-			s, err := video.NewS3(context.Background(), cfg)
+			s, err := objstore.NewS3(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +56,7 @@ func TestStoreContract(t *testing.T) {
 	})
 }
 
-func storeContract(t *testing.T, open func(t *testing.T) video.Store) {
+func storeContract(t *testing.T, open func(t *testing.T) objstore.Store) {
 	ctx := context.Background()
 	t.Run("put, open, size, seek", func(t *testing.T) {
 		s := open(t)
@@ -219,7 +219,7 @@ func TestS3(t *testing.T) {
 	srv := s3test.New(t)
 	ctx := context.Background()
 	cfg := srv.Config("carphoto/videos")
-	s, err := video.NewS3(ctx, cfg)
+	s, err := objstore.NewS3(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,12 +245,12 @@ func TestS3(t *testing.T) {
 
 	missing := cfg
 	missing.Bucket = "carphoto-no-such-bucket"
-	if _, err := video.NewS3(ctx, missing); err == nil || !strings.Contains(err.Error(), "no such bucket") {
+	if _, err := objstore.NewS3(ctx, missing); err == nil || !strings.Contains(err.Error(), "no such bucket") {
 		t.Errorf("NewS3 on a missing bucket: %v, want refused, saying so", err)
 	}
 	wrong := cfg
 	wrong.SecretKey = "not-the-secret"
-	if _, err := video.NewS3(ctx, wrong); err == nil {
+	if _, err := objstore.NewS3(ctx, wrong); err == nil {
 		t.Error("NewS3 with a wrong secret key: no error")
 	}
 }
@@ -285,7 +285,7 @@ func randomBytes(n int) []byte {
 	return b
 }
 
-func readAll(t *testing.T, s video.Store, key string) []byte {
+func readAll(t *testing.T, s objstore.Store, key string) []byte {
 	t.Helper()
 	f, err := s.Open(context.Background(), key)
 	if err != nil {
@@ -301,7 +301,7 @@ func readAll(t *testing.T, s video.Store, key string) []byte {
 
 // isUnder reports whether path is the store's own file (Local's Path hands
 // out the stored file itself, which done() must leave).
-func isUnder(path string, s video.Store) bool {
-	l, ok := s.(*video.Local)
+func isUnder(path string, s objstore.Store) bool {
+	l, ok := s.(*objstore.Local)
 	return ok && filepath.Dir(path) == l.Dir
 }

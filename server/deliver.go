@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"carphoto"
+	"carphoto/billing"
+	"carphoto/imageops"
+	"carphoto/jobs"
+)
+
+// A photo call's money, from hold to capture: the hold's id is chosen
+// before it is placed, so every end of the call (a client gone, the
+// deadline, a Redis error, a worker's death) releases that very hold, once;
+// a capture happens only once the answer's last byte was written and
+// flushed without error (deliver). What the server cannot know (a small
+// answer the kernel took just as the client left, a process killed
+// between the write and the capture) is settled in the customer's favour:
+// the hold is released, or lapses to the sweep.
+
+// placeHold names and places the call's hold. The hold it returns is to be
+// released by the caller on every path but a capture, also when placing it
+// failed: a try whose answer was lost may have made it.
+func (s *Server) placeHold(ctx context.Context, account, requestID, op string) (hold billing.Hold, remaining int64, err error) {
+	hold = s.billing.NewHold(account, requestID, op)
+	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
+		remaining, err = s.billing.Place(ctx, hold)
+		return err
+	})
+	return hold, remaining, s.cut(ctx, err)
+}
+
+// takeSlot takes one of the process's photo slots, waiting for one until
+// ctx ends. A call whose deadline passed, or whose client left, while it
+// waited ends as such (cut), not as "at capacity": the slots were busy,
+// not the service refusing.
+func (s *Server) takeSlot(ctx context.Context) (free func(), err error) {
+	free = func() { <-s.slots }
+	if err := ctx.Err(); err != nil {
+		return nil, s.cut(ctx, err)
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return free, nil
+	default:
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return free, nil
+	case <-ctx.Done():
+		return nil, s.cut(ctx, ctx.Err())
+	}
+}
+
+// cut is the error of a step that failed with err once the call's own
+// context had ended: its deadline passed (500 processing_failed, as any
+// call that outlives it) or its client left. Any other error is err.
+func (s *Server) cut(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
+			"processing did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
+	case ctx.Err() != nil:
+		return errClientGone(err)
+	}
+	return err
+}
+
+func errClientGone(err error) error {
+	return carphoto.Wrap(err, carphoto.EProcessingFailed, "the request was cancelled; you were not charged")
+}
+
+// deliver sends a finished call's answer and captures its hold once the
+// answer reached the client (writeAnswer); X-Credits-Charged announces that
+// capture. It reports whether the hold was captured: when not, the caller
+// releases it. The answer is kept for the call's Idempotency-Key, marked
+// unpaid when it did not reach the client, so that a retry gets it and
+// pays for it then, once.
+func (s *Server) deliver(ctx context.Context, c echo.Context, hold billing.Hold, remaining int64, res *jobs.Result, idem *once) (captured bool, err error) {
+	h := c.Response().Header()
+	h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
+	h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
+	if op, _ := c.Get(ctxOp).(string); op == string(imageops.BlurPlates) || op == string(imageops.PlateLogo) {
+		h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
+	}
+	delivered, err := writeAnswer(c, http.StatusOK, res.ContentType, res.Body)
+	idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body, !delivered)
+	if !delivered {
+		logFor(c).Warn().Err(err).Str("hold", hold.ID()).Msg("the answer did not reach the client: not charged")
+		for _, k := range []string{"X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found"} {
+			h.Del(k) // not on the error that goes out instead, if anything does
+		}
+		return false, err
+	}
+	return s.capture(ctx, c, hold), nil
+}
+
+// capture charges a hold whose answer was delivered. The charge gets a few
+// seconds even past the deadline, so a blip at the very end does not waste
+// it; should it fail still, the client keeps its answer uncharged.
+func (s *Server) capture(ctx context.Context, c echo.Context, hold billing.Hold) bool {
+	deadline, _ := ctx.Deadline()
+	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(settleGrace)))
+	defer cancel()
+	err := jobs.Retry(cctx, func(ctx context.Context) error {
+		_, err := s.billing.Capture(ctx, hold)
+		return err
+	})
+	if err != nil {
+		logFor(c).Error().Err(err).Str("hold", hold.ID()).Msg("capture after delivery failed: the answer goes uncharged")
+		return false
+	}
+	return true
+}
+
+// writeAnswer sends body as the whole answer, its length announced, and
+// reports whether its last byte was written and flushed without error. A
+// client already gone (net/http saw its connection close, which ends the
+// request's context) is sent nothing: err says so. A failed write leaves a
+// cut-short answer, which the client sees as such by its length.
+func writeAnswer(c echo.Context, status int, contentType string, body []byte) (delivered bool, err error) {
+	if err := c.Request().Context().Err(); err != nil {
+		return false, errClientGone(err)
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, contentType)
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	c.Response().WriteHeader(status)
+	if _, err := c.Response().Write(body); err != nil {
+		return false, nil
+	}
+	if err := http.NewResponseController(c.Response().Writer).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return false, nil
+	}
+	return true, nil
+}
