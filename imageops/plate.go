@@ -158,12 +158,13 @@ func quadsOf(found []plates.Plate) []plates.Quad {
 }
 
 // byConfidence parts the plates found into those that get plate-logo's
-// design (a score of at least plates.DesignConfidence) and the doubtful
-// ones, which are blurred: a design on a grille badge shows, a blur
+// design (Plate.Designable: a score of at least plates.DesignConfidence,
+// a quad no taller than its text allows) and the doubtful ones, which are
+// blurred: a design on a grille badge shows, a blur
 // hardly does.
 func byConfidence(found []plates.Plate) (sure, unsure []plates.Quad) {
 	for _, f := range found {
-		if f.Score >= plates.DesignConfidence {
+		if f.Designable() {
 			sure = append(sure, f.Quad)
 		} else {
 			unsure = append(unsure, f.Quad)

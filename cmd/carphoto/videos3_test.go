@@ -49,7 +49,7 @@ func TestVideoBlurOnS3(t *testing.T) {
 	var sub struct{ ID string }
 	json.Unmarshal(body, &sub)
 	var j jobStatus
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
 		_, j = getJob(t, url, key, sub.ID)
 		if j.Status == "done" || j.Status == "failed" {
 			break

@@ -41,7 +41,7 @@ func DefaultSettings() Settings {
 		Propose: Decoding{Threshold: 0.08, NMSIoU: 0.35},
 		// Judging was set on the validation split (train/plates/README.md),
 		// never on held-out photos.
-		Judge:         Judging{Accept: 0.75, First: 0.25, NMSIoU: 0.3, Text: 0.95, Within: 0.5},
+		Judge:         Judging{Accept: 0.75, First: 0.25, NMSIoU: 0.3, Text: 0.95, Within: 0.5, Read: true},
 		Relook:        Relooking{From: -1.5, Mean: true, Flip: true, Times: 1},
 		ContextWeight: 1.0 / 3,
 		ContextFrom:   0.3,
@@ -73,6 +73,9 @@ type Judging struct {
 	// large plate. Its IoU with the plate is small, so the NMS alone kept
 	// it, and plate-logo painted a second design over the first.
 	Within float64
+	// Read has the lines that need it read and judged (read.go): a
+	// proposal the judge accepts is a plate whatever Accept and Text say.
+	Read bool
 }
 
 // Detect finds every licence plate in img (displayed orientation) and
@@ -104,9 +107,15 @@ func detect(ctx context.Context, img image.Image, st *Stages, s Settings) ([]Pla
 	if err != nil {
 		return nil, err
 	}
-	judged, err := st.verify(ctx, wholeView(img), props, s)
+	v := wholeView(img)
+	judged, err := st.verify(ctx, v, props, s)
 	if err != nil {
 		return nil, err
+	}
+	if s.Judge.Read {
+		if err := s.Judge.decide(ctx, v, judged); err != nil {
+			return nil, err
+		}
 	}
 	return s.Judge.plates(judged, b), nil
 }
@@ -258,7 +267,7 @@ func (j Judging) plates(judged []verified, b image.Rectangle) []Plate {
 	var kept []box
 next:
 	for _, v := range all {
-		if v.score < j.Accept || v.text && v.score < j.Text || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
+		if v.read == 0 && (v.score < j.Accept || v.text && v.score < j.Text) || v.box.x1 <= v.box.x0 || v.box.y1 <= v.box.y0 {
 			continue
 		}
 		for _, k := range kept {
@@ -267,7 +276,9 @@ next:
 			}
 		}
 		kept = append(kept, v.box)
-		found = append(found, plateOf(v.quad, v.score, b))
+		p := plateOf(v.quad, v.score, b)
+		p.TextHeight = textHeight(judged, v.quad)
+		found = append(found, p)
 	}
 	return found
 }

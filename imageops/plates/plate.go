@@ -39,6 +39,11 @@ type Plate struct {
 	// rule (HideMargin, MinHidePx), the same for every style.
 	Hide  Quad
 	Score float64
+	// TextHeight is the height of the text lines the text detector found
+	// on the plate (the bounds of those at least half inside its quad), 0
+	// where it found none: the plate's true height, which a quad that
+	// reaches past the plate onto the grille exceeds (Designable).
+	TextHeight float64
 }
 
 // The margin rule. Every edge of the plate's quad is moved outwards, in

@@ -47,9 +47,15 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 	if err != nil {
 		return nil, err
 	}
-	judged, err := st.verify(ctx, view{photo: b, src: src}, props, s)
+	v := view{photo: b, src: src}
+	judged, err := st.verify(ctx, v, props, s)
 	if err != nil {
 		return nil, err
+	}
+	if s.Judge.Read {
+		if err := s.Judge.decide(ctx, v, judged); err != nil {
+			return nil, err
+		}
 	}
 	return s.Judge.plates(judged, b), nil
 }

@@ -266,8 +266,10 @@ func cut(v view, w win) *nn.Tensor {
 type verified struct {
 	p, first float64
 	box      box
-	quad     Quad // the plate's corners (box is their bounds)
-	text     bool // proposed by the text detector
+	quad     Quad    // the plate's corners (box is their bounds)
+	text     bool    // proposed by the text detector
+	prop     box     // the proposal judged (for a text proposal, its line)
+	read     float64 // the reading judge's probability, when it accepted it (read.go)
 }
 
 // outright is the first verifier's log-odds (p ≈ 0.01) under which a
@@ -327,7 +329,7 @@ func (st *Stages) verify(ctx context.Context, img view, props []box, s Settings)
 		if len(st.context) > 0 && l+s.Judge.First*logOdds(d.score) >= logOdds(s.ContextFrom) && b.x1 > b.x0 && b.y1 > b.y0 {
 			l = (1-s.ContextWeight)*l + s.ContextWeight*inContext(st.context, img, b)
 		}
-		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b, quad: q, text: d.text})
+		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b, quad: q, text: d.text, prop: d})
 	}
 	return out, nil
 }

@@ -149,6 +149,9 @@ func Plates(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Float64Var(&o.scale, "scale", 1, "shrink every photo and its labels by this factor first (0 < scale <= 1): a stress test of small plates")
 	fs.StringVar(&o.labels, "labels", "", "labels to score against instead of DIR/labels.json, in its format, photo paths relative to DIR (one DIR only)")
 	fs.IntVar(&o.tiles, "mosaic", 1, "lay the photos out N×N to a photo at their own resolution first: a stress test of plates small in a large photo")
+	sheet := fs.String("sheet", "", "with --reader, write a JPEG contact sheet of the plates the reader added and the false detections it added, each before (left) and after (right): hidden regions red, labelled plates blue")
+	fs.BoolVar(&o.answers, "answers", true, "read each labelled plate of blur-plates' answer again with the text reader and count those where a plate-like string can still be read")
+	fs.BoolVar(&o.reader, "reader", true, "also run the finder without the text reader, and list the plates the reader's decision added and the false hides it added")
 	charsFile := fs.String("chars", defaultChars, "the held-out plates' characters (train/plates/chars.py), to count the plates whose characters are hidden")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -193,6 +196,15 @@ func Plates(ctx context.Context, args []string, stdout io.Writer) error {
 		scores = append(scores, sc)
 		if first == "" {
 			first = photo
+		}
+	}
+	if *sheet != "" {
+		var rows []image.Image
+		for _, sc := range scores {
+			rows = append(rows, sc.reader.sheet...)
+		}
+		if err := writeSheet(*sheet, rows); err != nil {
+			return fmt.Errorf("bench plates: --sheet: %w", err)
 		}
 	}
 	if len(dirs) > 1 {
@@ -241,6 +253,8 @@ func Plates(ctx context.Context, args []string, stdout io.Writer) error {
 type benchPlatesOpts struct {
 	split, labels string
 	verbose       bool
+	reader        bool
+	answers       bool
 	scale         float64
 	tiles         int
 	// chars holds the held-out plates' characters by set (nil: not
@@ -355,6 +369,21 @@ func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout i
 			return nil, "", fmt.Errorf("bench plates: %s: %w", p.name, err)
 		}
 		sc.add(p, got, o.verbose, stdout)
+		if o.answers {
+			readable, err := answerCheck(ctx, p, got)
+			if err != nil {
+				return nil, "", fmt.Errorf("bench plates: %s: %w", p.name, err)
+			}
+			sc.reader.answered = true
+			sc.reader.answerReadable = append(sc.reader.answerReadable, readable...)
+		}
+		if o.reader {
+			before, err := plates.DetectUnread(ctx, p.img)
+			if err != nil {
+				return nil, "", fmt.Errorf("bench plates: %s: %w", p.name, err)
+			}
+			sc.compare(p, before, got)
+		}
 	}
 	shrunk := ""
 	if o.scale != 1 {
@@ -378,8 +407,9 @@ type plateScore struct {
 		found int
 		area  []float64
 	}
-	times []float64
-	chars struct {
+	times  []float64
+	reader readerScore
+	chars  struct {
 		measured      bool
 		not           string // why not measured
 		total, hidden int    // plates >= minWide px; those whose characters are hidden
@@ -538,6 +568,7 @@ func (sc *plateScore) print(stdout io.Writer, title string, copies bool) {
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "detection p50 %.1f ms, p95 %.1f ms (decode excluded)\n", Percentile(sc.times, 50), Percentile(sc.times, 95))
+	sc.reader.print(stdout)
 }
 
 func frac(a, b int) float64 { return float64(a) / float64(max(b, 1)) }

@@ -1,0 +1,398 @@
+package plates
+
+import (
+	"context"
+	"image"
+	"math"
+	"slices"
+	"unicode"
+
+	"carphoto/imageops/textrec"
+)
+
+// A plate is a short line of letters and digits: a text reader answers "is
+// this a plate?" better than a window classifier does on plates of designs
+// it never saw. The lines that need it are read (imageops/textrec,
+// PP-OCRv4's recogniser) and a small learnt judge (readJudge) decides from
+// the verifiers' score and the reading: what it says is used for that
+// alone, never logged, stored or returned.
+
+// maxReads is the most lines read a photo, best verifier score first: about
+// 12–16 ms of one core each (train/textrec/README.md).
+const maxReads = 8
+
+// readFrom is the least verifier probability of a first-stage proposal the
+// finder reads: below it the verifiers are sure it is no plate.
+const readFrom = 0.25
+
+// minLineHeight is the least height, in photo pixels, of a line worth
+// reading: a plate's characters a few pixels high read as noise.
+const minLineHeight = 8
+
+// A line's aspect (width ÷ height) must lie in [minAspect, maxAspect].
+const (
+	minAspect = 1.2
+	maxAspect = 12
+)
+
+// candidate is a proposal the finder reads: its index among the judged,
+// the box read (a text line, or two stacked lines of a two-row plate), the
+// lines, and the judge's probability.
+type candidate struct {
+	at    int
+	lines []box
+}
+
+// reading is what the judge sees of a candidate: no text, only counts.
+type reading struct {
+	letters, digits, others int
+	mean, least             float64
+}
+
+// readOf counts a reading's characters and confidences (the text is
+// dropped here).
+func readOf(rs []textrec.Reading) reading {
+	var r reading
+	r.least = 1
+	n := 0
+	for _, x := range rs {
+		i := 0
+		for _, c := range x.Text {
+			switch {
+			case c < unicode.MaxASCII && unicode.IsLetter(c):
+				r.letters++
+			case c < unicode.MaxASCII && unicode.IsDigit(c):
+				r.digits++
+			case unicode.IsSpace(c) || c == '-' || c == '·' || c == '.':
+				// separators: neither for nor against
+			default:
+				r.others++
+			}
+			if i < len(x.Conf) {
+				r.mean += x.Conf[i]
+				r.least = min(r.least, x.Conf[i])
+				n++
+			}
+			i++
+		}
+	}
+	if n == 0 {
+		r.least = 0
+		return r
+	}
+	r.mean /= float64(n)
+	return r
+}
+
+// features are the judge's inputs for a candidate of judged on a photo of
+// height ph: the verifiers' log-odds, whether the text detector proposed
+// it, the reading's letters, digits and other characters, its mean and
+// least confidence, whether it reads like a plate (4 or more letters and
+// digits, a digit among them), a long all-digit number (a phone number, a
+// date), the line's height (log) and aspect (log), two stacked lines, and
+// where it sits (its centre's height in the photo), and issue 54's crude
+// rule (4 or more letters and digits with a digit, mean confidence at
+// least 0.6, not a long all-digit number).
+func features(v verified, c candidate, r reading, ph float64) []float64 {
+	u := union(c.lines)
+	h := max(u.y1-u.y0, 1)
+	if len(c.lines) > 1 {
+		h = max(c.lines[0].y1-c.lines[0].y0, 1)
+	}
+	alnum := r.letters + r.digits
+	return []float64{
+		1,
+		clamp(logOdds(v.p), -8, 8),
+		b2f(v.text),
+		float64(min(r.letters, 12)),
+		float64(min(r.digits, 12)),
+		float64(min(r.others, 12)),
+		r.mean,
+		r.least,
+		b2f(alnum >= 4 && r.digits >= 1),
+		b2f(r.digits >= 9 && r.letters == 0),
+		b2f(alnum >= 4 && alnum <= 10),
+		math.Log(h),
+		math.Log(max(u.x1-u.x0, 1) / max(u.y1-u.y0, 1)),
+		b2f(len(c.lines) > 1),
+		(u.y0 + u.y1) / 2 / max(ph, 1),
+		b2f(alnum >= 4 && r.digits >= 1 && r.mean >= 0.6 && !(r.digits >= 9 && r.letters == 0)),
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// union is the bounds of bs.
+func union(bs []box) box {
+	u := bs[0]
+	for _, b := range bs[1:] {
+		u = box{x0: min(u.x0, b.x0), y0: min(u.y0, b.y0), x1: max(u.x1, b.x1), y1: max(u.y1, b.y1)}
+	}
+	return u
+}
+
+// candidates picks the proposals of judged to read, best verifier score
+// first, at most maxReads: text lines no accepted plate covers, of a
+// readable height and a line's aspect, with a line stacked right above or
+// below read with them (a two-row plate), and first-stage proposals the
+// verifiers are unsure of (readFrom to j.Accept), read on their quad.
+func (j Judging) candidates(judged []verified) []candidate {
+	var accepted []box
+	for _, v := range judged {
+		if j.score(v) >= j.Accept && (!v.text || j.score(v) >= j.Text) {
+			accepted = append(accepted, v.box)
+		}
+	}
+	covered := func(b box) bool {
+		for _, a := range accepted {
+			if b.inside(a) >= 0.5 {
+				return true
+			}
+		}
+		return false
+	}
+	order := make([]int, len(judged))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch pa, pb := judged[a].p, judged[b].p; {
+		case pa > pb:
+			return -1
+		case pa < pb:
+			return 1
+		}
+		return 0
+	})
+	var out []candidate
+	used := make([]bool, len(judged))
+	for _, i := range order {
+		if len(out) == maxReads {
+			break
+		}
+		v := judged[i]
+		if used[i] || j.score(v) >= j.Accept && (!v.text || j.score(v) >= j.Text) {
+			continue
+		}
+		line := v.prop
+		if !v.text {
+			if v.p < readFrom {
+				continue
+			}
+			line = v.box
+		}
+		var row []int // text lines side by side with it: the word groups of one row
+		if v.text {
+			for grown := true; grown; {
+				grown = false
+				for k, o := range judged {
+					if k != i && !used[k] && o.text && !slices.Contains(row, k) && sameRow(line, o.prop) {
+						line = union([]box{line, o.prop})
+						row = append(row, k)
+						grown = true
+					}
+				}
+			}
+		}
+		h, w := line.y1-line.y0, line.x1-line.x0
+		if h < minLineHeight || w < minAspect*h || w > maxAspect*h || covered(line) {
+			continue
+		}
+		c := candidate{at: i, lines: []box{line}}
+		used[i] = true
+		for _, k := range row {
+			used[k] = true
+		}
+		if v.text {
+			for k, o := range judged {
+				if used[k] || !o.text || !stacked(line, o.prop) {
+					continue
+				}
+				c.lines = append(c.lines, o.prop)
+				used[k] = true
+				break
+			}
+			slices.SortFunc(c.lines, func(a, b box) int { return int(math.Copysign(1, a.y0-b.y0)) })
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// stacked reports whether the text lines a and b lie one right above the
+// other, as the two rows of a plate do: they overlap across at least half
+// the narrower one's width, the gap between them is under half the taller
+// one's height, and their heights are within a factor of 2.5.
+func stacked(a, b box) bool {
+	ha, hb := a.y1-a.y0, b.y1-b.y0
+	if ha <= 0 || hb <= 0 || max(ha, hb) > 2.5*min(ha, hb) {
+		return false
+	}
+	ov := min(a.x1, b.x1) - max(a.x0, b.x0)
+	if ov < 0.5*min(a.x1-a.x0, b.x1-b.x0) {
+		return false
+	}
+	gap := max(a.y0, b.y0) - min(a.y1, b.y1)
+	return gap > -0.3*min(ha, hb) && gap < 0.5*max(ha, hb)
+}
+
+// sameRow reports whether the text lines a and b are parts of one row, as
+// the detector splits a plate's groups of characters ("TN 02 BL 1234")
+// when the gaps between them are wide: heights within a factor of 1.6,
+// overlapping over at least 60% of the lower one's height, and a gap
+// between them under the taller one's height.
+func sameRow(a, b box) bool {
+	ha, hb := a.y1-a.y0, b.y1-b.y0
+	if ha <= 0 || hb <= 0 || max(ha, hb) > 1.6*min(ha, hb) {
+		return false
+	}
+	if min(a.y1, b.y1)-max(a.y0, b.y0) < 0.6*min(ha, hb) {
+		return false
+	}
+	return max(a.x0, b.x0)-min(a.x1, b.x1) < max(ha, hb)
+}
+
+// readLine reads the line b (photo pixels relative to the bounds' origin)
+// of the photo v.
+func readLine(ctx context.Context, v view, b box) (textrec.Reading, error) {
+	o := v.photo.Min
+	q := textrec.Quad{{X: b.x0, Y: b.y0}, {X: b.x1, Y: b.y0}, {X: b.x1, Y: b.y1}, {X: b.x0, Y: b.y1}}
+	if v.src == nil {
+		for i := range q {
+			q[i].X += float64(o.X)
+			q[i].Y += float64(o.Y)
+		}
+		return textrec.Read(ctx, v.img, q)
+	}
+	// A Source's region, reduced as far as the line keeps 48 pixels high.
+	most := 1
+	for s := (b.y1 - b.y0) / textrec.Height; float64(most*2) <= s; {
+		most *= 2
+	}
+	r := image.Rect(int(math.Floor(b.x0))-1, int(math.Floor(b.y0))-1, int(math.Ceil(b.x1))+2, int(math.Ceil(b.y1))+2)
+	img, g := v.src.Region(r.Add(o).Intersect(v.photo), most)
+	for i := range q {
+		q[i].X = (q[i].X + float64(o.X)) / float64(g)
+		q[i].Y = (q[i].Y + float64(o.Y)) / float64(g)
+	}
+	return textrec.Read(ctx, img, q)
+}
+
+// readAll reads the candidates of judged on v and returns, for each, the
+// judge's inputs.
+func readAll(ctx context.Context, v view, judged []verified, cands []candidate) ([][]float64, error) {
+	out := make([][]float64, len(cands))
+	for i, c := range cands {
+		rs := make([]textrec.Reading, len(c.lines))
+		for k, l := range c.lines {
+			r, err := readLine(ctx, v, l)
+			if err != nil {
+				return nil, err
+			}
+			rs[k] = r
+		}
+		out[i] = features(judged[c.at], c, readOf(rs), float64(v.photo.Dy()))
+	}
+	return out, nil
+}
+
+// judgeRead is the judge's probability that a candidate with inputs f is a
+// plate: logistic regression, its weights readJudge fit on the validation
+// split (TestFitReadJudge).
+func judgeRead(f []float64) float64 {
+	s := 0.0
+	for i, w := range readJudge {
+		s += w * f[i]
+	}
+	return 1 / (1 + math.Exp(-s))
+}
+
+// readAccept is the judge's probability from which a candidate is a plate.
+// On the validation split (web, dash-cam, Open Images; TestFitReadJudge)
+// it accepts 35 of the 131 plates among the lines read for 16 that are
+// not, 0.030 a photo (at 0.4: 44 for 24, 0.045; at 0.6: 27 for 10).
+const readAccept = 0.5
+
+// decide reads the candidates of judged on v and marks those the judge
+// accepts: their quad grown to the lines read where it does not hold them.
+func (j Judging) decide(ctx context.Context, v view, judged []verified) error {
+	cands := j.candidates(judged)
+	fs, err := readAll(ctx, v, judged, cands)
+	if err != nil {
+		return err
+	}
+	for i, c := range cands {
+		p := judgeRead(fs[i])
+		if p < readAccept {
+			continue
+		}
+		d := &judged[c.at]
+		d.read = p
+		d.quad = holding(d.quad, union(c.lines))
+		lo, hi := d.quad.extent()
+		d.box = box{x0: lo.X, y0: lo.Y, x1: hi.X, y1: hi.Y}
+	}
+	return nil
+}
+
+// holding returns q, or where q does not hold the lines' bounds u, the
+// rectangle that holds both.
+func holding(q Quad, u box) Quad {
+	lo, hi := q.extent()
+	if u.x0 >= lo.X && u.y0 >= lo.Y && u.x1 <= hi.X && u.y1 <= hi.Y {
+		return q
+	}
+	lo = Point{min(lo.X, u.x0), min(lo.Y, u.y0)}
+	hi = Point{max(hi.X, u.x1), max(hi.Y, u.y1)}
+	return Quad{lo, {hi.X, lo.Y}, hi, {lo.X, hi.Y}}
+}
+
+// readJudge are the judge's weights, in the order of features (fit by
+// TestFitReadJudge on the validation split).
+var readJudge = []float64{-4.474, 0.4517, -0.1205, -0.2222, -0.1557, -0.1477, 0.8055, -0.1771, 1.213, -0.4546, -0.2567, 0.4742, -0.0214, 0.5575, 2.26, 1.357}
+
+// DetectUnread is Detect without the reader: the finder as it was before
+// it (bench plates compares the two).
+func DetectUnread(ctx context.Context, img image.Image) ([]Plate, error) {
+	s := DefaultSettings()
+	s.Judge.Read = false
+	return detect(ctx, img, nil, s)
+}
+
+// designTaller is how much taller than its text lines a plate's quad may
+// be and still get plate-logo's design. A text line's region is the
+// detector's, grown by its unclip rule to about the plate's own height;
+// a quad much taller than that reaches past the plate (onto a grille, a
+// badge, the bodywork: issue 54's BMW, 56 px on a 22 px plate) and a
+// design there paints over the car, so the plate is hidden instead.
+const designTaller = 1.3
+
+// Designable reports whether plate-logo puts the design on p: a score of
+// at least DesignConfidence, and a quad no taller than designTaller × its
+// text lines where the text detector found any.
+func (p Plate) Designable() bool {
+	return p.Score >= DesignConfidence && (p.TextHeight == 0 || p.Quad.Height() <= designTaller*p.TextHeight)
+}
+
+// textHeight is the height of the bounds of the text lines of judged at
+// least half inside q's bounds (0 for none).
+func textHeight(judged []verified, q Quad) float64 {
+	lo, hi := q.extent()
+	qb := box{x0: lo.X, y0: lo.Y, x1: hi.X, y1: hi.Y}
+	var lines []box
+	for _, v := range judged {
+		if v.text && v.prop.inside(qb) >= 0.5 {
+			lines = append(lines, v.prop)
+		}
+	}
+	if len(lines) == 0 {
+		return 0
+	}
+	u := union(lines)
+	return u.y1 - u.y0
+}

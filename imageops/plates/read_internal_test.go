@@ -1,0 +1,104 @@
+package plates
+
+import (
+	"testing"
+
+	"carphoto/imageops/textrec"
+)
+
+// TestReadCap: of 40 unsure text lines, the finder reads maxReads, the
+// verifiers' likeliest first, and none an accepted plate covers.
+func TestReadCap(t *testing.T) {
+	j := DefaultSettings().Judge
+	var judged []verified
+	for i := range 40 {
+		x := float64(100 * (i % 8))
+		y := float64(60 * (i / 8))
+		line := box{score: textPrior, text: true, x0: x, y0: y, x1: x + 80, y1: y + 20}
+		judged = append(judged, verified{p: 0.1 + 0.02*float64(i), first: textPrior, box: line, quad: quadOf(line), text: true, prop: line})
+	}
+	// A plate the first stage found, over line 39's box.
+	plate := box{x0: 695, y0: 235, x1: 785, y1: 265}
+	judged = append(judged, verified{p: 0.99, first: 0.9, box: plate, quad: quadOf(plate)})
+	cands := j.candidates(judged)
+	if len(cands) != maxReads {
+		t.Fatalf("%d lines read, want %d", len(cands), maxReads)
+	}
+	for k, c := range cands {
+		if want := 38 - k; c.at != want {
+			t.Errorf("read %d is line %d, want %d (the likeliest first, line 39 covered)", k, c.at, want)
+		}
+	}
+}
+
+func quadOf(b box) Quad {
+	return Quad{{b.x0, b.y0}, {b.x1, b.y0}, {b.x1, b.y1}, {b.x0, b.y1}}
+}
+
+// TestStacked: the two rows of a plate are read together; lines side by
+// side, far apart or of very different heights are not.
+func TestStacked(t *testing.T) {
+	top := box{x0: 100, y0: 100, x1: 160, y1: 120}
+	for _, c := range []struct {
+		b    box
+		want bool
+	}{
+		{box{x0: 95, y0: 122, x1: 165, y1: 145}, true},   // the row below
+		{box{x0: 105, y0: 78, x1: 150, y1: 99}, true},    // the row above
+		{box{x0: 170, y0: 100, x1: 230, y1: 120}, false}, // beside it
+		{box{x0: 100, y0: 160, x1: 160, y1: 180}, false}, // far below
+		{box{x0: 100, y0: 121, x1: 160, y1: 200}, false}, // much taller
+	} {
+		if got := stacked(top, c.b); got != c.want {
+			t.Errorf("stacked(%v, %v) = %v, want %v", top, c.b, got, c.want)
+		}
+	}
+}
+
+// TestReadingCounts: the judge sees counts of letters, digits and other
+// characters and the confidences, not the text.
+func TestReadingCounts(t *testing.T) {
+	r := readOf([]textrec.Reading{{Text: "RLG", Conf: []float64{0.9, 0.8, 1}}, {Text: "98-5中", Conf: []float64{1, 1, 0.5, 1, 0.2}}})
+	if r.letters != 3 || r.digits != 3 || r.others != 1 {
+		t.Errorf("letters %d digits %d others %d, want 3 3 1", r.letters, r.digits, r.others)
+	}
+	if r.least != 0.2 || r.mean < 0.79 || r.mean > 0.81 {
+		t.Errorf("mean %.3f least %.2f, want 0.800 0.20", r.mean, r.least)
+	}
+}
+
+// TestDesignOnlyWhereTheTextIs: a sure plate whose quad is much taller than
+// its text lines (reaching onto the grille) gets no design.
+func TestDesignOnlyWhereTheTextIs(t *testing.T) {
+	q := Quad{{100, 100}, {200, 100}, {200, 156}, {100, 156}} // 56 px tall
+	for _, c := range []struct {
+		text float64
+		want bool
+	}{{0, true}, {50, true}, {22, false}} {
+		p := Plate{Quad: q, Score: 0.99, TextHeight: c.text}
+		if got := p.Designable(); got != c.want {
+			t.Errorf("text %g px: Designable %v, want %v", c.text, got, c.want)
+		}
+	}
+	if (Plate{Quad: q, Score: 0.9}).Designable() {
+		t.Error("a plate under DesignConfidence is designable")
+	}
+}
+
+// TestSameRow: a plate's character groups the detector split are one row.
+func TestSameRow(t *testing.T) {
+	tn := box{x0: 159, y0: 147, x1: 187, y1: 160}
+	for _, c := range []struct {
+		b    box
+		want bool
+	}{
+		{box{x0: 192, y0: 147, x1: 216, y1: 158}, true},  // "02" beside it
+		{box{x0: 223, y0: 146, x1: 251, y1: 159}, false}, // "BL": joined through "02"
+		{box{x0: 127, y0: 235, x1: 279, y1: 251}, false}, // a line below
+		{box{x0: 240, y0: 147, x1: 270, y1: 160}, false}, // too far
+	} {
+		if got := sameRow(tn, c.b); got != c.want {
+			t.Errorf("sameRow(%v, %v) = %v, want %v", tn, c.b, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package plates
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	_ "image/jpeg"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"carphoto/internal/testenv/datasets"
+)
+
+// TestFitReadJudge fits the reading judge (readJudge) on the validation
+// split of the sets named by PLATES_FIT_SETS (folders holding labels.json,
+// separated by ':'), never the held-out one: every candidate the finder
+// reads is an example, a plate when its box overlaps a labelled plate
+// (IoU ≥ 0.2, or either's centre inside the other). It prints the weights
+// and, at each threshold, the plates and non-plates the judge accepts.
+// Not run by default (a few minutes of one core):
+//
+//	PLATES_FIT_SETS=../../../shared/datasets/plates-web-cc0:... go test ./imageops/plates -run FitReadJudge -v -timeout 1h
+func TestFitReadJudge(t *testing.T) {
+	sets := os.Getenv("PLATES_FIT_SETS")
+	if sets == "" {
+		t.Skip("PLATES_FIT_SETS names no sets")
+	}
+	ctx := context.Background()
+	st, err := networks(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSettings()
+	var xs [][]float64
+	var ys []float64
+	photos := 0
+	for _, dir := range strings.Split(sets, ":") {
+		raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var labels []struct {
+			File   string `json:"file"`
+			Plates []Box  `json:"plates"`
+		}
+		if err := json.Unmarshal(raw, &labels); err != nil {
+			t.Fatal(err)
+		}
+		pos, neg := 0, 0
+		for _, l := range labels {
+			if !datasets.Validation(filepath.Base(l.File)) {
+				continue
+			}
+			f, err := os.Open(filepath.Join(dir, l.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, _, err := image.Decode(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			photos++
+			props, err := st.net.proposeAll(ctx, img, 1, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := wholeView(img)
+			judged, err := st.verify(ctx, v, props, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cands := s.Judge.candidates(judged)
+			fs, err := readAll(ctx, v, judged, cands)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range cands {
+				u := union(c.lines)
+				y := 0.0
+				for _, p := range l.Plates {
+					lb := box{x0: p.X, y0: p.Y, x1: p.X + p.W, y1: p.Y + p.H}
+					if u.iou(lb) >= 0.2 || centreIn(u, lb) || centreIn(lb, u) {
+						y = 1
+					}
+				}
+				if y == 1 {
+					pos++
+				} else {
+					neg++
+				}
+				xs = append(xs, fs[i])
+				ys = append(ys, y)
+			}
+		}
+		t.Logf("%s: %d plates, %d non-plates read", filepath.Base(dir), pos, neg)
+	}
+	w := fitLogistic(xs, ys, 1.0)
+	t.Logf("readJudge = %s", goFloats(w))
+	for _, th := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9} {
+		tp, fp, all := 0, 0, 0
+		for i, x := range xs {
+			p := 0.0
+			for k, wk := range w {
+				p += wk * x[k]
+			}
+			p = 1 / (1 + math.Exp(-p))
+			if ys[i] == 1 {
+				all++
+			}
+			if p >= th {
+				if ys[i] == 1 {
+					tp++
+				} else {
+					fp++
+				}
+			}
+		}
+		t.Logf("at %.1f: %d of %d plates, %d non-plates (%.3f a photo of %d)", th, tp, all, fp, float64(fp)/float64(photos), photos)
+	}
+}
+
+func centreIn(a, b box) bool {
+	cx, cy := (a.x0+a.x1)/2, (a.y0+a.y1)/2
+	return cx >= b.x0 && cx <= b.x1 && cy >= b.y0 && cy <= b.y1
+}
+
+// fitLogistic fits logistic regression weights to xs (each with a leading
+// 1) and ys by Newton's method, an L2 penalty lambda on all but the first.
+func fitLogistic(xs [][]float64, ys []float64, lambda float64) []float64 {
+	n := len(xs[0])
+	w := make([]float64, n)
+	for range 50 {
+		g := make([]float64, n)
+		h := make([][]float64, n)
+		for i := range h {
+			h[i] = make([]float64, n)
+		}
+		for i, x := range xs {
+			z := 0.0
+			for k := range n {
+				z += w[k] * x[k]
+			}
+			p := 1 / (1 + math.Exp(-z))
+			for a := range n {
+				g[a] += (p - ys[i]) * x[a]
+				for b := range n {
+					h[a][b] += p * (1 - p) * x[a] * x[b]
+				}
+			}
+		}
+		for a := 1; a < n; a++ {
+			g[a] += lambda * w[a]
+			h[a][a] += lambda
+		}
+		h[0][0] += 1e-6
+		step := solve(h, g)
+		for k := range n {
+			w[k] -= step[k]
+		}
+	}
+	return w
+}
+
+// solve solves a·x = b by Gaussian elimination with partial pivoting.
+func solve(a [][]float64, b []float64) []float64 {
+	n := len(b)
+	m := make([][]float64, n)
+	for i := range m {
+		m[i] = append(append([]float64{}, a[i]...), b[i])
+	}
+	for c := range n {
+		p := c
+		for r := c + 1; r < n; r++ {
+			if math.Abs(m[r][c]) > math.Abs(m[p][c]) {
+				p = r
+			}
+		}
+		m[c], m[p] = m[p], m[c]
+		for r := range n {
+			if r == c || m[c][c] == 0 {
+				continue
+			}
+			f := m[r][c] / m[c][c]
+			for k := c; k <= n; k++ {
+				m[r][k] -= f * m[c][k]
+			}
+		}
+	}
+	x := make([]float64, n)
+	for i := range n {
+		if m[i][i] != 0 {
+			x[i] = m[i][n] / m[i][i]
+		}
+	}
+	return x
+}
+
+func goFloats(w []float64) string {
+	parts := make([]string, len(w))
+	for i, v := range w {
+		parts[i] = fmt.Sprintf("%.4g", v)
+	}
+	return "[]float64{" + strings.Join(parts, ", ") + "}"
+}
