@@ -479,8 +479,12 @@ func TestFloodOneKey(t *testing.T) {
 	count := map[int]int{}
 	for i, st := range statuses {
 		count[st]++
-		if st != http.StatusOK && (st != http.StatusInternalServerError || codes[i] != "processing_failed") {
-			t.Errorf("call %d: status %d %s, want 200 or 500 processing_failed", i, st, codes[i])
+		// 408: 200 uploads at once on a small machine can leave one still
+		// arriving at UPLOAD_TIMEOUT, which is answered so, uncharged.
+		failed := (st == http.StatusInternalServerError && codes[i] == "processing_failed") ||
+			(st == http.StatusRequestTimeout && codes[i] == "request_timeout")
+		if st != http.StatusOK && !failed {
+			t.Errorf("call %d: status %d %s, want 200, 500 processing_failed or 408 request_timeout", i, st, codes[i])
 		}
 	}
 	t.Logf("%d calls of one key: %v", n, count)
