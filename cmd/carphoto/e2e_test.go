@@ -217,11 +217,11 @@ type part struct {
 func file(name string, data []byte) part { return part{name, name + ".bin", data} }
 func field(name, v string) part          { return part{name: name, data: []byte(v)} }
 
-// post sends a multipart POST and returns status, headers and body.
-func post(t *testing.T, url, key string, parts ...part) (int, http.Header, []byte) {
+// multipartBody encodes parts as a multipart/form-data body.
+func multipartBody(t *testing.T, parts ...part) ([]byte, string) {
 	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
 	for _, p := range parts {
 		var w io.Writer
 		var err error
@@ -236,7 +236,14 @@ func post(t *testing.T, url, key string, parts ...part) (int, http.Header, []byt
 		w.Write(p.data)
 	}
 	mw.Close()
-	return do(t, http.MethodPost, url, key, mw.FormDataContentType(), &body)
+	return b.Bytes(), mw.FormDataContentType()
+}
+
+// post sends a multipart POST and returns status, headers and body.
+func post(t *testing.T, url, key string, parts ...part) (int, http.Header, []byte) {
+	t.Helper()
+	body, ct := multipartBody(t, parts...)
+	return do(t, http.MethodPost, url, key, ct, bytes.NewReader(body))
 }
 
 func do(t *testing.T, method, url, key, contentType string, body io.Reader) (int, http.Header, []byte) {

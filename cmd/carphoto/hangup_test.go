@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -62,28 +61,6 @@ type callSeen struct {
 	code    string // a failure's error code
 	header  http.Header
 	err     error
-}
-
-// multipartBody encodes parts as a multipart/form-data body.
-func multipartBody(t *testing.T, parts ...part) ([]byte, string) {
-	t.Helper()
-	var b bytes.Buffer
-	mw := multipart.NewWriter(&b)
-	for _, p := range parts {
-		var w io.Writer
-		var err error
-		if p.filename != "" {
-			w, err = mw.CreateFormFile(p.name, p.filename)
-		} else {
-			w, err = mw.CreateFormField(p.name)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(p.data)
-	}
-	mw.Close()
-	return b.Bytes(), mw.FormDataContentType()
 }
 
 // smallReceiveBuffer keeps a client's socket receive buffer small, so that
