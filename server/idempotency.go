@@ -93,7 +93,10 @@ func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o
 			h.Set(k, v)
 		}
 		h.Set("Idempotent-Replayed", "true")
-		return o, true, c.Blob(res.Status, res.Header[echo.HeaderContentType], res.Body)
+		// Its length announced, as the first answer's was (writeAnswer): a
+		// large answer replayed is not sent chunked.
+		_, err := writeAnswer(c, res.Status, res.Header[echo.HeaderContentType], res.Body)
+		return o, true, err
 	}
 	o.claim = claim
 	return o, false, nil
