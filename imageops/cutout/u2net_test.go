@@ -1,11 +1,14 @@
 package cutout
 
 import (
+	"carphoto/imageops/internal/nn"
 	"encoding/binary"
 	"math"
 	"os"
 	"slices"
+	"syscall"
 	"testing"
+	"time"
 
 	"carphoto/internal/testenv/imgtest"
 )
@@ -47,8 +50,10 @@ func syntheticU2(h, w int) *plane {
 // TestU2MatchesReference checks the Go U²-Net-p against the ONNX graph run by
 // PyTorch (train/cutout/u2netp.py, itself checked against OpenCV's ONNX importer)
 // with the same float16-rounded weights, on three input sizes (two odd ones, which
-// exercise ceil-mode pooling and resizing to odd sizes).
+// exercise ceil-mode pooling and resizing to odd sizes). All in float: the
+// integer layers are held to the float network by TestInt8MatteMatchesFloat.
 func TestU2MatchesReference(t *testing.T) {
+	defer nn.SetInt8(false)()
 	raw, err := os.ReadFile("testdata/u2netp-golden.bin")
 	if err != nil {
 		t.Fatal(err)
@@ -112,14 +117,32 @@ func TestParseU2RejectsBadFiles(t *testing.T) {
 	}
 }
 
-// BenchmarkU2 times one forward pass at the cut-out's input size.
+// BenchmarkU2 times one forward pass at the cut-out's input size, with
+// the integer layers (int) and all in float (float), one after the other;
+// cpu-ms/op is the process's CPU time an operation (run with -cpu 1).
 func BenchmarkU2(b *testing.B) {
 	net, err := u2model()
 	if err != nil {
 		b.Fatal(err)
 	}
 	x := syntheticU2(DefaultSettings().NetH, DefaultSettings().NetW)
-	for b.Loop() {
-		net.forward(x)
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "float", true: "int"}[on], func(b *testing.B) {
+			defer nn.SetInt8(on)()
+			start := cpuTime()
+			for b.Loop() {
+				net.forward(x)
+			}
+			b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+		})
 	}
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

@@ -2,6 +2,7 @@ package textdet
 
 import (
 	"bytes"
+	"carphoto/imageops/internal/nn"
 	"context"
 	"fmt"
 	"image"
@@ -14,7 +15,8 @@ import (
 // BenchmarkFind times Find on a 1280×960 photo (a parity photo enlarged,
 // then JPEG-encoded and decoded, as the service receives photos) at
 // the working sizes a plate search would use: long side 640 (640×480) and
-// 960 (960×736). Besides the wall time it reports cpu-ms/op, the process's
+// 960 (960×736), all in float and with the integer layers, one after the
+// other. Besides the wall time it reports cpu-ms/op, the process's
 // CPU time an operation (the garbage collector's included): on a shared
 // machine the wall time also counts the waits for a core. Run it with
 // -cpu 1 for the time of one core.
@@ -36,15 +38,18 @@ func BenchmarkFind(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, side := range []int{640, 960} {
-		b.Run(fmt.Sprint(side), func(b *testing.B) {
-			start := cpuTime()
-			for b.Loop() {
-				if _, err := Find(context.Background(), img, side); err != nil {
-					b.Fatal(err)
+		for _, on := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%d/%s", side, map[bool]string{false: "float", true: "int"}[on]), func(b *testing.B) {
+				defer nn.SetInt8(on)()
+				start := cpuTime()
+				for b.Loop() {
+					if _, err := Find(context.Background(), img, side); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-		})
+				b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+			})
+		}
 	}
 }
 

@@ -95,6 +95,15 @@ func Release() {
 	spare.Unlock()
 }
 
+// planes returns the channels.
+func (t *Tensor) planes() [][]float32 {
+	ps := make([][]float32, t.C)
+	for i := range ps {
+		ps[i] = t.Plane(i)
+	}
+	return ps
+}
+
 // Plane returns channel i.
 func (t *Tensor) Plane(i int) []float32 { return t.Data[i*t.H*t.W : (i+1)*t.H*t.W] }
 
@@ -119,6 +128,15 @@ type Conv struct {
 	ReLU            bool
 	Act             Act // applied after ReLU, if both are set
 	Weights, Biases []float32
+	// In8, when set, is the calibrated range of the input (one for all
+	// channels or one each) of a pointwise
+	// convolution at stride 1: it then runs in 8 bits (see q8.go). Seen,
+	// when set, records every input (calibration).
+	In8  []Range
+	Seen Observer
+
+	q8Once sync.Once
+	q      *q8
 
 	// packed holds, for a 1×1 convolution, the weights of its outputs in
 	// blocks of 8 regrouped input channel by input channel, as the AVX2
@@ -154,6 +172,17 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 	oh, ow := x.H, x.W
 	if c.Stride == 2 {
 		oh, ow = (x.H+1)/2, (x.W+1)/2
+	}
+	if c.Seen != nil {
+		c.Seen.Add(x.planes())
+	}
+	if c.In8 != nil && on8 && c.Kind == Point && c.Stride == 1 && x.H*x.W > 1 {
+		c.q8Once.Do(func() { c.q = newQ8(c.In8, c.Weights, c.Biases, c.Cin, c.Cout, 1) })
+		y := apply8(c.q, x.planes(), x.H, x.W, 0, 1, c.Cout, c.ReLU)
+		for ch := range c.Cout {
+			c.Act.apply(y.Plane(ch))
+		}
+		return y
 	}
 	y := scratch(c.Cout, oh, ow)
 	if c.Kind == Depth3 || c.Kind == Depth5 {

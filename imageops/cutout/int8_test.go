@@ -1,0 +1,212 @@
+package cutout
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"carphoto/imageops/internal/nn"
+	"carphoto/internal/testenv/datasets"
+	"carphoto/internal/testenv/imgtest"
+)
+
+var (
+	calibrate   = flag.Bool("calibrate", false, "TestCalibrate: measure the 8-bit layers' input ranges on training photos and write calibration.go")
+	clip        = flag.Float64("clip", 1e-4, "TestCalibrate: the share of inputs left outside the range at each end")
+	float       = flag.String("float", "", "TestCalibrate: indexes of layers kept in float, comma-separated")
+	sensitivity = flag.Bool("sensitivity", false, "TestSensitivity: how far each 8-bit layer alone moves the mask")
+	tune        = flag.Bool("tune", false, "TestInt8MatteMatchesFloat: validation photos instead of held-out ones, for choosing")
+	sensN       = flag.Int("sensn", 8, "TestSensitivity: validation photos")
+)
+
+// carsSeg returns the cars-seg photos whose names pass keep, sorted by
+// name, at most n.
+func carsSeg(tb testing.TB, keep func(string) bool, n int) []image.Image {
+	tb.Helper()
+	dir := datasets.Set(tb, "cars-seg")
+	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var labels []struct{ File string }
+	if err := json.Unmarshal(raw, &labels); err != nil {
+		tb.Fatal(err)
+	}
+	sort.Slice(labels, func(i, j int) bool { return labels[i].File < labels[j].File })
+	var out []image.Image
+	for _, l := range labels {
+		if len(out) == n {
+			break
+		}
+		if keep(filepath.Base(l.File)) {
+			out = append(out, imgtest.DecodeFile(tb, filepath.Join(dir, l.File)))
+		}
+	}
+	return out
+}
+
+// TestCalibrate, with -calibrate, runs the float network on 40 training
+// photos of cars-seg, records the inputs of each convolution and writes
+// their ranges (leaving out the share -clip at each end) to calibration.go.
+func TestCalibrate(t *testing.T) {
+	if !*calibrate {
+		t.Skip("run with -calibrate to measure the 8-bit layers' ranges")
+	}
+	n, err := u2model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nn.SetInt8(false)()
+	ls := n.layers8()
+	seen := make([]nn.Sampler, len(ls))
+	for i, l := range ls {
+		l.c.Seen = &seen[i]
+	}
+	defer func() {
+		for _, l := range ls {
+			l.c.Seen = nil
+		}
+	}()
+	for _, img := range carsSeg(t, datasets.Training, 40) {
+		if _, err := Matte(context.Background(), img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keepFloat := map[string]bool{}
+	for _, f := range strings.Split(*float, ",") {
+		keepFloat[f] = true
+	}
+	var b strings.Builder
+	b.WriteString("package cutout\n\nimport \"carphoto/imageops/internal/nn\"\n\n")
+	fmt.Fprintf(&b, "// calibrated is each convolution's input range (layers8's order) on 40\n")
+	fmt.Fprintf(&b, "// training photos of cars-seg, leaving out %g of the inputs at each end;\n", *clip)
+	b.WriteString("// zero: the layer stays in float. Written by go test -run TestCalibrate\n// -calibrate.\n")
+	b.WriteString("var calibrated = []nn.Range{\n")
+	for i, s := range seen {
+		r := s.Clip(*clip)
+		if keepFloat[fmt.Sprint(i)] {
+			r = nn.Range{}
+		}
+		fmt.Fprintf(&b, "\t{Lo: %g, Hi: %g}, // %d %s: all %g to %g\n", r.Lo, r.Hi, i, ls[i].name, s.All.Lo, s.All.Hi)
+	}
+	b.WriteString("}\n")
+	if err := os.WriteFile("calibration.go", []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The calibration matches the network's convolutions.
+func TestCalibrated(t *testing.T) {
+	n, err := u2model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.layers8()) != len(calibrated) {
+		t.Fatalf("%d ranges calibrated for %d convolutions: run go test -run TestCalibrate -calibrate", len(calibrated), len(n.layers8()))
+	}
+}
+
+// maskIoU is the intersection over union of two mattes thresholded at half.
+func maskIoU(a, b *image.Alpha) float64 {
+	var in, un int
+	for i, v := range a.Pix {
+		x, y := v >= 128, b.Pix[i] >= 128
+		if x && y {
+			in++
+		}
+		if x || y {
+			un++
+		}
+	}
+	if un == 0 {
+		return 1
+	}
+	return float64(in) / float64(un)
+}
+
+// TestSensitivity, with -sensitivity, reports for each convolution alone
+// in 8 bits the lowest and mean IoU of the matte against the float one
+// on 8 validation photos.
+func TestSensitivity(t *testing.T) {
+	if !*sensitivity {
+		t.Skip("run with -sensitivity")
+	}
+	n, err := u2model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	imgs := carsSeg(t, datasets.Validation, *sensN)
+	var want []*image.Alpha
+	restore := nn.SetInt8(false)
+	for _, img := range imgs {
+		m, err := Matte(context.Background(), img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, m)
+	}
+	restore()
+	ls := n.layers8()
+	saved := make([][]nn.Range, len(ls))
+	for i, l := range ls {
+		saved[i], l.c.In8 = l.c.In8, nil
+	}
+	defer func() {
+		for i, l := range ls {
+			l.c.In8 = saved[i]
+		}
+	}()
+	for i, l := range ls {
+		if saved[i] == nil {
+			continue
+		}
+		l.c.In8 = saved[i]
+		lo, sum := 1.0, 0.0
+		for k, img := range imgs {
+			m, err := Matte(context.Background(), img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := maskIoU(m, want[k])
+			lo, sum = min(lo, v), sum+v
+		}
+		l.c.In8 = nil
+		t.Logf("layer %3d %-8s: IoU lowest %.4f mean %.4f", i, l.name, lo, sum/float64(len(imgs)))
+	}
+}
+
+// The 8-bit network's matte matches the float network's on held-out
+// photos of cars-seg: IoU at least 0.995 on each.
+func TestInt8MatteMatchesFloat(t *testing.T) {
+	split := datasets.HeldOut
+	if *tune {
+		split = datasets.Validation
+	}
+	imgs := carsSeg(t, split, 8)
+	lo, sum := 1.0, 0.0
+	for i, img := range imgs {
+		restore := nn.SetInt8(false)
+		want, err := Matte(context.Background(), img)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Matte(context.Background(), img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := maskIoU(got, want)
+		lo, sum = min(lo, v), sum+v
+		if v < 0.995 {
+			t.Errorf("photo %d: 8-bit matte's IoU with the float one %.4f, want ≥ 0.995", i, v)
+		}
+	}
+	t.Logf("%d photos: IoU with the float matte lowest %.4f, mean %.4f", len(imgs), lo, sum/float64(len(imgs)))
+}

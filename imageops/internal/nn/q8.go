@@ -1,0 +1,443 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+// Integer convolutions. A layer given the calibrated range of its input
+// (Range) runs its multiply-adds on integers: the input quantised per
+// tensor to 12 bits (0..4095: scale and zero point from the range), the
+// weights per output channel to the integers -2047..2047, the products
+// summed in int32 and the sums turned back into floats with the bias
+// (dequantised) before the layer's activation, which stays in float.
+//
+// The integers are exact on every path, so the same input gives the same
+// output bits on any CPU: each output's weights are scaled so that no sum
+// of products can leave int32 (newQ8), and the VNNI kernel (VPDPWSSD:
+// pairs of 16-bit products into int32), the AVX2 one (VPMADDWD, VPADDD)
+// and the portable loop compute the same sums. Everything around the
+// kernels (quantising, dequantising) computes the same operations in the
+// same order on every path.
+//
+// 8-bit inputs and weights (VPDPBUSD, twice the multiply-adds an
+// instruction) were measured first and moved the results too far (see
+// docs/research/performance.md), so the inputs and weights are 16-bit
+// integers of 12 bits.
+//
+// The kernels compute tiles of 8 output channels × 48 positions of a
+// (possibly zero-bordered) plane laid out as pairs of channels: two int16
+// a position, channels 2g and 2g+1 of pair g. A group is one (pair, tap):
+// its 2 values at a position times 2 weights of each output.
+
+// Range is the span of values a layer's input (or one of its channels)
+// took on the calibration photos; with it the layer runs in 8 bits.
+type Range struct{ Lo, Hi float32 }
+
+// Observer records a layer's input, channel by channel, for calibration.
+type Observer interface{ Add(planes [][]float32) }
+
+// Add widens r to hold the values of p.
+func (r *Range) Add(p []float32) {
+	for _, v := range p {
+		r.Lo, r.Hi = min(r.Lo, v), max(r.Hi, v)
+	}
+}
+
+// Ranges records the range of each channel of a layer's input.
+type Ranges []Range
+
+// Add widens each channel's range.
+func (rs *Ranges) Add(planes [][]float32) {
+	for len(*rs) < len(planes) {
+		*rs = append(*rs, Range{})
+	}
+	for i, p := range planes {
+		(*rs)[i].Add(p)
+	}
+}
+
+// wmax is the largest quantised weight, amax the largest input.
+const (
+	wmax = 2047
+	amax = 4095
+)
+
+// q8 is a layer's 8-bit form.
+type q8 struct {
+	inv    []float32 // per input channel: the inverse of its step
+	zp     []int16   // per input channel: the integer for input 0
+	groups int       // (pair, tap) groups
+	wt     []int16   // blocks of 8 outputs: group by group, 8 outputs × 2 weights
+	corr   []int32   // per output: Σ zero point · weight over its inputs
+	mul    []float32 // per output: the step of its sums
+	bias   []float32 // per output
+}
+
+// newQ8 quantises weights w (cout × cin × taps, output-major) for inputs
+// in ranges in (one per input channel, or one for all). Each input
+// channel's step is folded into its weights before they are quantised per
+// output, so a sum of products has one step per output.
+func newQ8(in []Range, w, bias []float32, cin, cout, taps int) *q8 {
+	q := &q8{inv: make([]float32, cin), zp: make([]int16, cin)}
+	step := make([]float32, cin)
+	for ci := range cin {
+		r := in[0]
+		if len(in) == cin {
+			r = in[ci]
+		}
+		lo, hi := min(r.Lo, 0), max(r.Hi, 0)
+		if hi-lo < 1e-6 {
+			hi = lo + 1e-6
+		}
+		step[ci] = (hi - lo) / amax
+		q.inv[ci] = 1 / step[ci]
+		q.zp[ci] = int16(math.Round(float64(-lo / step[ci])))
+	}
+	pairs := (cin + 1) / 2
+	q.groups = pairs * taps
+	blocks := (cout + 7) / 8
+	q.wt = make([]int16, blocks*q.groups*16)
+	q.corr = make([]int32, blocks*8)
+	q.mul = make([]float32, blocks*8)
+	q.bias = make([]float32, blocks*8)
+	copy(q.bias, bias)
+	for co := range cout {
+		row := w[co*cin*taps : (co+1)*cin*taps]
+		// The step: the largest weight at most wmax, and the sum of
+		// the weights' sizes (each rounded up by at most a half) times
+		// amax within int32, so that no sum of products overflows.
+		m, sum := float32(0), float64(0)
+		for i, v := range row {
+			a := abs32(v * step[i/taps])
+			m, sum = max(m, a), sum+float64(a)
+		}
+		room := float64(math.MaxInt32/amax - len(row))
+		sw := max(m/wmax, float32(sum/room))
+		if sw == 0 {
+			sw = 1
+		}
+		q.mul[co] = sw
+		corr := int32(0)
+		for ci := range cin {
+			for k := range taps {
+				v := int16(math.Round(float64(row[ci*taps+k] * step[ci] / sw)))
+				g := ci/2*taps + k
+				q.wt[((co/8*q.groups+g)*8+co%8)*2+ci%2] = v
+				corr += int32(q.zp[ci]) * int32(v)
+			}
+		}
+		q.corr[co] = corr
+	}
+	return q
+}
+
+func abs32(v float32) float32 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// on8 is whether layers with a calibrated range run in 8 bits.
+var on8 = true
+
+// SetInt8 turns the 8-bit layers on or off (off: every layer in float, for
+// comparisons) and returns a function restoring the previous setting.
+func SetInt8(on bool) (restore func()) {
+	prev := on8
+	on8 = on
+	return func() { on8 = prev }
+}
+
+// SetFloatKernels limits the float layers to the portable loops
+// ("portable"), the AVX2 kernels ("avx2") or lets them use AVX-512 too
+// ("avx512", where the CPU has it), for tests, and returns a function
+// restoring the previous choice.
+func SetFloatKernels(k string) (restore func()) {
+	s2, s512 := useAVX2, useAVX512
+	useAVX2 = s2 && k != "portable"
+	useAVX512 = s512 && k == "avx512"
+	return func() { useAVX2, useAVX512 = s2, s512 }
+}
+
+// The integer kernels, in order of preference; kernel8 is the one in use.
+const (
+	Kernel8Go = iota
+	Kernel8AVX2
+	Kernel8VNNI
+)
+
+var kernel8 = best8()
+
+// best8 is the fastest kernel this CPU runs.
+func best8() int {
+	switch {
+	case hasVNNI:
+		return Kernel8VNNI
+	case useAVX2:
+		return Kernel8AVX2
+	}
+	return Kernel8Go
+}
+
+// SetKernel8 makes the 8-bit layers use kernel k (for tests: every kernel
+// gives the same integers) and returns a function restoring the previous
+// one. It fails for a kernel this CPU lacks.
+func SetKernel8(k int) (restore func(), err error) {
+	if k > best8() || (k == Kernel8VNNI && !hasVNNI) || (k == Kernel8AVX2 && !useAVX2) {
+		return nil, fmt.Errorf("nn: this CPU lacks 8-bit kernel %d", k)
+	}
+	prev := kernel8
+	kernel8 = k
+	return func() { kernel8 = prev }, nil
+}
+
+// Kernels8 lists the 8-bit kernels this CPU runs.
+func Kernels8() []int {
+	ks := []int{Kernel8Go}
+	if useAVX2 {
+		ks = append(ks, Kernel8AVX2)
+	}
+	if hasVNNI {
+		ks = append(ks, Kernel8VNNI)
+	}
+	return ks
+}
+
+// mm8 sets tiles of 8 outputs × 48 positions (o: 8 planes ostride apart)
+// to the sums over the groups of tbl (byte offsets from in[at]), wt's 16
+// weights a group, dequantised with the 8 outputs' corr, mul and bias.
+func mm8(o []float32, in []int16, at int, wt []int16, tbl []int, ostride, tiles int, corr []int32, mul, bias []float32, relu bool) {
+	switch kernel8 {
+	case Kernel8VNNI:
+		mm8VNNI(&o[0], &in[at], &wt[0], &tbl[0], len(tbl), ostride, tiles, &corr[0], &mul[0], &bias[0], relu)
+	case Kernel8AVX2:
+		mm8AVX2(&o[0], &in[at], &wt[0], &tbl[0], len(tbl), ostride, tiles, &corr[0], &mul[0], &bias[0], relu)
+	default:
+		mm8Go(o, in, at, wt, tbl, ostride, tiles, corr, mul, bias, relu)
+	}
+}
+
+// mm8Go is the portable loop the kernels mirror.
+func mm8Go(o []float32, in []int16, at int, wt []int16, tbl []int, ostride, tiles int, corr []int32, mul, bias []float32, relu bool) {
+	var sums [tile]int32
+	for t := range tiles {
+		for j := range 8 {
+			clear(sums[:])
+			for g, off := range tbl {
+				w0, w1 := int32(wt[g*16+j*2]), int32(wt[g*16+j*2+1])
+				p := at + off/2 + t*tile*2
+				src := in[p : p+2*tile]
+				for i := range sums {
+					sums[i] += int32(src[2*i])*w0 + int32(src[2*i+1])*w1
+				}
+			}
+			dequant(o[j*ostride+t*tile:j*ostride+(t+1)*tile], sums[:], corr[j], mul[j], bias[j], relu)
+		}
+	}
+}
+
+// dequant sets o to the sums s as floats: the kernels compute the same
+// operations in the same order (no fused multiply-add).
+func dequant(o []float32, s []int32, corr int32, mul, bias float32, relu bool) {
+	o = o[:len(s)]
+	for i, v := range s {
+		f := float32(float32(v-corr)*mul) + bias
+		if relu {
+			f = max(f, 0)
+		}
+		o[i] = f
+	}
+}
+
+// band is the tiles of positions a 1×1 convolution computes for every
+// output before the next: its inputs stay in cache.
+const band = 4
+
+// bufs8 recycles the quantised inputs.
+var bufs8 sync.Pool
+
+// apply8 returns a convolution of taps taps (1, or 9 at dilation d) on
+// integers: planes are the input's cin planes of h×w; the output has cout
+// planes of h×w; relu clamps at 0.
+func apply8(q *q8, planes [][]float32, h, w, d, taps int, cout int, relu bool) *Tensor {
+	pw := w + 2*d
+	plane := (h + 2*d) * pw // positions of a pair's bordered plane
+	pairs := (len(planes) + 1) / 2
+	npos := h * pw // output positions: the rows, borders included
+	if taps == 1 {
+		plane, npos = h*w, h*w
+	}
+	tiles := (npos + tile - 1) / tile
+	reach := d*pw + d // the farthest a tap reads from its position
+	front := reach
+	size := 2 * (front + pairs*plane + tiles*tile + reach + 16)
+	var buf []int16
+	if b, ok := bufs8.Get().(*[]int16); ok && cap(*b) >= size {
+		buf = (*b)[:size]
+	} else {
+		buf = make([]int16, size)
+	}
+	defer func() { bufs8.Put(&buf) }()
+	// Each pair's plane: its rows with a border of d, the borders (and
+	// the slack before the first and after the last) at the zero points;
+	// the weights of a channel past the last are 0.
+	zero := q.zp[len(planes)-1]
+	for g := range pairs {
+		z0, z1 := q.zp[2*g], zero
+		if 2*g+1 < len(planes) {
+			z1 = q.zp[2*g+1]
+		}
+		base := 2 * (front + g*plane)
+		from, end := base+2*d*pw, base+2*(h+d)*pw
+		if g == 0 {
+			fillPairs(buf[:from], z0, z1)
+		} else {
+			fillPairs(buf[base:from], z0, z1)
+		}
+		if g == pairs-1 {
+			fillPairs(buf[end:], z0, z1)
+		} else {
+			fillPairs(buf[end:base+2*plane], z0, z1)
+		}
+		a := planes[2*g]
+		b := a
+		if 2*g+1 < len(planes) {
+			b = planes[2*g+1]
+		}
+		for yy := range h {
+			row := buf[base+2*(yy+d)*pw : base+2*(yy+d+1)*pw]
+			fillPairs(row[:2*d], z0, z1)
+			fillPairs(row[2*(d+w):], z0, z1)
+			q.quantPair(row[2*d:2*(d+w)], a[yy*w:(yy+1)*w], b[yy*w:(yy+1)*w], 2*g)
+		}
+	}
+	tbl := make([]int, q.groups)
+	for g := range pairs {
+		for k := range taps {
+			off := g * plane
+			if taps == 9 {
+				off += ((k/3-1)*pw + (k%3 - 1)) * d
+			}
+			tbl[g*taps+k] = 4 * off
+		}
+	}
+	blocks := (cout + 7) / 8
+	y := scratch(blocks*8, h, w) // the last block's padding outputs too
+	n := h * w
+	var spare [8 * tile]float32
+	// run computes m positions from position p (in a pair's plane) into
+	// output pixel at on: whole tiles straight into the output, the rest
+	// through spare.
+	run := func(b, p, at, m int) {
+		wt := q.wt[b*q.groups*16 : (b+1)*q.groups*16]
+		c, mul, bias := q.corr[8*b:], q.mul[8*b:], q.bias[8*b:]
+		full := m / tile
+		if full > 0 {
+			mm8(y.Data[8*b*n+at:], buf, 2*(front+p), wt, tbl, n, full, c, mul, bias, relu)
+		}
+		if left := m - full*tile; left > 0 {
+			mm8(spare[:], buf, 2*(front+p+full*tile), wt, tbl, tile, 1, c, mul, bias, relu)
+			for j := range 8 {
+				o := y.Data[(8*b+j)*n+at+full*tile:]
+				copy(o[:left], spare[j*tile:j*tile+left])
+			}
+		}
+	}
+	if taps == 1 {
+		// Bands of positions, every block: the band's inputs stay in cache.
+		for p0 := 0; p0 < n; p0 += band * tile {
+			m := min(band*tile, n-p0)
+			for b := range blocks {
+				run(b, p0, p0, m)
+			}
+		}
+	} else {
+		// Row by row, every block: the row's three input rows stay in cache.
+		for yy := range h {
+			for b := range blocks {
+				run(b, (yy+d)*pw+d, yy*w, w)
+			}
+		}
+	}
+	y.C, y.Data = cout, y.Data[:cout*n]
+	return y
+}
+
+// fillPairs sets p to z0, z1, z0, z1, ….
+func fillPairs(p []int16, z0, z1 int16) {
+	if len(p) < 2 {
+		return
+	}
+	p[0], p[1] = z0, z1
+	for k := 2; k < len(p); k *= 2 {
+		copy(p[k:], p[:k])
+	}
+}
+
+// quantPair sets dst to a and b quantised as input channels ci and ci+1,
+// interleaved.
+func (q *q8) quantPair(dst []int16, a, b []float32, ci int) {
+	ia, za := q.inv[ci], float32(q.zp[ci])+0.5
+	ib, zb := ia, za
+	if ci+1 < len(q.inv) {
+		ib, zb = q.inv[ci+1], float32(q.zp[ci+1])+0.5
+	}
+	i := 0
+	if useAVX512 && kernel8 != Kernel8Go && len(a) >= 16 {
+		i = len(a) &^ 15
+		quantPairAVX512(&dst[0], &a[0], &b[0], i, ia, za, ib, zb, amax)
+	}
+	dst = dst[:2*len(a)]
+	b = b[:len(a)]
+	for ; i < len(a); i++ {
+		dst[2*i] = quant1(a[i], ia, za)
+		dst[2*i+1] = quant1(b[i], ib, zb)
+	}
+}
+
+// quant1 is v quantised with inverse step inv and zero point z-0.5.
+func quant1(v, inv, z float32) int16 {
+	f := float32(v*inv) + z
+	return int16(min(max(f, 0), amax))
+}
+
+// Sampler records every 61st input of each channel of a layer (and the
+// range of all), for calibration.
+type Sampler struct {
+	All  Range
+	Vals [][]float32
+	n    []int
+}
+
+// Add records the channels' values.
+func (s *Sampler) Add(planes [][]float32) {
+	for len(s.Vals) < len(planes) {
+		s.Vals, s.n = append(s.Vals, nil), append(s.n, 0)
+	}
+	for c, p := range planes {
+		s.All.Add(p)
+		for ; s.n[c] < len(p); s.n[c] += 61 {
+			s.Vals[c] = append(s.Vals[c], p[s.n[c]])
+		}
+		s.n[c] -= len(p)
+	}
+}
+
+// Clip returns the range of all channels' samples leaving out the share
+// q at each end (all values for q = 0), widened to hold 0.
+func (s *Sampler) Clip(q float64) Range {
+	if q == 0 {
+		return Range{Lo: min(s.All.Lo, 0), Hi: max(s.All.Hi, 0)}
+	}
+	var v []float32
+	for _, c := range s.Vals {
+		v = append(v, c...)
+	}
+	slices.Sort(v)
+	k := int(q * float64(len(v)))
+	return Range{Lo: min(v[k], 0), Hi: max(v[len(v)-1-k], 0)}
+}

@@ -1,0 +1,134 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// randomDil3 returns a dilated convolution with random weights and an
+// input for it whose values lie in [lo, hi).
+func randomDil3(rng *rand.Rand, cin, cout, d, h, w int, lo, hi float32) (*Dil3, *Tensor) {
+	c := &Dil3{Cin: cin, Cout: cout, D: d, ReLU: true,
+		Weights: make([]float32, cout*cin*9), Biases: make([]float32, cout)}
+	for i := range c.Weights {
+		c.Weights[i] = float32(rng.NormFloat64()) / float32(3*cin)
+	}
+	for i := range c.Biases {
+		c.Biases[i] = float32(rng.NormFloat64()) * 0.1
+	}
+	x := NewTensor(cin, h, w)
+	for i := range x.Data {
+		x.Data[i] = lo + (hi-lo)*rng.Float32()
+	}
+	return c, x
+}
+
+// eachKernel8 returns f's outputs with each 8-bit kernel this CPU runs.
+func eachKernel8(t *testing.T, f func() *Tensor) map[int]*Tensor {
+	out := map[int]*Tensor{}
+	for _, k := range Kernels8() {
+		restore, err := SetKernel8(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = f()
+		restore()
+	}
+	return out
+}
+
+// TestKernels8GiveTheSameIntegers runs 8-bit layers of several shapes
+// (dilations, widths not a multiple of the tile, channels not a multiple
+// of 4, a last block of fewer than 8 outputs) with each kernel: the
+// outputs are the same bits; and they are within the quantisation's error
+// of the float layer.
+func TestKernels8GiveTheSameIntegers(t *testing.T) {
+	if len(Kernels8()) < 2 {
+		t.Log("only the portable 8-bit loop runs on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, s := range []struct{ cin, cout, d, h, w int }{
+		{3, 8, 1, 7, 9}, {16, 16, 1, 20, 50}, {13, 11, 2, 17, 31}, {24, 40, 4, 9, 100}, {64, 8, 8, 21, 20}, {9, 5, 1, 1, 1},
+	} {
+		t.Run(fmt.Sprint(s), func(t *testing.T) {
+			c, x := randomDil3(rng, s.cin, s.cout, s.d, s.h, s.w, -0.5, 2)
+			want := c.Apply(x)
+			c.In8 = []Range{{-0.5, 2}}
+			outs := eachKernel8(t, func() *Tensor { return c.Apply(x) })
+			ref := outs[Kernel8Go]
+			for k, y := range outs {
+				if !slices.Equal(y.Data, ref.Data) {
+					t.Errorf("kernel %d differs from the portable loop", k)
+				}
+			}
+			// Error: relative to the output's spread.
+			var spread, worst float64
+			for i, v := range want.Data {
+				spread = max(spread, math.Abs(float64(v)))
+				worst = max(worst, math.Abs(float64(v-ref.Data[i])))
+			}
+			t.Logf("worst %.4g of %.4g", worst, spread)
+			if worst > 0.03*spread {
+				t.Errorf("8-bit output off the float one by %.4g (outputs up to %.4g)", worst, spread)
+			}
+		})
+	}
+	t.Run("pointwise", func(t *testing.T) {
+		for _, s := range []struct{ cin, cout, h, w int }{{16, 24, 30, 41}, {7, 9, 5, 5}, {96, 24, 12, 40}} {
+			c := &Conv{Kind: Point, Cin: s.cin, Cout: s.cout, Stride: 1, Act: Act{Kind: HardSwish, A: 1.0 / 6, B: 0.5},
+				Weights: make([]float32, s.cin*s.cout), Biases: make([]float32, s.cout)}
+			for i := range c.Weights {
+				c.Weights[i] = float32(rng.NormFloat64()) / float32(s.cin)
+			}
+			x := NewTensor(s.cin, s.h, s.w)
+			for i := range x.Data {
+				x.Data[i] = -0.3 + 3*rng.Float32()
+			}
+			want := c.Apply(x)
+			c.In8 = []Range{{-0.3, 2.7}}
+			outs := eachKernel8(t, func() *Tensor { return c.Apply(x) })
+			ref := outs[Kernel8Go]
+			for k, y := range outs {
+				if !slices.Equal(y.Data, ref.Data) {
+					t.Errorf("%v: kernel %d differs from the portable loop", s, k)
+				}
+			}
+			var spread, worst float64
+			for i, v := range want.Data {
+				spread = max(spread, math.Abs(float64(v)))
+				worst = max(worst, math.Abs(float64(v-ref.Data[i])))
+			}
+			if worst > 0.03*spread {
+				t.Errorf("%v: 8-bit output off the float one by %.4g (outputs up to %.4g)", s, worst, spread)
+			}
+		}
+	})
+}
+
+// BenchmarkDil3Int8 is BenchmarkDil3's layer (128 → 64 channels at
+// 320×240) in float and with each 8-bit kernel; GMAC/s counts the
+// multiply-adds of the convolution.
+func BenchmarkDil3Int8(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	c, x := randomDil3(rng, 128, 64, 1, 240, 320, 0, 2)
+	macs := float64(128 * 64 * 9 * 240 * 320)
+	run := func(b *testing.B) {
+		for b.Loop() {
+			Free(c.Apply(x))
+		}
+		b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+	}
+	b.Run("float", run)
+	names := []string{"go", "avx2", "vnni"}
+	for _, k := range Kernels8() {
+		b.Run(names[k], func(b *testing.B) {
+			restore, _ := SetKernel8(k)
+			defer restore()
+			c = &Dil3{Cin: c.Cin, Cout: c.Cout, D: c.D, ReLU: c.ReLU, Weights: c.Weights, Biases: c.Biases, In8: []Range{{0, 2}}}
+			run(b)
+		})
+	}
+}
