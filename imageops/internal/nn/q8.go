@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sync"
 )
@@ -141,8 +142,10 @@ func abs32(v float32) float32 {
 	return v
 }
 
-// on8 is whether layers with a calibrated range run in 8 bits.
-var on8 = true
+// on8 is whether layers with a calibrated range run on integers: unless
+// the environment sets CARPHOTO_NN=float (for comparisons: carphoto bench
+// run both ways).
+var on8 = os.Getenv("CARPHOTO_NN") != "float"
 
 // SetInt8 turns the 8-bit layers on or off (off: every layer in float, for
 // comparisons) and returns a function restoring the previous setting.
