@@ -178,7 +178,7 @@ func (s *Server) queueVideo(ctx context.Context, c echo.Context, id, style, webh
 	}
 	qctx, qcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer qcancel()
-	if err := jobs.Retry(qctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, s.rdb, s.videoQueue, task) }); err != nil {
+	if err := jobs.Enqueue(qctx, s.rdb, s.videoQueue, task); err != nil {
 		return 0, unqueued(err, "could not queue the job")
 	}
 	return credits, nil
