@@ -8,6 +8,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -209,4 +210,28 @@ func TestInt8MatteMatchesFloat(t *testing.T) {
 		}
 	}
 	t.Logf("%d photos: IoU with the float matte lowest %.4f, mean %.4f", len(imgs), lo, sum/float64(len(imgs)))
+}
+
+// Each integer kernel this CPU runs gives the same probabilities, bit for
+// bit, on a small input.
+func TestKernels8SameProbability(t *testing.T) {
+	n, err := u2model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := syntheticU2(48, 64)
+	var ref []float32
+	for _, k := range nn.Kernels8() {
+		restore, err := nn.SetKernel8(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := n.forward(x).d
+		restore()
+		if ref == nil {
+			ref = got
+		} else if !slices.Equal(got, ref) {
+			t.Errorf("kernel %d's probabilities differ from the portable loop's", k)
+		}
+	}
 }
