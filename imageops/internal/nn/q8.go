@@ -166,6 +166,15 @@ func SetFloatKernels(k string) (restore func()) {
 	return func() { useAVX2, useAVX512 = s2, s512 }
 }
 
+// Arithmetic says how the layers with a calibrated range run: on integers
+// with which kernel, or in float.
+func Arithmetic() string {
+	if !on8 {
+		return "float (CARPHOTO_NN=float)"
+	}
+	return []string{"integer layers, portable loops", "integer layers, AVX2 kernels", "integer layers, AVX-512 VNNI kernels"}[kernel8]
+}
+
 // The integer kernels, in order of preference; kernel8 is the one in use.
 const (
 	Kernel8Go = iota

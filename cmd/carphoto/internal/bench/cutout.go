@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"carphoto/imageops"
 	"carphoto/internal/testenv/datasets"
 	"cmp"
 	"context"
@@ -221,9 +222,9 @@ func Cutout(ctx context.Context, args []string, stdout io.Writer) error {
 	slices.Sort(wall)
 	slices.Sort(cpu)
 	b := big.Bounds()
-	fmt.Fprintf(stdout, "Cut on %dx%d (%.1f MP), %d runs: wall p50 %d ms (min %d, max %d), CPU p50 %d ms\n",
+	fmt.Fprintf(stdout, "Cut on %dx%d (%.1f MP), %d runs: wall p50 %d ms (min %d, max %d), CPU p50 %d ms (networks: %s)\n",
 		b.Dx(), b.Dy(), float64(b.Dx()*b.Dy())/1e6, len(wall), wall[len(wall)/2].Milliseconds(),
-		wall[0].Milliseconds(), wall[len(wall)-1].Milliseconds(), cpu[len(cpu)/2].Milliseconds())
+		wall[0].Milliseconds(), wall[len(wall)-1].Milliseconds(), cpu[len(cpu)/2].Milliseconds(), imageops.Arithmetic())
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"carphoto/imageops"
 	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
@@ -244,8 +245,8 @@ func Plates(ctx context.Context, args []string, stdout io.Writer) error {
 		bigTimes = append(bigTimes, Millis(time.Since(start)))
 	}
 	b := p.Image.Bounds()
-	fmt.Fprintf(stdout, "12 MP photo (%dx%d %T, %s enlarged): detection p50 %.1f ms over %d runs\n",
-		b.Dx(), b.Dy(), p.Image, filepath.Base(first), Percentile(bigTimes, 50), len(bigTimes))
+	fmt.Fprintf(stdout, "12 MP photo (%dx%d %T, %s enlarged): detection p50 %.1f ms over %d runs (networks: %s)\n",
+		b.Dx(), b.Dy(), p.Image, filepath.Base(first), Percentile(bigTimes, 50), len(bigTimes), imageops.Arithmetic())
 	return nil
 }
 
