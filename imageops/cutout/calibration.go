@@ -2,7 +2,7 @@ package cutout
 
 import "carphoto/imageops/internal/nn"
 
-// calibrated is each convolution's input range (layers8's order) on 40
+// calibrated is each convolution's input range (intLayers's order) on 40
 // training photos of cars-seg, leaving out 0 of the inputs at each end;
 // zero: the layer stays in float. Written by go test -run TestCalibrate
 // -calibrate.

@@ -123,7 +123,7 @@ func parseU2(b []byte) (*u2net, error) {
 	if r.Remaining() != 0 {
 		return nil, fmt.Errorf("u2netp weights: %d trailing bytes", r.Remaining())
 	}
-	n.use8()
+	n.useInt()
 	return n, nil
 }
 

@@ -51,9 +51,9 @@ func syntheticU2(h, w int) *plane {
 // PyTorch (train/cutout/u2netp.py, itself checked against OpenCV's ONNX importer)
 // with the same float16-rounded weights, on three input sizes (two odd ones, which
 // exercise ceil-mode pooling and resizing to odd sizes). All in float: the
-// integer layers are held to the float network by TestInt8MatteMatchesFloat.
+// integer layers are held to the float network by TestIntMatteMatchesFloat.
 func TestU2MatchesReference(t *testing.T) {
-	defer nn.SetInt8(false)()
+	defer nn.SetIntegers(false)()
 	raw, err := os.ReadFile("testdata/u2netp-golden.bin")
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func BenchmarkU2(b *testing.B) {
 	x := syntheticU2(DefaultSettings().NetH, DefaultSettings().NetW)
 	for _, on := range []bool{false, true} {
 		b.Run(map[bool]string{false: "float", true: "int"}[on], func(b *testing.B) {
-			defer nn.SetInt8(on)()
+			defer nn.SetIntegers(on)()
 			start := cpuTime()
 			for b.Loop() {
 				net.forward(x)

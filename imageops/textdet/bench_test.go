@@ -40,7 +40,7 @@ func BenchmarkFind(b *testing.B) {
 	for _, side := range []int{640, 960} {
 		for _, on := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%d/%s", side, map[bool]string{false: "float", true: "int"}[on]), func(b *testing.B) {
-				defer nn.SetInt8(on)()
+				defer nn.SetIntegers(on)()
 				start := cpuTime()
 				for b.Loop() {
 					if _, err := Find(context.Background(), img, side); err != nil {

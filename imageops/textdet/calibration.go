@@ -2,7 +2,7 @@ package textdet
 
 import "carphoto/imageops/internal/nn"
 
-// calibrated is each integer layer's input range (layers8's order) on 40
+// calibrated is each integer layer's input range (intLayers's order) on 40
 // training photos of plates-web-cc0 and 40 of plates-dashcam-ro at side 960,
 // leaving out 0 of the inputs at each end; zero: the layer stays in float.
 // Written by go test -run TestCalibrate -calibrate.

@@ -77,9 +77,9 @@ type net struct {
 	headUp [2]*nn.UpConv3
 	up1    *nn.Deconv2
 	up2    *nn.Deconv2
-	// finestIn8 and finestSeen are finest's 3×3 convolution's nn.Dil3.In8
+	// finestIn and finestSeen are finest's 3×3 convolution's nn.Dil3.InRange
 	// and Seen: the convolution is made anew for each photo.
-	finestIn8  []nn.Range
+	finestIn   []nn.Range
 	finestSeen nn.Observer
 }
 
@@ -216,7 +216,7 @@ func parseNet(data []byte) (*net, error) {
 	}
 	n.inp0Up8 = &nn.UpConv3{Cin: 96, Cout: 24, F: 8, Weights: n.inp[0].Weights}
 	n.head, n.headUp = splitHead(head)
-	n.use8()
+	n.useInt()
 	return n, nil
 }
 
@@ -264,7 +264,7 @@ func embeddedNet() (*net, error) {
 func (n *net) finest(t [4]*nn.Tensor, gate [4][]float32, sum3 *nn.Tensor) *nn.Tensor {
 	c := n.inp[0]
 	d := &nn.Dil3{Cin: t[0].C, Cout: c.Cout, D: 1, Weights: fold(c, gate[0], n.ins[0]), Biases: c.Biases,
-		In8: n.finestIn8, Seen: n.finestSeen}
+		InRange: n.finestIn, Seen: n.finestSeen}
 	y := d.Apply(t[0])
 	(&nn.UpConv3{Cin: t[1].C, Cout: c.Cout, F: 2, Weights: fold(c, gate[1], n.ins[1])}).AddTo(y, t[1])
 	(&nn.UpConv3{Cin: t[2].C, Cout: c.Cout, F: 4, Weights: fold(c, gate[2], n.ins[2])}).AddTo(y, t[2])

@@ -54,9 +54,9 @@ func reference(tb testing.TB, name string, like *Map) *Map {
 // The Go network's probability map, all in float, matches OpenCV's run of
 // the original ONNX graph (float32 weights) on the same input, and the
 // regions found on the two maps are the same. (The integer layers are held
-// to the float network by TestInt8RegionsMatchFloat.)
+// to the float network by TestIntRegionsMatchFloat.)
 func TestMatchesOpenCV(t *testing.T) {
-	defer nn.SetInt8(false)()
+	defer nn.SetIntegers(false)()
 	for _, name := range parityPhotos {
 		t.Run(name, func(t *testing.T) {
 			img := readPNG(t, "testdata/"+name+".png")

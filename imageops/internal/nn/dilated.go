@@ -18,18 +18,18 @@ type Dil3 struct {
 	ReLU            bool
 	Weights, Biases []float32 // Cout×Cin×3×3 and Cout
 
-	// In8, when set, is the calibrated range of the input (one for all
+	// InRange, when set, is the calibrated range of the input (one for all
 	// channels or one each): the layer then
-	// runs in 8 bits (see q8.go). Seen, when set, records every input
+	// runs on integers (see qconv.go). Seen, when set, records every input
 	// (calibration).
-	In8  []Range
-	Seen Observer
+	InRange []Range
+	Seen    Observer
 
 	packOnce sync.Once
 	packed   []float32 // blocks of 8 outputs, (channel, tap) by (channel, tap), 8 a pair
 	bias8    []float32 // Biases, zero-padded to a multiple of 8
-	q8Once   sync.Once
-	q        *q8
+	qOnce    sync.Once
+	q        *qconv
 }
 
 // tile is the pixels one kernel call sums at a time, in each of 8 outputs.
@@ -68,9 +68,9 @@ func (c *Dil3) Apply(xs ...*Tensor) *Tensor {
 	if c.Seen != nil {
 		c.Seen.Add(planes)
 	}
-	if c.In8 != nil && on8 {
-		c.q8Once.Do(func() { c.q = newQ8(c.In8, c.Weights, c.Biases, c.Cin, c.Cout, 9) })
-		return apply8(c.q, planes, h, w, d, 9, c.Cout, c.ReLU)
+	if c.InRange != nil && onInt {
+		c.qOnce.Do(func() { c.q = newQconv(c.InRange, c.Weights, c.Biases, c.Cin, c.Cout, 9) })
+		return applyInt(c.q, planes, h, w, d, 9, c.Cout, c.ReLU)
 	}
 	c.pack()
 	pw, ph := w+2*d, h+2*d

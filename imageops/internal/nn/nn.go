@@ -128,15 +128,15 @@ type Conv struct {
 	ReLU            bool
 	Act             Act // applied after ReLU, if both are set
 	Weights, Biases []float32
-	// In8, when set, is the calibrated range of the input (one for all
+	// InRange, when set, is the calibrated range of the input (one for all
 	// channels or one each) of a pointwise
-	// convolution at stride 1: it then runs in 8 bits (see q8.go). Seen,
+	// convolution at stride 1: it then runs on integers (see qconv.go). Seen,
 	// when set, records every input (calibration).
-	In8  []Range
-	Seen Observer
+	InRange []Range
+	Seen    Observer
 
-	q8Once sync.Once
-	q      *q8
+	qOnce sync.Once
+	q     *qconv
 
 	// packed holds, for a 1×1 convolution, the weights of its outputs in
 	// blocks of 8 regrouped input channel by input channel, as the AVX2
@@ -176,9 +176,9 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 	if c.Seen != nil {
 		c.Seen.Add(x.planes())
 	}
-	if c.In8 != nil && on8 && c.Kind == Point && c.Stride == 1 && x.H*x.W > 1 {
-		c.q8Once.Do(func() { c.q = newQ8(c.In8, c.Weights, c.Biases, c.Cin, c.Cout, 1) })
-		y := apply8(c.q, x.planes(), x.H, x.W, 0, 1, c.Cout, c.ReLU)
+	if c.InRange != nil && onInt && c.Kind == Point && c.Stride == 1 && x.H*x.W > 1 {
+		c.qOnce.Do(func() { c.q = newQconv(c.InRange, c.Weights, c.Biases, c.Cin, c.Cout, 1) })
+		y := applyInt(c.q, x.planes(), x.H, x.W, 0, 1, c.Cout, c.ReLU)
 		for ch := range c.Cout {
 			c.Act.apply(y.Plane(ch))
 		}

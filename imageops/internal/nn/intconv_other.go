@@ -5,11 +5,11 @@ package nn
 // hasVNNI is false where the VNNI kernel is not built.
 var hasVNNI = false
 
-func mm8VNNI(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool) {
+func mmVNNI(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool) {
 	panic("nn: no VNNI kernel")
 }
 
-func mm8AVX2(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool) {
+func mmAVX2(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool) {
 	panic("nn: no AVX2 kernels")
 }
 

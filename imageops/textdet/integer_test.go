@@ -19,7 +19,7 @@ import (
 
 var clip = flag.Float64("clip", 0, "TestCalibrate: the share of inputs left outside the range at each end")
 
-var calibrate = flag.Bool("calibrate", false, "TestCalibrate: measure the 8-bit layers' input ranges on training photos and write calibration.go")
+var calibrate = flag.Bool("calibrate", false, "TestCalibrate: measure the integer layers' input ranges on training photos and write calibration.go")
 
 // photos returns the decoded photos of set whose file names pass keep, at
 // most n, in the order of its labels.
@@ -48,18 +48,18 @@ func photos(tb testing.TB, set string, keep func(string) bool, n int) []image.Im
 
 // TestCalibrate, with -calibrate, runs the float network at the plate
 // finder's side (960) on training photos of both plate sets, 40 each,
-// records the largest and smallest input of each 8-bit layer and writes
+// records the largest and smallest input of each integer layer and writes
 // them to calibration.go.
 func TestCalibrate(t *testing.T) {
 	if !*calibrate {
-		t.Skip("run with -calibrate to measure the 8-bit layers' ranges")
+		t.Skip("run with -calibrate to measure the integer layers' ranges")
 	}
 	n, err := embeddedNet()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nn.SetInt8(false)()
-	ls := n.layers8()
+	defer nn.SetIntegers(false)()
+	ls := n.intLayers()
 	seen := make([]nn.Sampler, len(ls))
 	for i, l := range ls {
 		*l.seen = &seen[i]
@@ -78,7 +78,7 @@ func TestCalibrate(t *testing.T) {
 	}
 	var b strings.Builder
 	b.WriteString("package textdet\n\nimport \"carphoto/imageops/internal/nn\"\n\n")
-	b.WriteString("// calibrated is each integer layer's input range (layers8's order) on 40\n")
+	b.WriteString("// calibrated is each integer layer's input range (intLayers's order) on 40\n")
 	fmt.Fprintf(&b, "// training photos of plates-web-cc0 and 40 of plates-dashcam-ro at side 960,\n// leaving out %g of the inputs at each end; zero: the layer stays in float.\n", *clip)
 	b.WriteString("// Written by go test -run TestCalibrate -calibrate.\n")
 	b.WriteString("var calibrated = []nn.Range{\n")
@@ -92,24 +92,24 @@ func TestCalibrate(t *testing.T) {
 	}
 }
 
-// The calibration matches the network's 8-bit layers.
+// The calibration matches the network's integer layers.
 func TestCalibrated(t *testing.T) {
 	n, err := embeddedNet()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(n.layers8()) != len(calibrated) {
-		t.Fatalf("%d ranges calibrated for %d 8-bit layers: run go test -run TestCalibrate -calibrate", len(calibrated), len(n.layers8()))
+	if len(n.intLayers()) != len(calibrated) {
+		t.Fatalf("%d ranges calibrated for %d integer layers: run go test -run TestCalibrate -calibrate", len(calibrated), len(n.intLayers()))
 	}
 }
 
-// Each 8-bit kernel this CPU runs gives the same probability map, bit
+// Each integer kernel this CPU runs gives the same probability map, bit
 // for bit, on a parity photo.
-func TestKernels8SameMap(t *testing.T) {
+func TestIntKernelsSameMap(t *testing.T) {
 	img := readPNG(t, "testdata/plates-web-cc0-0002.png")
 	var ref []float32
-	for _, k := range nn.Kernels8() {
-		restore, err := nn.SetKernel8(k)
+	for _, k := range nn.IntKernels() {
+		restore, err := nn.SetIntKernel(k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func boxIoU(a, b Region) float64 {
 // the unclip rule grows a little. On regions a few pixels across that is a
 // large change of IoU: the regions below 0.9 are logged and counted (the
 // issue's target is none; see docs/research/performance.md).
-func TestInt8RegionsMatchFloat(t *testing.T) {
+func TestIntRegionsMatchFloat(t *testing.T) {
 	split := datasets.HeldOut
 	if *tune {
 		split = datasets.Validation
@@ -154,7 +154,7 @@ func TestInt8RegionsMatchFloat(t *testing.T) {
 	imgs := photos(t, "plates-web-cc0", split, *regionsN)
 	if *only != "" {
 		n, _ := embeddedNet()
-		ls := n.layers8()
+		ls := n.intLayers()
 		keep := map[string]bool{}
 		for _, f := range strings.Split(*only, ",") {
 			keep[f] = true
@@ -169,7 +169,7 @@ func TestInt8RegionsMatchFloat(t *testing.T) {
 	}
 	worst, regions, below := 1.0, 0, 0
 	for i, img := range imgs {
-		restore := nn.SetInt8(false)
+		restore := nn.SetIntegers(false)
 		want, err := Probabilities(context.Background(), img, 960)
 		restore()
 		if err != nil {
@@ -216,18 +216,18 @@ func TestInt8RegionsMatchFloat(t *testing.T) {
 func abs64(v float64) float64 { return max(v, -v) }
 
 var (
-	tune     = flag.Bool("tune", false, "TestInt8RegionsMatchFloat: validation photos instead of held-out ones, for choosing")
-	regionsN = flag.Int("regions", 12, "TestInt8RegionsMatchFloat: photos")
+	tune     = flag.Bool("tune", false, "TestIntRegionsMatchFloat: validation photos instead of held-out ones, for choosing")
+	regionsN = flag.Int("regions", 12, "TestIntRegionsMatchFloat: photos")
 )
 
-var only = flag.String("only", "", "TestInt8RegionsMatchFloat: the 8-bit layers to use, by index")
+var only = flag.String("only", "", "TestIntRegionsMatchFloat: the integer layers to use, by index")
 
-var sensitivity = flag.Bool("sensitivity", false, "TestSensitivity: how far each 8-bit layer alone moves the map on validation photos")
+var sensitivity = flag.Bool("sensitivity", false, "TestSensitivity: how far each integer layer alone moves the map on validation photos")
 
-// TestSensitivity, with -sensitivity, reports for each 8-bit layer alone
+// TestSensitivity, with -sensitivity, reports for each integer layer alone
 // (the others in float) the largest and mean change of the probability
 // map on 8 validation photos of plates-web-cc0 at side 960: the measure
-// that chose which layers run in 8 bits.
+// that chose which layers run on integers.
 func TestSensitivity(t *testing.T) {
 	if !*sensitivity {
 		t.Skip("run with -sensitivity")
@@ -238,7 +238,7 @@ func TestSensitivity(t *testing.T) {
 	}
 	imgs := photos(t, "plates-web-cc0", datasets.Validation, 8)
 	var want []*Map
-	restore := nn.SetInt8(false)
+	restore := nn.SetIntegers(false)
 	for _, img := range imgs {
 		m, err := Probabilities(context.Background(), img, 960)
 		if err != nil {
@@ -247,7 +247,7 @@ func TestSensitivity(t *testing.T) {
 		want = append(want, m)
 	}
 	restore()
-	ls := n.layers8()
+	ls := n.intLayers()
 	saved := make([][]nn.Range, len(ls))
 	for i, l := range ls {
 		saved[i], *l.in8 = *l.in8, nil
@@ -292,7 +292,7 @@ func TestFloatKernelsFloor(t *testing.T) {
 	if !*floatFloor {
 		t.Skip("run with -floatfloor")
 	}
-	defer nn.SetInt8(false)()
+	defer nn.SetIntegers(false)()
 	imgs := photos(t, "plates-web-cc0", datasets.HeldOut, 12)
 	worst := 1.0
 	var largest float64

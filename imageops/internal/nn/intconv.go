@@ -17,7 +17,7 @@ import (
 //
 // The integers are exact on every path, so the same input gives the same
 // output bits on any CPU: each output's weights are scaled so that no sum
-// of products can leave int32 (newQ8), and the VNNI kernel (VPDPWSSD:
+// of products can leave int32 (newQconv), and the VNNI kernel (VPDPWSSD:
 // pairs of 16-bit products into int32), the AVX2 one (VPMADDWD, VPADDD)
 // and the portable loop compute the same sums. Everything around the
 // kernels (quantising, dequantising) computes the same operations in the
@@ -34,7 +34,7 @@ import (
 // its 2 values at a position times 2 weights of each output.
 
 // Range is the span of values a layer's input (or one of its channels)
-// took on the calibration photos; with it the layer runs in 8 bits.
+// took on the calibration photos; with it the layer runs on integers.
 type Range struct{ Lo, Hi float32 }
 
 // Observer records a layer's input, channel by channel, for calibration.
@@ -66,8 +66,8 @@ const (
 	amax = 4095
 )
 
-// q8 is a layer's 8-bit form.
-type q8 struct {
+// qconv is a layer's integer form.
+type qconv struct {
 	inv    []float32 // per input channel: the inverse of its step
 	zp     []int16   // per input channel: the integer for input 0
 	groups int       // (pair, tap) groups
@@ -77,12 +77,12 @@ type q8 struct {
 	bias   []float32 // per output
 }
 
-// newQ8 quantises weights w (cout × cin × taps, output-major) for inputs
+// newQconv quantises weights w (cout × cin × taps, output-major) for inputs
 // in ranges in (one per input channel, or one for all). Each input
 // channel's step is folded into its weights before they are quantised per
 // output, so a sum of products has one step per output.
-func newQ8(in []Range, w, bias []float32, cin, cout, taps int) *q8 {
-	q := &q8{inv: make([]float32, cin), zp: make([]int16, cin)}
+func newQconv(in []Range, w, bias []float32, cin, cout, taps int) *qconv {
+	q := &qconv{inv: make([]float32, cin), zp: make([]int16, cin)}
 	step := make([]float32, cin)
 	for ci := range cin {
 		r := in[0]
@@ -142,17 +142,17 @@ func abs32(v float32) float32 {
 	return v
 }
 
-// on8 is whether layers with a calibrated range run on integers: unless
+// onInt is whether layers with a calibrated range run on integers: unless
 // the environment sets CARPHOTO_NN=float (for comparisons: carphoto bench
 // run both ways).
-var on8 = os.Getenv("CARPHOTO_NN") != "float"
+var onInt = os.Getenv("CARPHOTO_NN") != "float"
 
-// SetInt8 turns the 8-bit layers on or off (off: every layer in float, for
+// SetIntegers turns the integer layers on or off (off: every layer in float, for
 // comparisons) and returns a function restoring the previous setting.
-func SetInt8(on bool) (restore func()) {
-	prev := on8
-	on8 = on
-	return func() { on8 = prev }
+func SetIntegers(on bool) (restore func()) {
+	prev := onInt
+	onInt = on
+	return func() { onInt = prev }
 }
 
 // SetFloatKernels limits the float layers to the portable loops
@@ -169,72 +169,72 @@ func SetFloatKernels(k string) (restore func()) {
 // Arithmetic says how the layers with a calibrated range run: on integers
 // with which kernel, or in float.
 func Arithmetic() string {
-	if !on8 {
+	if !onInt {
 		return "float (CARPHOTO_NN=float)"
 	}
-	return []string{"integer layers, portable loops", "integer layers, AVX2 kernels", "integer layers, AVX-512 VNNI kernels"}[kernel8]
+	return []string{"integer layers, portable loops", "integer layers, AVX2 kernels", "integer layers, AVX-512 VNNI kernels"}[intKernel]
 }
 
-// The integer kernels, in order of preference; kernel8 is the one in use.
+// The integer kernels, in order of preference; intKernel is the one in use.
 const (
-	Kernel8Go = iota
-	Kernel8AVX2
-	Kernel8VNNI
+	IntKernelGo = iota
+	IntKernelAVX2
+	IntKernelVNNI
 )
 
-var kernel8 = best8()
+var intKernel = bestInt()
 
-// best8 is the fastest kernel this CPU runs.
-func best8() int {
+// bestInt is the fastest kernel this CPU runs.
+func bestInt() int {
 	switch {
 	case hasVNNI:
-		return Kernel8VNNI
+		return IntKernelVNNI
 	case useAVX2:
-		return Kernel8AVX2
+		return IntKernelAVX2
 	}
-	return Kernel8Go
+	return IntKernelGo
 }
 
-// SetKernel8 makes the 8-bit layers use kernel k (for tests: every kernel
+// SetIntKernel makes the integer layers use kernel k (for tests: every kernel
 // gives the same integers) and returns a function restoring the previous
 // one. It fails for a kernel this CPU lacks.
-func SetKernel8(k int) (restore func(), err error) {
-	if k > best8() || (k == Kernel8VNNI && !hasVNNI) || (k == Kernel8AVX2 && !useAVX2) {
-		return nil, fmt.Errorf("nn: this CPU lacks 8-bit kernel %d", k)
+func SetIntKernel(k int) (restore func(), err error) {
+	if k > bestInt() || (k == IntKernelVNNI && !hasVNNI) || (k == IntKernelAVX2 && !useAVX2) {
+		return nil, fmt.Errorf("nn: this CPU lacks integer kernel %d", k)
 	}
-	prev := kernel8
-	kernel8 = k
-	return func() { kernel8 = prev }, nil
+	prev := intKernel
+	intKernel = k
+	return func() { intKernel = prev }, nil
 }
 
-// Kernels8 lists the 8-bit kernels this CPU runs.
-func Kernels8() []int {
-	ks := []int{Kernel8Go}
+// IntKernels lists the integer kernels this CPU runs.
+func IntKernels() []int {
+	ks := []int{IntKernelGo}
 	if useAVX2 {
-		ks = append(ks, Kernel8AVX2)
+		ks = append(ks, IntKernelAVX2)
 	}
 	if hasVNNI {
-		ks = append(ks, Kernel8VNNI)
+		ks = append(ks, IntKernelVNNI)
 	}
 	return ks
 }
 
-// mm8 sets tiles of 8 outputs × 48 positions (o: 8 planes ostride apart)
+// mmInt sets tiles of 8 outputs × 48 positions (o: 8 planes ostride apart)
 // to the sums over the groups of tbl (byte offsets from in[at]), wt's 16
 // weights a group, dequantised with the 8 outputs' corr, mul and bias.
-func mm8(o []float32, in []int16, at int, wt []int16, tbl []int, ostride, tiles int, corr []int32, mul, bias []float32, relu bool) {
-	switch kernel8 {
-	case Kernel8VNNI:
-		mm8VNNI(&o[0], &in[at], &wt[0], &tbl[0], len(tbl), ostride, tiles, &corr[0], &mul[0], &bias[0], relu)
-	case Kernel8AVX2:
-		mm8AVX2(&o[0], &in[at], &wt[0], &tbl[0], len(tbl), ostride, tiles, &corr[0], &mul[0], &bias[0], relu)
+func mmInt(o []float32, in []int16, at int, wt []int16, tbl []int, ostride, tiles int, corr []int32, mul, bias []float32, relu bool) {
+	switch intKernel {
+	case IntKernelVNNI:
+		mmVNNI(&o[0], &in[at], &wt[0], &tbl[0], len(tbl), ostride, tiles, &corr[0], &mul[0], &bias[0], relu)
+	case IntKernelAVX2:
+		mmAVX2(&o[0], &in[at], &wt[0], &tbl[0], len(tbl), ostride, tiles, &corr[0], &mul[0], &bias[0], relu)
 	default:
-		mm8Go(o, in, at, wt, tbl, ostride, tiles, corr, mul, bias, relu)
+		mmGo(o, in, at, wt, tbl, ostride, tiles, corr, mul, bias, relu)
 	}
 }
 
-// mm8Go is the portable loop the kernels mirror.
-func mm8Go(o []float32, in []int16, at int, wt []int16, tbl []int, ostride, tiles int, corr []int32, mul, bias []float32, relu bool) {
+// mmGo is the portable loop the kernels mirror.
+func mmGo(o []float32, in []int16, at int, wt []int16, tbl []int, ostride, tiles int, corr []int32, mul, bias []float32, relu bool) {
 	var sums [tile]int32
 	for t := range tiles {
 		for j := range 8 {
@@ -269,13 +269,13 @@ func dequant(o []float32, s []int32, corr int32, mul, bias float32, relu bool) {
 // output before the next: its inputs stay in cache.
 const band = 4
 
-// bufs8 recycles the quantised inputs.
-var bufs8 sync.Pool
+// intBufs recycles the quantised inputs.
+var intBufs sync.Pool
 
-// apply8 returns a convolution of taps taps (1, or 9 at dilation d) on
+// applyInt returns a convolution of taps taps (1, or 9 at dilation d) on
 // integers: planes are the input's cin planes of h×w; the output has cout
 // planes of h×w; relu clamps at 0.
-func apply8(q *q8, planes [][]float32, h, w, d, taps int, cout int, relu bool) *Tensor {
+func applyInt(q *qconv, planes [][]float32, h, w, d, taps int, cout int, relu bool) *Tensor {
 	pw := w + 2*d
 	plane := (h + 2*d) * pw // positions of a pair's bordered plane
 	pairs := (len(planes) + 1) / 2
@@ -288,12 +288,12 @@ func apply8(q *q8, planes [][]float32, h, w, d, taps int, cout int, relu bool) *
 	front := reach
 	size := 2 * (front + pairs*plane + tiles*tile + reach + 16)
 	var buf []int16
-	if b, ok := bufs8.Get().(*[]int16); ok && cap(*b) >= size {
+	if b, ok := intBufs.Get().(*[]int16); ok && cap(*b) >= size {
 		buf = (*b)[:size]
 	} else {
 		buf = make([]int16, size)
 	}
-	defer func() { bufs8.Put(&buf) }()
+	defer func() { intBufs.Put(&buf) }()
 	// Each pair's plane: its rows with a border of d, the borders (and
 	// the slack before the first and after the last) at the zero points;
 	// the weights of a channel past the last are 0.
@@ -349,10 +349,10 @@ func apply8(q *q8, planes [][]float32, h, w, d, taps int, cout int, relu bool) *
 		c, mul, bias := q.corr[8*b:], q.mul[8*b:], q.bias[8*b:]
 		full := m / tile
 		if full > 0 {
-			mm8(y.Data[8*b*n+at:], buf, 2*(front+p), wt, tbl, n, full, c, mul, bias, relu)
+			mmInt(y.Data[8*b*n+at:], buf, 2*(front+p), wt, tbl, n, full, c, mul, bias, relu)
 		}
 		if left := m - full*tile; left > 0 {
-			mm8(spare[:], buf, 2*(front+p+full*tile), wt, tbl, tile, 1, c, mul, bias, relu)
+			mmInt(spare[:], buf, 2*(front+p+full*tile), wt, tbl, tile, 1, c, mul, bias, relu)
 			for j := range 8 {
 				o := y.Data[(8*b+j)*n+at+full*tile:]
 				copy(o[:left], spare[j*tile:j*tile+left])
@@ -392,14 +392,14 @@ func fillPairs(p []int16, z0, z1 int16) {
 
 // quantPair sets dst to a and b quantised as input channels ci and ci+1,
 // interleaved.
-func (q *q8) quantPair(dst []int16, a, b []float32, ci int) {
+func (q *qconv) quantPair(dst []int16, a, b []float32, ci int) {
 	ia, za := q.inv[ci], float32(q.zp[ci])+0.5
 	ib, zb := ia, za
 	if ci+1 < len(q.inv) {
 		ib, zb = q.inv[ci+1], float32(q.zp[ci+1])+0.5
 	}
 	i := 0
-	if useAVX512 && kernel8 != Kernel8Go && len(a) >= 16 {
+	if useAVX512 && intKernel != IntKernelGo && len(a) >= 16 {
 		i = len(a) &^ 15
 		quantPairAVX512(&dst[0], &a[0], &b[0], i, ia, za, ib, zb, amax)
 	}

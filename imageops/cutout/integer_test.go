@@ -19,11 +19,11 @@ import (
 )
 
 var (
-	calibrate   = flag.Bool("calibrate", false, "TestCalibrate: measure the 8-bit layers' input ranges on training photos and write calibration.go")
+	calibrate   = flag.Bool("calibrate", false, "TestCalibrate: measure the integer layers' input ranges on training photos and write calibration.go")
 	clip        = flag.Float64("clip", 1e-4, "TestCalibrate: the share of inputs left outside the range at each end")
 	float       = flag.String("float", "", "TestCalibrate: indexes of layers kept in float, comma-separated")
-	sensitivity = flag.Bool("sensitivity", false, "TestSensitivity: how far each 8-bit layer alone moves the mask")
-	tune        = flag.Bool("tune", false, "TestInt8MatteMatchesFloat: validation photos instead of held-out ones, for choosing")
+	sensitivity = flag.Bool("sensitivity", false, "TestSensitivity: how far each integer layer alone moves the mask")
+	tune        = flag.Bool("tune", false, "TestIntMatteMatchesFloat: validation photos instead of held-out ones, for choosing")
 	sensN       = flag.Int("sensn", 8, "TestSensitivity: validation photos")
 )
 
@@ -58,14 +58,14 @@ func carsSeg(tb testing.TB, keep func(string) bool, n int) []image.Image {
 // their ranges (leaving out the share -clip at each end) to calibration.go.
 func TestCalibrate(t *testing.T) {
 	if !*calibrate {
-		t.Skip("run with -calibrate to measure the 8-bit layers' ranges")
+		t.Skip("run with -calibrate to measure the integer layers' ranges")
 	}
 	n, err := u2model()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nn.SetInt8(false)()
-	ls := n.layers8()
+	defer nn.SetIntegers(false)()
+	ls := n.intLayers()
 	seen := make([]nn.Sampler, len(ls))
 	for i, l := range ls {
 		l.c.Seen = &seen[i]
@@ -86,7 +86,7 @@ func TestCalibrate(t *testing.T) {
 	}
 	var b strings.Builder
 	b.WriteString("package cutout\n\nimport \"carphoto/imageops/internal/nn\"\n\n")
-	fmt.Fprintf(&b, "// calibrated is each convolution's input range (layers8's order) on 40\n")
+	fmt.Fprintf(&b, "// calibrated is each convolution's input range (intLayers's order) on 40\n")
 	fmt.Fprintf(&b, "// training photos of cars-seg, leaving out %g of the inputs at each end;\n", *clip)
 	b.WriteString("// zero: the layer stays in float. Written by go test -run TestCalibrate\n// -calibrate.\n")
 	b.WriteString("var calibrated = []nn.Range{\n")
@@ -109,8 +109,8 @@ func TestCalibrated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(n.layers8()) != len(calibrated) {
-		t.Fatalf("%d ranges calibrated for %d convolutions: run go test -run TestCalibrate -calibrate", len(calibrated), len(n.layers8()))
+	if len(n.intLayers()) != len(calibrated) {
+		t.Fatalf("%d ranges calibrated for %d convolutions: run go test -run TestCalibrate -calibrate", len(calibrated), len(n.intLayers()))
 	}
 }
 
@@ -133,7 +133,7 @@ func maskIoU(a, b *image.Alpha) float64 {
 }
 
 // TestSensitivity, with -sensitivity, reports for each convolution alone
-// in 8 bits the lowest and mean IoU of the matte against the float one
+// on integers the lowest and mean IoU of the matte against the float one
 // on 8 validation photos.
 func TestSensitivity(t *testing.T) {
 	if !*sensitivity {
@@ -145,7 +145,7 @@ func TestSensitivity(t *testing.T) {
 	}
 	imgs := carsSeg(t, datasets.Validation, *sensN)
 	var want []*image.Alpha
-	restore := nn.SetInt8(false)
+	restore := nn.SetIntegers(false)
 	for _, img := range imgs {
 		m, err := Matte(context.Background(), img)
 		if err != nil {
@@ -154,21 +154,21 @@ func TestSensitivity(t *testing.T) {
 		want = append(want, m)
 	}
 	restore()
-	ls := n.layers8()
+	ls := n.intLayers()
 	saved := make([][]nn.Range, len(ls))
 	for i, l := range ls {
-		saved[i], l.c.In8 = l.c.In8, nil
+		saved[i], l.c.InRange = l.c.InRange, nil
 	}
 	defer func() {
 		for i, l := range ls {
-			l.c.In8 = saved[i]
+			l.c.InRange = saved[i]
 		}
 	}()
 	for i, l := range ls {
 		if saved[i] == nil {
 			continue
 		}
-		l.c.In8 = saved[i]
+		l.c.InRange = saved[i]
 		lo, sum := 1.0, 0.0
 		for k, img := range imgs {
 			m, err := Matte(context.Background(), img)
@@ -178,14 +178,14 @@ func TestSensitivity(t *testing.T) {
 			v := maskIoU(m, want[k])
 			lo, sum = min(lo, v), sum+v
 		}
-		l.c.In8 = nil
+		l.c.InRange = nil
 		t.Logf("layer %3d %-8s: IoU lowest %.4f mean %.4f", i, l.name, lo, sum/float64(len(imgs)))
 	}
 }
 
-// The 8-bit network's matte matches the float network's on held-out
+// The integer network's matte matches the float network's on held-out
 // photos of cars-seg: IoU at least 0.995 on each.
-func TestInt8MatteMatchesFloat(t *testing.T) {
+func TestIntMatteMatchesFloat(t *testing.T) {
 	split := datasets.HeldOut
 	if *tune {
 		split = datasets.Validation
@@ -193,7 +193,7 @@ func TestInt8MatteMatchesFloat(t *testing.T) {
 	imgs := carsSeg(t, split, 8)
 	lo, sum := 1.0, 0.0
 	for i, img := range imgs {
-		restore := nn.SetInt8(false)
+		restore := nn.SetIntegers(false)
 		want, err := Matte(context.Background(), img)
 		restore()
 		if err != nil {
@@ -206,7 +206,7 @@ func TestInt8MatteMatchesFloat(t *testing.T) {
 		v := maskIoU(got, want)
 		lo, sum = min(lo, v), sum+v
 		if v < 0.995 {
-			t.Errorf("photo %d: 8-bit matte's IoU with the float one %.4f, want ≥ 0.995", i, v)
+			t.Errorf("photo %d: integer matte's IoU with the float one %.4f, want ≥ 0.995", i, v)
 		}
 	}
 	t.Logf("%d photos: IoU with the float matte lowest %.4f, mean %.4f", len(imgs), lo, sum/float64(len(imgs)))
@@ -214,15 +214,15 @@ func TestInt8MatteMatchesFloat(t *testing.T) {
 
 // Each integer kernel this CPU runs gives the same probabilities, bit for
 // bit, on a small input.
-func TestKernels8SameProbability(t *testing.T) {
+func TestIntKernelsSameProbability(t *testing.T) {
 	n, err := u2model()
 	if err != nil {
 		t.Fatal(err)
 	}
 	x := syntheticU2(48, 64)
 	var ref []float32
-	for _, k := range nn.Kernels8() {
-		restore, err := nn.SetKernel8(k)
+	for _, k := range nn.IntKernels() {
+		restore, err := nn.SetIntKernel(k)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,11 +26,11 @@ func randomDil3(rng *rand.Rand, cin, cout, d, h, w int, lo, hi float32) (*Dil3, 
 	return c, x
 }
 
-// eachKernel8 returns f's outputs with each 8-bit kernel this CPU runs.
-func eachKernel8(t *testing.T, f func() *Tensor) map[int]*Tensor {
+// eachIntKernel returns f's outputs with each integer kernel this CPU runs.
+func eachIntKernel(t *testing.T, f func() *Tensor) map[int]*Tensor {
 	out := map[int]*Tensor{}
-	for _, k := range Kernels8() {
-		restore, err := SetKernel8(k)
+	for _, k := range IntKernels() {
+		restore, err := SetIntKernel(k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,14 +40,14 @@ func eachKernel8(t *testing.T, f func() *Tensor) map[int]*Tensor {
 	return out
 }
 
-// TestKernels8GiveTheSameIntegers runs 8-bit layers of several shapes
+// TestIntKernelsGiveTheSameIntegers runs integer layers of several shapes
 // (dilations, widths not a multiple of the tile, channels not a multiple
 // of 4, a last block of fewer than 8 outputs) with each kernel: the
 // outputs are the same bits; and they are within the quantisation's error
 // of the float layer.
-func TestKernels8GiveTheSameIntegers(t *testing.T) {
-	if len(Kernels8()) < 2 {
-		t.Log("only the portable 8-bit loop runs on this CPU")
+func TestIntKernelsGiveTheSameIntegers(t *testing.T) {
+	if len(IntKernels()) < 2 {
+		t.Log("only the portable integer loop runs on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, s := range []struct{ cin, cout, d, h, w int }{
@@ -56,9 +56,9 @@ func TestKernels8GiveTheSameIntegers(t *testing.T) {
 		t.Run(fmt.Sprint(s), func(t *testing.T) {
 			c, x := randomDil3(rng, s.cin, s.cout, s.d, s.h, s.w, -0.5, 2)
 			want := c.Apply(x)
-			c.In8 = []Range{{-0.5, 2}}
-			outs := eachKernel8(t, func() *Tensor { return c.Apply(x) })
-			ref := outs[Kernel8Go]
+			c.InRange = []Range{{-0.5, 2}}
+			outs := eachIntKernel(t, func() *Tensor { return c.Apply(x) })
+			ref := outs[IntKernelGo]
 			for k, y := range outs {
 				if !slices.Equal(y.Data, ref.Data) {
 					t.Errorf("kernel %d differs from the portable loop", k)
@@ -72,7 +72,7 @@ func TestKernels8GiveTheSameIntegers(t *testing.T) {
 			}
 			t.Logf("worst %.4g of %.4g", worst, spread)
 			if worst > 0.03*spread {
-				t.Errorf("8-bit output off the float one by %.4g (outputs up to %.4g)", worst, spread)
+				t.Errorf("integer output off the float one by %.4g (outputs up to %.4g)", worst, spread)
 			}
 		})
 	}
@@ -88,9 +88,9 @@ func TestKernels8GiveTheSameIntegers(t *testing.T) {
 				x.Data[i] = -0.3 + 3*rng.Float32()
 			}
 			want := c.Apply(x)
-			c.In8 = []Range{{-0.3, 2.7}}
-			outs := eachKernel8(t, func() *Tensor { return c.Apply(x) })
-			ref := outs[Kernel8Go]
+			c.InRange = []Range{{-0.3, 2.7}}
+			outs := eachIntKernel(t, func() *Tensor { return c.Apply(x) })
+			ref := outs[IntKernelGo]
 			for k, y := range outs {
 				if !slices.Equal(y.Data, ref.Data) {
 					t.Errorf("%v: kernel %d differs from the portable loop", s, k)
@@ -102,16 +102,16 @@ func TestKernels8GiveTheSameIntegers(t *testing.T) {
 				worst = max(worst, math.Abs(float64(v-ref.Data[i])))
 			}
 			if worst > 0.03*spread {
-				t.Errorf("%v: 8-bit output off the float one by %.4g (outputs up to %.4g)", s, worst, spread)
+				t.Errorf("%v: integer output off the float one by %.4g (outputs up to %.4g)", s, worst, spread)
 			}
 		}
 	})
 }
 
-// BenchmarkDil3Int8 is BenchmarkDil3's layer (128 → 64 channels at
-// 320×240) in float and with each 8-bit kernel; GMAC/s counts the
+// BenchmarkDil3Int is BenchmarkDil3's layer (128 → 64 channels at
+// 320×240) in float and with each integer kernel; GMAC/s counts the
 // multiply-adds of the convolution.
-func BenchmarkDil3Int8(b *testing.B) {
+func BenchmarkDil3Int(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	c, x := randomDil3(rng, 128, 64, 1, 240, 320, 0, 2)
 	macs := float64(128 * 64 * 9 * 240 * 320)
@@ -123,11 +123,11 @@ func BenchmarkDil3Int8(b *testing.B) {
 	}
 	b.Run("float", run)
 	names := []string{"go", "avx2", "vnni"}
-	for _, k := range Kernels8() {
+	for _, k := range IntKernels() {
 		b.Run(names[k], func(b *testing.B) {
-			restore, _ := SetKernel8(k)
+			restore, _ := SetIntKernel(k)
 			defer restore()
-			c = &Dil3{Cin: c.Cin, Cout: c.Cout, D: c.D, ReLU: c.ReLU, Weights: c.Weights, Biases: c.Biases, In8: []Range{{0, 2}}}
+			c = &Dil3{Cin: c.Cin, Cout: c.Cout, D: c.D, ReLU: c.ReLU, Weights: c.Weights, Biases: c.Biases, InRange: []Range{{0, 2}}}
 			run(b)
 		})
 	}

@@ -4,18 +4,18 @@ package nn
 
 import "golang.org/x/sys/cpu"
 
-// hasVNNI selects mm8VNNI (AVX-512 VNNI) for the integer layers.
+// hasVNNI selects mmVNNI (AVX-512 VNNI) for the integer layers.
 var hasVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI
 
-// mm8VNNI is mm8Go with AVX-512 VNNI: n groups, tiles tiles.
+// mmVNNI is mmGo with AVX-512 VNNI: n groups, tiles tiles.
 //
 //go:noescape
-func mm8VNNI(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool)
+func mmVNNI(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool)
 
-// mm8AVX2 is mm8Go with AVX2.
+// mmAVX2 is mmGo with AVX2.
 //
 //go:noescape
-func mm8AVX2(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool)
+func mmAVX2(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool)
 
 // quantPairAVX512 sets dst[2i] and dst[2i+1] to quant1(a[i], ia, za) and
 // quant1(b[i], ib, zb) (clamped to top) for i < n, a multiple of 16.

@@ -10,19 +10,19 @@ import "carphoto/imageops/internal/nn"
 // multiply-adds. The input ranges are calibrated on training photos
 // (TestCalibrate writes calibration.go).
 
-// layer8 is a layer that can run on integers: where its calibrated range
+// intLayer is a layer that can run on integers: where its calibrated range
 // and its calibration record live.
-type layer8 struct {
+type intLayer struct {
 	name string
 	in8  *[]nn.Range
 	seen *nn.Observer
 }
 
-// layers8 lists n's integer layers in a fixed order, that of calibrated.
-func (n *net) layers8() []layer8 {
-	var ls []layer8
-	conv := func(name string, c *nn.Conv) { ls = append(ls, layer8{name, &c.In8, &c.Seen}) }
-	dil := func(name string, c *nn.Dil3) { ls = append(ls, layer8{name, &c.In8, &c.Seen}) }
+// intLayers lists n's integer layers in a fixed order, that of calibrated.
+func (n *net) intLayers() []intLayer {
+	var ls []intLayer
+	conv := func(name string, c *nn.Conv) { ls = append(ls, intLayer{name, &c.InRange, &c.Seen}) }
+	dil := func(name string, c *nn.Dil3) { ls = append(ls, intLayer{name, &c.InRange, &c.Seen}) }
 	for i := range n.blocks {
 		conv("block pw", n.blocks[i].pw)
 	}
@@ -35,23 +35,23 @@ func (n *net) layers8() []layer8 {
 	for i := 1; i < 4; i++ {
 		dil("inp", n.inp[i])
 	}
-	ls = append(ls, layer8{"finest", &n.finestIn8, &n.finestSeen})
+	ls = append(ls, intLayer{"finest", &n.finestIn, &n.finestSeen})
 	dil("head", n.head)
 	return ls
 }
 
-// floatLayers are the layers of layers8 kept in float: alone in integers
+// floatLayers are the layers of intLayers kept in float: alone in integers
 // each moved the probability map most on validation photos (by 0.11 to
 // 0.19 at a pixel; TestSensitivity), and with them in integers text
-// regions moved on validation photos (TestInt8RegionsMatchFloat -tune):
+// regions moved on validation photos (TestIntRegionsMatchFloat -tune):
 // block 4's and block 12's pointwise convolutions, the coarsest level's
 // narrowing and widening ones, the neck's 3×3 convolutions of the coarser
 // levels and the head's.
 var floatLayers = map[int]bool{4: true, 12: true, 17: true, 20: true, 21: true, 22: true, 23: true, 25: true}
 
-// use8 gives n's integer layers their calibrated ranges.
-func (n *net) use8() {
-	ls := n.layers8()
+// useInt gives n's integer layers their calibrated ranges.
+func (n *net) useInt() {
+	ls := n.intLayers()
 	if len(ls) != len(calibrated) {
 		return // stale calibration: all in float (TestCalibrated fails)
 	}

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// func mm8VNNI(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool)
+// func mmVNNI(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool)
 //
 // A tile is 8 outputs × 48 positions (three vectors of 16 int32), held in
 // Z0–Z23 while every group (two int16 a position, tbl its byte offset from
@@ -10,7 +10,7 @@
 // weights broadcast from memory. Each sum then becomes
 // float32(float32(sum-corr)·mul)+bias (and ReLU), as in dequant. The next
 // tile is 48 positions on, in the input (192 bytes) as in the output.
-TEXT ·mm8VNNI(SB), NOSPLIT, $0-81
+TEXT ·mmVNNI(SB), NOSPLIT, $0-81
 	MOVQ o+0(FP), DI
 	MOVQ in+8(FP), SI
 	MOVQ wt+16(FP), DX
@@ -271,12 +271,12 @@ done:
 	VZEROUPPER
 	RET
 
-// func mm8AVX2(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool)
+// func mmAVX2(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool)
 //
-// mm8VNNI with 8 positions a pass (Y0–Y7, one per output): per group one
+// mmVNNI with 8 positions a pass (Y0–Y7, one per output): per group one
 // load, and per output a broadcast, VPMADDWD (pairs of products into
 // int32) and an add. Six passes a tile.
-TEXT ·mm8AVX2(SB), NOSPLIT, $0-81
+TEXT ·mmAVX2(SB), NOSPLIT, $0-81
 	MOVQ o+0(FP), DI
 	MOVQ in+8(FP), SI
 	MOVQ wt+16(FP), DX
