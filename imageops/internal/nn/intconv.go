@@ -47,19 +47,6 @@ func (r *Range) Add(p []float32) {
 	}
 }
 
-// Ranges records the range of each channel of a layer's input.
-type Ranges []Range
-
-// Add widens each channel's range.
-func (rs *Ranges) Add(planes [][]float32) {
-	for len(*rs) < len(planes) {
-		*rs = append(*rs, Range{})
-	}
-	for i, p := range planes {
-		(*rs)[i].Add(p)
-	}
-}
-
 // wmax is the largest quantised weight, amax the largest input.
 const (
 	wmax = 2047
