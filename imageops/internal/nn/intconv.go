@@ -5,7 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
-	"sync"
+	"unsafe"
 )
 
 // Integer convolutions. A layer given the calibrated range of its input
@@ -256,9 +256,6 @@ func dequant(o []float32, s []int32, corr int32, mul, bias float32, relu bool) {
 // output before the next: its inputs stay in cache.
 const band = 4
 
-// intBufs recycles the quantised inputs.
-var intBufs sync.Pool
-
 // applyInt returns a convolution of taps taps (1, or 9 at dilation d) on
 // integers: planes are the input's cin planes of h×w; the output has cout
 // planes of h×w; relu clamps at 0.
@@ -274,13 +271,12 @@ func applyInt(q *qconv, planes [][]float32, h, w, d, taps int, cout int, relu bo
 	reach := d*pw + d // the farthest a tap reads from its position
 	front := reach
 	size := 2 * (front + pairs*plane + tiles*tile + reach + 16)
-	var buf []int16
-	if b, ok := intBufs.Get().(*[]int16); ok && cap(*b) >= size {
-		buf = (*b)[:size]
-	} else {
-		buf = make([]int16, size)
-	}
-	defer func() { intBufs.Put(&buf) }()
+	// The quantised input lives in float storage from scratch, so that it
+	// is recycled with the layers' outputs (and let go by Release): a
+	// pool of its own kept faulting in fresh pages for every size.
+	st := scratch(1, 1, (size+1)/2)
+	defer Free(st)
+	buf := unsafe.Slice((*int16)(unsafe.Pointer(&st.Data[0])), size)
 	// Each pair's plane: its rows with a border of d, the borders (and
 	// the slack before the first and after the last) at the zero points;
 	// the weights of a channel past the last are 0.
