@@ -263,14 +263,13 @@ func applyInt(q *qconv, planes [][]float32, h, w, d, taps int, cout int, relu bo
 	pw := w + 2*d
 	plane := (h + 2*d) * pw // positions of a pair's bordered plane
 	pairs := (len(planes) + 1) / 2
-	npos := h * pw // output positions: the rows, borders included
 	if taps == 1 {
-		plane, npos = h*w, h*w
+		plane = h * w
 	}
-	tiles := (npos + tile - 1) / tile
 	reach := d*pw + d // the farthest a tap reads from its position
 	front := reach
-	size := 2 * (front + pairs*plane + tiles*tile + reach + 16)
+	// Past the last plane: what the last tile reads beyond it.
+	size := 2 * (front + pairs*plane + tile + reach + 16)
 	// The quantised input lives in float storage from scratch, so that it
 	// is recycled with the layers' outputs (and let go by Release): a
 	// pool of its own kept faulting in fresh pages for every size.
@@ -305,8 +304,10 @@ func applyInt(q *qconv, planes [][]float32, h, w, d, taps int, cout int, relu bo
 		}
 		for yy := range h {
 			row := buf[base+2*(yy+d)*pw : base+2*(yy+d+1)*pw]
-			fillPairs(row[:2*d], z0, z1)
-			fillPairs(row[2*(d+w):], z0, z1)
+			for i := 0; i < 2*d; i += 2 {
+				row[i], row[i+1] = z0, z1
+				row[2*(d+w)+i], row[2*(d+w)+i+1] = z0, z1
+			}
 			q.quantPair(row[2*d:2*(d+w)], a[yy*w:(yy+1)*w], b[yy*w:(yy+1)*w], 2*g)
 		}
 	}
@@ -364,7 +365,10 @@ func applyInt(q *qconv, planes [][]float32, h, w, d, taps int, cout int, relu bo
 
 // fillPairs sets p to z0, z1, z0, z1, ….
 func fillPairs(p []int16, z0, z1 int16) {
-	if len(p) < 2 {
+	if len(p) <= 64 { // a row's border: a loop, not copies
+		for i := 0; i+1 < len(p); i += 2 {
+			p[i], p[i+1] = z0, z1
+		}
 		return
 	}
 	p[0], p[1] = z0, z1
