@@ -36,7 +36,8 @@ func acceptedFields(op imageops.Op) []string {
 	case imageops.PlateLogo, imageops.LogoOverlay:
 		names = append(names, "logo", "logoAssetId", "logoUrl")
 	case imageops.CarShadow, imageops.CarCutout:
-		names = append(names, "backgroundImage", "backgroundUrl", "backgroundAssetId")
+		// The design is for plates=logo (studio.go).
+		names = append(names, "backgroundImage", "backgroundUrl", "backgroundAssetId", "logo", "logoAssetId", "logoUrl")
 	}
 	return append(names, imageops.ParamNames(op)...)
 }
@@ -51,7 +52,7 @@ const maxFieldBytes = 1024
 // connection is closed (endUpload). A photo or design sent by URL is
 // fetched once the body is read and the deadline cleared, within its own
 // UploadTimeout (fetch).
-func (s *Server) readUpload(c echo.Context, op imageops.Op, deadline time.Time) (jobs.Request, string, error) {
+func (s *Server) readUpload(c echo.Context, op imageops.Op, deadline time.Time) (jobs.Request, assetIDs, error) {
 	if s.cfg.UploadTimeout <= 0 {
 		return s.parseUpload(c, op)
 	}
@@ -66,7 +67,7 @@ func (s *Server) readUpload(c echo.Context, op imageops.Op, deadline time.Time) 
 	}
 	up, err := s.readMultipart(c.Response().Writer, c.Request(), op)
 	if err := endUpload(c, rc, err); err != nil {
-		return jobs.Request{Params: imageops.Params{Op: op}}, "", err
+		return jobs.Request{Params: imageops.Params{Op: op}}, assetIDs{}, err
 	}
 	return s.checkUpload(c.Request().Context(), op, up)
 }
@@ -95,10 +96,10 @@ func endUpload(c echo.Context, rc *http.ResponseController, err error) error {
 
 // parseUpload reads the multipart body part by part, capping every part
 // while reading, then checks it (checkUpload).
-func (s *Server) parseUpload(c echo.Context, op imageops.Op) (req jobs.Request, assetID string, err error) {
+func (s *Server) parseUpload(c echo.Context, op imageops.Op) (req jobs.Request, ids assetIDs, err error) {
 	up, err := s.readMultipart(c.Response().Writer, c.Request(), op)
 	if err != nil {
-		return jobs.Request{Params: imageops.Params{Op: op}}, "", err
+		return jobs.Request{Params: imageops.Params{Op: op}}, assetIDs{}, err
 	}
 	return s.checkUpload(c.Request().Context(), op, up)
 }
@@ -116,10 +117,11 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op imageo
 		return up, nil
 	}
 	allowed := acceptedFields(op)
-	// Two files (a photo and a design or backdrop) plus some slack for
-	// fields and multipart framing. Past it the server closes the
-	// connection after answering, so a client cannot keep streaming.
-	r.Body = http.MaxBytesReader(w, r.Body, 2*s.cfg.MaxUploadBytes+1<<20)
+	// Its files (a photo and a design or backdrop, or both with plates=logo
+	// on a backdrop) plus some slack for fields and multipart framing. Past
+	// it the server closes the connection after answering, so a client
+	// cannot keep streaming.
+	r.Body = http.MaxBytesReader(w, r.Body, int64(uploadFiles(op))*s.cfg.MaxUploadBytes+1<<20)
 	mr := multipart.NewReader(r.Body, params["boundary"])
 	var invalid error
 	seen := map[string]bool{}

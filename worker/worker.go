@@ -170,6 +170,9 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 			in.Design = data
 		}
 	}
+	if p.DesignAsset != "" && failed == nil {
+		in.Design, failed = w.loadAsset(ctx, log, p.DesignAsset)
+	}
 
 	if p.Run > 1 {
 		// The worker process at an earlier run died during it: what this
