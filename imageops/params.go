@@ -345,7 +345,7 @@ func (p Params) MarshalJSON() ([]byte, error) {
 		Crop: p.Canvas.Crop, Padding: p.Canvas.Padding, PaddingShare: p.Canvas.PaddingShare, Aspect: p.Canvas.Aspect,
 		Background: p.Background,
 		Position:   p.Overlay.Position, Scale: p.Overlay.Scale, Opacity: p.Overlay.Opacity, Margin: p.Overlay.Margin,
-		Plates:     string(p.Plates), RequireWholeCar: p.RequireWholeCar,
+		Plates: string(p.Plates), RequireWholeCar: p.RequireWholeCar,
 	}
 	if b := p.Backdrop; b != nil {
 		w.Backdrop, w.FloorY, w.Scale, w.CenterX = true, b.FloorY, b.Scale, b.CenterX

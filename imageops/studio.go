@@ -153,4 +153,3 @@ func wholeCar(p Params, sides []string) error {
 		"the photo's %s %s cut the car off; you were not charged (send a photo with the whole car in view, or requireWholeCar=false to get the answer with the sides named in X-Car-Truncated)",
 		strings.Join(sides, " and "), agree(sides, "edge", "edges"))
 }
-
