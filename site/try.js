@@ -81,7 +81,7 @@ function clearResult() {
   $("download").hidden = true;
   $("download").removeAttribute("href");
   $("download").removeAttribute("download");
-  for (const id of ["plates", "charged", "remaining", "timing", "requestId"]) $(id).textContent = "–";
+  for (const id of ["plates", "truncated", "scaleUsed", "charged", "remaining", "timing", "requestId"]) $(id).textContent = "–";
   $("facts").hidden = true;
 }
 
@@ -90,7 +90,12 @@ function fields(op, body) {
   const text = (id) => $(id).value.trim();
   const add = (name, id) => { if (text(id)) body.append(name, text(id)); };
   if (op === "blur-plates" || op === "video-blur") add("style", "style");
-  if (op === "plate-logo" || op === "logo-overlay") {
+  const studio = op === "car-shadow" || op === "car-cutout";
+  if (studio) {
+    add("plates", "studioPlates");
+    if ($("requireWholeCar").checked) body.append("requireWholeCar", "true");
+  }
+  if (op === "plate-logo" || op === "logo-overlay" || (studio && text("studioPlates") === "logo")) {
     if ($("logo").files[0]) body.append("logo", $("logo").files[0], $("logo").files[0].name);
     add("logoAssetId", "logoAssetId");
     add("logoUrl", "logoUrl");
@@ -198,6 +203,10 @@ $("form").addEventListener("submit", async (e) => {
     const type = (h("Content-Type") || "").split(";")[0];
     showResult(op, blob, type, {
       plates: h("X-Plates-Found"), charged: h("X-Credits-Charged"), remaining: h("X-Credits-Remaining"),
+      // car-shadow and car-cutout: the sides that cut the car off, and its
+      // scale on a backdrop.
+      truncated: h("X-Car-Truncated") || ((op === "car-shadow" || op === "car-cutout") ? "none" : null),
+      scaleUsed: h("X-Car-Scale"),
       timing: Math.round(performance.now() - started) + " ms" + (h("Server-Timing") ? " (" + h("Server-Timing") + ")" : ""),
       requestId: h("X-Request-Id"),
     });
