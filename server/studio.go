@@ -87,14 +87,6 @@ func studioDesignSent(p imageops.Params, v map[string]string, hasLogo bool) erro
 	return nil
 }
 
-// uploadFiles is how many files a call of op may send.
-func uploadFiles(op imageops.Op) int {
-	if op == imageops.CarShadow || op == imageops.CarCutout {
-		return 3 // the photo, a design for plates=logo and a backdrop
-	}
-	return 2
-}
-
 // priced is what a call is priced and held as: its operation, and with
 // plates hidden on car-shadow or car-cutout the plate operation too, as
 // "car-shadow+blur-plates" (billing prices each part).
