@@ -29,6 +29,49 @@ type truncSample struct {
 	name  string
 	car   *image.NRGBA
 	touch bool
+	// The network's cleaned car probability on its grid.
+	prob   []float32
+	pw, ph int
+}
+
+// coarseTouches is the rule on the network's grid: the cleaned car
+// probability at least 0.5 within band grid pixels of a side along at
+// least run of it.
+func coarseTouches(s truncSample, band int, run float64) bool {
+	at := func(x, y int) bool { return s.prob[y*s.pw+x] >= 0.5 }
+	side := func(n int, f func(i, d int) (int, int)) bool {
+		k := 0
+		for i := range n {
+			for d := range band {
+				if at(f(i, d)) {
+					k++
+					break
+				}
+			}
+		}
+		return float64(k) >= run*float64(n)
+	}
+	return side(s.ph, func(i, d int) (int, int) { return d, i }) || side(s.pw, func(i, d int) (int, int) { return i, d }) ||
+		side(s.ph, func(i, d int) (int, int) { return s.pw - 1 - d, i }) || side(s.pw, func(i, d int) (int, int) { return i, s.ph - 1 - d })
+}
+
+// scoreBy is score for any rule.
+func scoreBy(flag func(truncSample) bool, set []truncSample) string {
+	var tf, tn, ff, fn int
+	for _, s := range set {
+		if s.touch {
+			tn++
+			if flag(s) {
+				tf++
+			}
+		} else {
+			fn++
+			if flag(s) {
+				ff++
+			}
+		}
+	}
+	return fmt.Sprintf("touching the frame %d/%d flagged; not touching %d/%d flagged", tf, tn, ff, fn)
 }
 
 func TestMeasureTruncation(t *testing.T) {
@@ -44,11 +87,17 @@ func TestMeasureTruncation(t *testing.T) {
 	var tune, held []truncSample
 	for _, l := range labels {
 		name := filepath.Base(l.File)
-		car, err := cutout.Cut(context.Background(), imgtest.DecodeFile(t, filepath.Join(dir, l.File)))
+		img := imgtest.DecodeFile(t, filepath.Join(dir, l.File))
+		car, err := cutout.Cut(context.Background(), img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pass, err := cutout.NetworkPass(context.Background(), img, cutout.DefaultSettings())
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := truncSample{name: name, car: car, touch: touchesFrame(datasets.MainCar(imgtest.DecodeFile(t, filepath.Join(dir, l.Mask))))}
+		s.prob, s.pw, s.ph = pass.Car()
 		if datasets.HeldOut(name) {
 			held = append(held, s)
 		} else {
@@ -62,6 +111,12 @@ func TestMeasureTruncation(t *testing.T) {
 				r := cutout.Truncation{Alpha: alpha, Band: band, MinRun: run}
 				lines = append(lines, fmt.Sprintf("alpha %3d band %.2f run %.3f: %s", alpha, band, run, score(r, tune)))
 			}
+		}
+	}
+	for _, band := range []int{1, 2, 3} {
+		for _, run := range []float64{0.01, 0.02, 0.04, 0.08} {
+			lines = append(lines, fmt.Sprintf("coarse band %d run %.3f: %s", band, run,
+				scoreBy(func(s truncSample) bool { return coarseTouches(s, band, run) }, tune)))
 		}
 	}
 	sort.Strings(lines)
