@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -52,7 +53,8 @@ func TestStudio(t *testing.T) {
 	}
 	charged(t, "blur-plates", h, 1)
 	plates := h.Get("X-Plates-Found")
-	status, h, body = post(t, s.url+"/v1/car-shadow", key, file("image", photo), file("backgroundImage", backdrop), field("plates", "blur"))
+	studioCall := []part{file("image", photo), file("backgroundImage", backdrop), field("plates", "blur")}
+	status, h, body = postIdem(t, s.url+"/v1/car-shadow", key, "listing-1", studioCall...)
 	if status != http.StatusOK || h.Get("Content-Type") != "image/png" {
 		t.Fatalf("car-shadow plates=blur on the backdrop: %d %s %.200s", status, h.Get("Content-Type"), body)
 	}
@@ -65,6 +67,17 @@ func TestStudio(t *testing.T) {
 	}
 	if got := h.Get("X-Car-Truncated"); got != "" {
 		t.Errorf("the sample car, wholly in view: X-Car-Truncated %q, want none", got)
+	}
+	// Retried with its Idempotency-Key: the same answer and headers, not
+	// charged again.
+	rstatus, rh, rbody := postIdem(t, s.url+"/v1/car-shadow", key, "listing-1", studioCall...)
+	if rstatus != http.StatusOK || !bytes.Equal(rbody, body) || rh.Get("Idempotent-Replayed") != "true" ||
+		rh.Get("X-Car-Scale") != h.Get("X-Car-Scale") || rh.Get("X-Plates-Found") != h.Get("X-Plates-Found") || rh.Get("X-Credits-Charged") != "2" {
+		t.Errorf("the retry: %d replayed %q scale %q plates %q charged %q; want the first answer again with its headers",
+			rstatus, rh.Get("Idempotent-Replayed"), rh.Get("X-Car-Scale"), rh.Get("X-Plates-Found"), rh.Get("X-Credits-Charged"))
+	}
+	if got := s.credits(t, id); got != balance {
+		t.Errorf("after the retry: balance %d, want %d (charged once)", got, balance)
 	}
 
 	// /v1/account lists the price and shows the balance.
