@@ -304,8 +304,11 @@ func (s *Server) videoJob(c echo.Context) error {
 	v := jobView{ID: job.ID, Status: job.Status, Duration: job.Duration, Credits: job.Credits, Code: job.Code, Error: job.Error,
 		Progress: map[string]int{"framesDone": job.FramesDone, "framesTotal": job.FramesTotal},
 		Created:  job.Created.UTC().Format(time.RFC3339), Updated: job.Updated.UTC().Format(time.RFC3339)}
-	if job.Status == video.Done {
+	switch job.Status {
+	case video.Done:
 		v.Result = "/v1/jobs/" + job.ID + "/result"
+	case video.Queued, video.Processing:
+		c.Response().Header().Set("Retry-After", strconv.Itoa(jobRetryAfter(job, time.Now())))
 	}
 	return c.JSON(http.StatusOK, v)
 }
