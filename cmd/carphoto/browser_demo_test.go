@@ -91,4 +91,3 @@ func otherAddress() string {
 	}
 	return other
 }
-
