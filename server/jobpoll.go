@@ -18,21 +18,22 @@ const (
 // jobRetryAfter is the Retry-After of an unfinished job at now: the seconds
 // until a look is worth it. While it runs, half of the time its progress
 // says is left (the time each frame took so far, times the frames left),
-// so a client that follows it looks a few times as the end nears, not
-// once a second; with no progress yet, half of the time it has waited.
-// Halving keeps a pace that picks up (a machine freed, a quiet stretch of
-// the clip) from leaving a done job unseen for long.
+// so a client that follows it looks a few times as the end nears, not once
+// a second; but never more than half of the time the job has run (or
+// waited, while queued): a start slower than the rest (the networks
+// loading, ffmpeg starting) makes the first estimates long, and a client
+// told to wait them would see the job done long after it was. Either half
+// keeps the client within a third of the job's time of its end.
 func jobRetryAfter(j *video.Job, now time.Time) int {
-	var wait time.Duration
-	switch {
-	case j.Status == video.Processing && !j.Started.IsZero() && j.FramesDone > 0:
-		elapsed := now.Sub(j.Started)
+	since := j.Created
+	if j.Status == video.Processing && !j.Started.IsZero() {
+		since = j.Started
+	}
+	elapsed := now.Sub(since)
+	wait := elapsed / 2
+	if j.Status == video.Processing && !j.Started.IsZero() && j.FramesDone > 0 {
 		left := max(j.FramesTotal-j.FramesDone, 0)
-		wait = time.Duration(float64(elapsed) * float64(left) / float64(j.FramesDone) / 2)
-	case j.Status == video.Processing && !j.Started.IsZero():
-		wait = now.Sub(j.Started) / 2
-	default:
-		wait = now.Sub(j.Created) / 2
+		wait = min(wait, time.Duration(float64(elapsed)*float64(left)/float64(j.FramesDone)/2))
 	}
 	wait = min(max(wait, minJobPoll), maxJobPoll)
 	return int(math.Ceil(wait.Seconds()))
