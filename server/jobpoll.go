@@ -22,8 +22,9 @@ const (
 // a second; but never more than half of the time the job has run (or
 // waited, while queued): a start slower than the rest (the networks
 // loading, ffmpeg starting) makes the first estimates long, and a client
-// told to wait them would see the job done long after it was. Either half
-// keeps the client within a third of the job's time of its end.
+// told to wait them would see the job done long after it was. So a client
+// sees the job done less than half of its time after its end, and after a
+// good estimate, within a few seconds.
 func jobRetryAfter(j *video.Job, now time.Time) int {
 	since := j.Created
 	if j.Status == video.Processing && !j.Started.IsZero() {
