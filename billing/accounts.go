@@ -86,7 +86,15 @@ return 1
 // Authenticate returns the account whose current key is apiKey. Missing,
 // malformed, unknown, rotated-out and revoked keys are all EInvalidAPIKey;
 // the message never repeats the key.
-func (s *Service) Authenticate(ctx context.Context, apiKey string) (Account, error) {
+func (s *Service) Authenticate(ctx context.Context, apiKey string) (a Account, err error) {
+	err = rideThrough(ctx, func(ctx context.Context) (err error) {
+		a, err = s.authenticate(ctx, apiKey)
+		return err
+	})
+	return a, err
+}
+
+func (s *Service) authenticate(ctx context.Context, apiKey string) (Account, error) {
 	if apiKey == "" {
 		return Account{}, carphoto.Errorf(carphoto.EInvalidAPIKey, "no API key: send the header Authorization: Bearer <API_KEY>")
 	}
@@ -123,7 +131,11 @@ func (s *Service) Account(ctx context.Context, id string) (Account, error) {
 	if !validID(id) {
 		return Account{}, errNoAccount(id)
 	}
-	v, err := s.rdb.HMGet(ctx, acctKey(id), "name", "credits", "key_hash", "created_at").Result()
+	var v []any
+	err := rideThrough(ctx, func(ctx context.Context) (err error) {
+		v, err = s.rdb.HMGet(ctx, acctKey(id), "name", "credits", "key_hash", "created_at").Result()
+		return err
+	})
 	if err != nil {
 		return Account{}, storeErr("read account", err)
 	}

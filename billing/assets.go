@@ -333,7 +333,15 @@ type AssetRef struct {
 // the caller does not have; an asset of the other kind is EInvalidParams
 // too, saying which kind it is. An asset whose image is still in Redis
 // (saved before the asset store) is moved to the store first.
-func (s *Service) AssetRef(ctx context.Context, accountID, assetID, kind string) (AssetRef, error) {
+func (s *Service) AssetRef(ctx context.Context, accountID, assetID, kind string) (ref AssetRef, err error) {
+	err = rideThrough(ctx, func(ctx context.Context) (err error) {
+		ref, err = s.assetRef(ctx, accountID, assetID, kind)
+		return err
+	})
+	return ref, err
+}
+
+func (s *Service) assetRef(ctx context.Context, accountID, assetID, kind string) (AssetRef, error) {
 	field := kindField(kind)
 	bad := carphoto.Errorf(carphoto.EInvalidParams, "%s %q is not in your Assets library", field, assetID)
 	if !validID(assetID) {

@@ -332,11 +332,14 @@ func plural(n int64, word string) string {
 // stay held.
 func (s *Service) OpenHolds(ctx context.Context) (int64, error) {
 	cards := make([]*redis.IntCmd, redisha.Slots)
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for slot := range cards {
-			cards[slot] = p.ZCard(ctx, slotHoldsKey(slot))
-		}
-		return nil
+	err := rideThrough(ctx, func(ctx context.Context) error {
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for slot := range cards {
+				cards[slot] = p.ZCard(ctx, slotHoldsKey(slot))
+			}
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return 0, storeErr("count holds", err)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"carphoto/internal/redisha"
 )
 
 // ErrInFlightWait is the cause of the error Enter returns when its context
@@ -79,12 +81,14 @@ return {0, rank - math.max(free, 0) + 1}
 // behind the key's earlier requests, until one frees or ctx ends; then it
 // returns an error wrapping ErrInFlightWait and ctx's error, and the
 // request leaves the queue. The slot lasts until Leave, or InFlightTTL at
-// most. A Redis error is returned as it is (the caller may try again: the
-// request keeps its place while its ticket's lease runs).
+// most. While Redis is out of reach it keeps trying (the request keeps its
+// place while its ticket's lease runs); if Redis is still out of reach
+// when ctx ends, that error is returned (EUnavailable), not ctx's.
 func (s *Service) Enter(ctx context.Context, keyID, requestID string) (InFlight, error) {
 	f := InFlight{keyID: keyID, member: requestID}
 	keys := []string{inflightKey(keyID), queueKey(keyID), leaseKey(keyID), seqKey(keyID)}
 	poll := waitPollFirst
+	var down error // the last try's error while Redis is out of reach
 	s.listenWakes()
 	for {
 		wake := s.waiters.wait(keyID)
@@ -93,12 +97,21 @@ func (s *Service) Enter(ctx context.Context, keyID, requestID string) (InFlight,
 		v, err := enterScript.Run(ctx, s.rdb, keys, requestID, unixMS(now), unixMS(now.Add(ttl)),
 			s.cfg.MaxInFlightPerKey, ttl.Milliseconds(), unixMS(now.Add(ticketLease))).Int64Slice()
 		switch {
+		case redisha.Transient(err):
+			down = err
+		case err == nil:
+			down = nil
+		}
+		switch {
+		case ctx.Err() != nil && down != nil:
+			s.leaveQueue(ctx, f)
+			return InFlight{}, storeErr("take a slot of the key", down)
 		case ctx.Err() != nil:
 			s.leaveQueue(ctx, f)
 			return InFlight{}, fmt.Errorf("%w: %w", ErrInFlightWait, ctx.Err())
-		case err != nil:
+		case err != nil && !redisha.Transient(err):
 			return InFlight{}, storeErr("take a slot of the key", err)
-		case v[0] == 1:
+		case err == nil && v[0] == 1:
 			return f, nil
 		}
 		// A slot freed in this process wakes its waiters at once; one freed
@@ -143,10 +156,14 @@ func (s *Service) Leave(ctx context.Context, f InFlight) error {
 		return nil
 	}
 	defer s.waiters.wake(f.keyID)
-	pipe := s.rdb.Pipeline()
-	pipe.ZRem(ctx, inflightKey(f.keyID), f.member)
-	pipe.Publish(ctx, wakeChannel, f.keyID) // the key's waiters in other processes
-	if _, err := pipe.Exec(ctx); err != nil {
+	err := rideThrough(ctx, func(ctx context.Context) error {
+		pipe := s.rdb.Pipeline()
+		pipe.ZRem(ctx, inflightKey(f.keyID), f.member)
+		pipe.Publish(ctx, wakeChannel, f.keyID) // the key's waiters in other processes
+		_, err := pipe.Exec(ctx)
+		return err
+	})
+	if err != nil {
 		return storeErr("end request in flight", err)
 	}
 	return nil

@@ -48,7 +48,11 @@ func (s *Service) AuthFailed(ctx context.Context, client string) (RateLimit, err
 // secret at all (the admin token) until RetryAfter.
 func (s *Service) AuthBlocked(ctx context.Context, client string) (RateLimit, error) {
 	limit := redis_rate.PerMinute(s.cfg.AuthFailuresPerMinute)
-	r, err := s.limiter.AllowN(ctx, authFailBucket(client), limit, 0)
+	var r *redis_rate.Result
+	err := rideThrough(ctx, func(ctx context.Context) (err error) {
+		r, err = s.limiter.AllowN(ctx, authFailBucket(client), limit, 0)
+		return err
+	})
 	if err != nil {
 		return RateLimit{}, storeErr("rate limit", err)
 	}
@@ -65,7 +69,11 @@ func authFailBucket(client string) string { return prefix + "authfail:" + client
 
 func (s *Service) allow(ctx context.Context, bucket string, perMinute int) (RateLimit, error) {
 	limit := redis_rate.PerMinute(perMinute)
-	r, err := s.limiter.Allow(ctx, bucket, limit)
+	var r *redis_rate.Result
+	err := rideThrough(ctx, func(ctx context.Context) (err error) {
+		r, err = s.limiter.Allow(ctx, bucket, limit)
+		return err
+	})
 	if err != nil {
 		return RateLimit{}, storeErr("rate limit", err)
 	}

@@ -48,9 +48,24 @@ func New(rdb redis.UniversalClient, cfg Config) *Service {
 	return s
 }
 
-// durableTry bounds how long a money write keeps trying through a
-// failover when its caller's context has no earlier deadline.
+// durableTry bounds how long a call keeps trying through a failover when
+// its caller's context has no earlier deadline.
 const durableTry = 15 * time.Second
+
+// rideThrough runs fn again while Redis is out of reach (restarting,
+// failing over, a slot moving: redisha.Transient), with backoff, until ctx
+// ends, or for durableTry when ctx has no deadline: a blip within the
+// caller's deadline costs its request time, not its answer. It returns
+// fn's last error; any other error ends it at once. Every Service method a
+// request makes rides through this way, so callers never retry billing.
+func rideThrough(ctx context.Context, fn func(ctx context.Context) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, durableTry)
+		defer cancel()
+	}
+	return redisha.Retry(ctx, fn)
+}
 
 // write runs script as a money write: on the master of keys[0], confirmed
 // by the replicas Config.WaitReplicas asks for. idempotent scripts (the
@@ -61,10 +76,8 @@ func (s *Service) write(ctx context.Context, idempotent bool, script *redis.Scri
 	if !idempotent {
 		return s.durable.Durable(ctx, s.rdb, script, keys, args...)
 	}
-	ctx, cancel := context.WithTimeout(ctx, durableTry)
-	defer cancel()
 	var cmd *redis.Cmd
-	err := redisha.Retry(ctx, func(ctx context.Context) (err error) {
+	err := rideThrough(ctx, func(ctx context.Context) (err error) {
 		cmd, err = s.durable.Durable(ctx, s.rdb, script, keys, args...)
 		return err
 	})

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"carphoto/internal/redisha"
 )
 
 // State is what Begin found for a key.
@@ -75,15 +77,17 @@ func New(rdb redis.UniversalClient, ttl, running time.Duration) *Store {
 
 // beginScript: KEYS[1] the record; ARGV fingerprint, owner, running TTL
 // (ms). It returns {'started'}, {'mismatch'}, {'running'} or {'done',
-// status, header, body}.
+// status, header, body}. The owner's own running claim is 'started' again:
+// a Begin tried again after its answer was lost in a failover.
 var beginScript = redis.NewScript(`
-local r = redis.call('HMGET', KEYS[1], 'fp', 'state', 'status', 'header', 'body')
+local r = redis.call('HMGET', KEYS[1], 'fp', 'state', 'status', 'header', 'body', 'owner')
 if not r[1] then
   redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'state', 'running', 'owner', ARGV[2])
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   return {'started'}
 end
 if r[1] ~= ARGV[1] then return {'mismatch'} end
+if r[2] ~= 'done' and r[6] == ARGV[2] then return {'started'} end
 if r[2] ~= 'done' then return {'running'} end
 return {'done', r[3], r[4], r[5], redis.call('HGET', KEYS[1], 'unpaid') or '0'}
 `)
@@ -120,10 +124,16 @@ var ErrClaimLost = errors.New("idempotency: claim lapsed before the answer was s
 
 // Begin looks up the account's key for a request whose content hashes to
 // fingerprint (see Fingerprint). With Started the claim is returned; with
-// Replay the stored answer, and a Claim naming it for Pay.
+// Replay the stored answer, and a Claim naming it for Pay. Like every
+// Store method a request makes, it tries again while Redis is out of
+// reach, until ctx ends.
 func (s *Store) Begin(ctx context.Context, accountID, key, fingerprint string) (State, Claim, *Response, error) {
 	c := Claim{key: recordKey(accountID, key), owner: rand.Text()}
-	v, err := beginScript.Run(ctx, s.rdb, []string{c.key}, fingerprint, c.owner, s.running.Milliseconds()).Slice()
+	var v []any
+	err := redisha.Retry(ctx, func(ctx context.Context) (err error) {
+		v, err = beginScript.Run(ctx, s.rdb, []string{c.key}, fingerprint, c.owner, s.running.Milliseconds()).Slice()
+		return err
+	})
 	if err != nil {
 		return 0, Claim{}, nil, fmt.Errorf("idempotency: begin: %w", err)
 	}
@@ -173,12 +183,17 @@ func (s *Store) Finish(ctx context.Context, c Claim, r Response) error {
 
 // Pay marks the unpaid answer of a replayed key (the Claim Begin returned
 // with Replay) paid, once: it reports true to the one caller that did, who
-// charges for it; false when it was paid already.
+// charges for it; false when it was paid already (or when an earlier try's
+// answer was lost in a failover: the customer wins).
 func (s *Store) Pay(ctx context.Context, c Claim) (bool, error) {
 	if c.key == "" {
 		return false, nil
 	}
-	n, err := payScript.Run(ctx, s.rdb, []string{c.key}).Int()
+	var n int
+	err := redisha.Retry(ctx, func(ctx context.Context) (err error) {
+		n, err = payScript.Run(ctx, s.rdb, []string{c.key}).Int()
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("idempotency: pay: %w", err)
 	}

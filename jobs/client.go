@@ -103,10 +103,10 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	defer func() {
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer dcancel()
-		Retry(dctx, func(ctx context.Context) error { return c.rdb.Del(ctx, photoKey, designKey, backdropKey).Err() })
+		retry(dctx, func(ctx context.Context) error { return c.rdb.Del(ctx, photoKey, designKey, backdropKey).Err() })
 	}()
 	store := func() error {
-		return Retry(ctx, func(ctx context.Context) error {
+		return retry(ctx, func(ctx context.Context) error {
 			pipe := c.rdb.Pipeline()
 			pipe.Set(ctx, photoKey, req.Photo, ttl)
 			if req.Design != nil {
@@ -136,9 +136,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		}
 		task := asynq.NewTask(TaskType(req.Params.Op), body,
 			asynq.Queue(Queue), asynq.Deadline(req.Deadline), asynq.MaxRetry(0), asynq.TaskID(id))
-		return Retry(ctx, func(ctx context.Context) error {
-			return Enqueue(ctx, c.rdb, c.aq, task)
-		})
+		return Enqueue(ctx, c.rdb, c.aq, task)
 	}
 	if err := enqueue(); err != nil {
 		return nil, c.failed(ctx, "enqueue", err)
@@ -148,12 +146,12 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	for {
 		// BLPOP has a resolution of milliseconds; go-redis adds the timeout
 		// to the connection's read deadline for blocking commands. Redis
-		// going away is waited out with backoff (Retry); redis.Nil is a
+		// going away is waited out with backoff (retry); redis.Nil is a
 		// slice of the wait passing with no answer.
 		var vals []string
-		err := Retry(ctx, func(ctx context.Context) (err error) {
+		err := retry(ctx, func(ctx context.Context) (err error) {
 			vals, err = c.rdb.BLPop(ctx, min(aliveEvery, max(time.Until(req.Deadline), time.Millisecond)), resultKey).Result()
-			if Transient(err) {
+			if redisha.Transient(err) {
 				w.unreachable(time.Now())
 			}
 			return err
@@ -328,8 +326,8 @@ func (w *watch) death() verdict {
 	return died
 }
 
-// Enqueue enqueues task once, reporting an error that Retry sees as
-// transient when Redis was out of reach. Asynq turns the error of its
+// Enqueue enqueues task, trying again while Redis is out of reach until
+// ctx ends (then that error is returned). Asynq turns the error of its
 // enqueue script into text ("redis eval error: dial tcp ...: connection
 // refused"), losing the cause, so a failed enqueue asks Redis itself: a
 // PING that fails too is the error returned (transient when Redis is
@@ -339,6 +337,12 @@ func (w *watch) death() verdict {
 // task id already taken counts as done: an earlier try went through
 // before its answer was lost.
 func Enqueue(ctx context.Context, rdb redis.UniversalClient, aq *asynq.Client, task *asynq.Task) error {
+	return retry(ctx, func(ctx context.Context) error { return enqueueOnce(ctx, rdb, aq, task) })
+}
+
+// enqueueOnce is one try of Enqueue, its error transient when Redis was
+// out of reach.
+func enqueueOnce(ctx context.Context, rdb redis.UniversalClient, aq *asynq.Client, task *asynq.Task) error {
 	enqueue := func() error {
 		_, err := aq.EnqueueContext(ctx, task)
 		if errors.Is(err, asynq.ErrTaskIDConflict) {
@@ -347,7 +351,7 @@ func Enqueue(ctx context.Context, rdb redis.UniversalClient, aq *asynq.Client, t
 		return err
 	}
 	err := enqueue()
-	if err == nil || Transient(err) || ctx.Err() != nil {
+	if err == nil || redisha.Transient(err) || ctx.Err() != nil {
 		return err
 	}
 	if perr := ping(ctx, rdb); perr != nil {
@@ -377,19 +381,15 @@ func (c *Client) failed(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// Retry runs fn until it succeeds, fails for a reason other than Redis
-// being out of reach (Transient), or ctx is done, sleeping with
+// retry runs fn until it succeeds, fails for a reason other than Redis
+// being out of reach (redisha.Transient), or ctx is done, sleeping with
 // exponential backoff between tries: a Redis that restarts or fails over
-// within the deadline costs the request time, not its answer. It returns
-// fn's last error.
-func Retry(ctx context.Context, fn func(ctx context.Context) error) error {
+// within the deadline costs the request time, not its answer. Every jobs
+// function a request or a worker calls rides through this way, so its
+// callers never retry. It returns fn's last error.
+func retry(ctx context.Context, fn func(ctx context.Context) error) error {
 	return redisha.Retry(ctx, fn)
 }
-
-// Transient reports whether err says Redis could not be reached or is not
-// ready to answer yet (starting, loading its data, failing over), so that
-// the same command may succeed a moment later.
-func Transient(err error) bool { return redisha.Transient(err) }
 
 // sleep waits d, or less if ctx ends first; it reports whether ctx is
 // still live.
@@ -423,7 +423,7 @@ func WorkerAlive(ctx context.Context, rdb redis.UniversalClient, workerID string
 		stopBeat()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		Retry(sctx, func(ctx context.Context) error { return rdb.Set(ctx, key, WorkerStopped, time.Minute).Err() })
+		retry(sctx, func(ctx context.Context) error { return rdb.Set(ctx, key, WorkerStopped, time.Minute).Err() })
 	}
 }
 
@@ -460,7 +460,7 @@ func Beat(ctx context.Context, period time.Duration, beat func(ctx context.Conte
 func (c *Client) Close() error { return c.aq.Close() }
 
 // LoadInputs returns a task's images as imageops takes them (Limits left
-// to the caller). A missing image means the request is gone (finished,
+// to the caller), riding through a Redis blip until ctx ends. A missing image means the request is gone (finished,
 // timed out or its inputs expired): there is nobody to answer, and the
 // caller should drop the task.
 func LoadInputs(ctx context.Context, rdb redis.UniversalClient, p Payload) (imageops.Input, error) {
@@ -473,17 +473,23 @@ func LoadInputs(ctx context.Context, rdb redis.UniversalClient, p Payload) (imag
 	case p.HasLogo:
 		second = LogoKey(p.RequestID)
 	}
-	pipe := rdb.Pipeline()
-	ph := pipe.Get(ctx, PhotoKey(p.RequestID))
-	var sc *redis.StringCmd
-	if second != "" {
-		sc = pipe.Get(ctx, second)
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	var ph, sc *redis.StringCmd
+	err := retry(ctx, func(ctx context.Context) error {
+		pipe := rdb.Pipeline()
+		ph, sc = pipe.Get(ctx, PhotoKey(p.RequestID)), nil
+		if second != "" {
+			sc = pipe.Get(ctx, second)
+		}
+		_, err := pipe.Exec(ctx)
+		if errors.Is(err, redis.Nil) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
 		return imageops.Input{}, fmt.Errorf("load inputs: %w", err)
 	}
 	var in imageops.Input
-	var err error
 	if in.Photo, err = ph.Bytes(); err != nil {
 		return imageops.Input{}, ErrGone
 	}
@@ -504,8 +510,9 @@ func LoadInputs(ctx context.Context, rdb redis.UniversalClient, p Payload) (imag
 // ErrGone means the request a task belongs to no longer waits for it.
 var ErrGone = carphoto.Errorf(carphoto.EProcessingFailed, "the request is gone")
 
-// Deliver hands a result to the waiting request. The list expires shortly
-// after the deadline, so a result nobody reads does not stay in Redis.
+// Deliver hands a result to the waiting request, riding through a Redis
+// blip until ctx ends. The list expires shortly after the deadline, so a
+// result nobody reads does not stay in Redis.
 func Deliver(ctx context.Context, rdb redis.UniversalClient, p Payload, r *Result) error {
 	frame, err := r.encode()
 	if err != nil {
@@ -516,9 +523,11 @@ func Deliver(ctx context.Context, rdb redis.UniversalClient, p Payload, r *Resul
 	if ttl < time.Second {
 		ttl = time.Second
 	}
-	pipe := rdb.TxPipeline()
-	pipe.RPush(ctx, key, frame)
-	pipe.Expire(ctx, key, ttl)
-	_, err = pipe.Exec(ctx)
-	return err
+	return retry(ctx, func(ctx context.Context) error {
+		pipe := rdb.TxPipeline()
+		pipe.RPush(ctx, key, frame)
+		pipe.Expire(ctx, key, ttl)
+		_, err := pipe.Exec(ctx)
+		return err
+	})
 }

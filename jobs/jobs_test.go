@@ -16,6 +16,7 @@ import (
 	"carphoto/imageops"
 	"carphoto/imageops/paint"
 	"carphoto/imageops/shadow"
+	"carphoto/internal/redisha"
 	"carphoto/internal/testenv/redistest"
 	"carphoto/jobs"
 )
@@ -78,10 +79,10 @@ func TestDecodeResultRejectsBadFrames(t *testing.T) {
 	}
 }
 
-// An enqueue while Redis is down fails with an error Retry takes for
-// transient (Asynq's own error has lost its cause), so a request rides
-// through a short Redis stop instead of failing at enqueue (issue 46,
-// TestRedisBlip's "enqueue: connection refused").
+// A try of an enqueue while Redis is down fails with an error taken for
+// transient (Asynq's own error has lost its cause), so Enqueue rides
+// through a short Redis stop instead of failing (issue 46, TestRedisBlip's
+// "enqueue: connection refused").
 func TestEnqueueRidesThroughRedisStop(t *testing.T) {
 	m := miniredis.NewMiniRedis()
 	if err := m.Start(); err != nil {
@@ -99,8 +100,8 @@ func TestEnqueueRidesThroughRedisStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
-	err := jobs.Enqueue(ctx, rdb, aq, task("t1"))
-	if err == nil || !jobs.Transient(err) {
+	err := jobs.EnqueueOnce(ctx, rdb, aq, task("t1"))
+	if err == nil || !redisha.Transient(err) {
 		t.Fatalf("enqueue with Redis stopped: %v, want a transient error", err)
 	}
 	go func() {
@@ -109,7 +110,7 @@ func TestEnqueueRidesThroughRedisStop(t *testing.T) {
 	}()
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := jobs.Retry(rctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, rdb, aq, task("t1")) }); err != nil {
+	if err := jobs.Enqueue(rctx, rdb, aq, task("t1")); err != nil {
 		t.Fatalf("enqueue through a 300 ms Redis stop: %v", err)
 	}
 	// The same task id again is done, not an error.
@@ -213,11 +214,11 @@ func TestEnqueueOnClusterWithQueueMasterDown(t *testing.T) {
 	// again: a PING to some node would answer, and mislead.
 	failures := 0
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		err := jobs.Enqueue(ctx, c.Client, aq, task)
+		err := jobs.EnqueueOnce(ctx, c.Client, aq, task)
 		if err == nil {
 			break
 		}
-		if !jobs.Transient(err) {
+		if !redisha.Transient(err) {
 			t.Fatalf("enqueue with the queue's master dead (after %d transient failures): %v, want a transient error", failures, err)
 		}
 		if failures++; time.Now().After(deadline) {

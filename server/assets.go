@@ -1,16 +1,10 @@
 package server
 
 import (
-	"errors"
-	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
-	"carphoto"
 	"carphoto/billing"
 )
 
@@ -50,66 +44,6 @@ func (s *Server) createAsset(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/v1/assets/"+a.ID)
 	return c.JSON(http.StatusCreated, a)
-}
-
-// readAssetFile streams the multipart body and returns the "file" part,
-// refusing it as soon as it passes limit bytes, and the "kind" field
-// (billing.AssetDesign when not sent).
-func readAssetFile(r *http.Request, limit int64) (filename, kind string, data []byte, err error) {
-	missing := carphoto.Errorf(carphoto.EInvalidParams, "send the image as a multipart/form-data file field named \"file\"")
-	mt, params, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
-	if err != nil || mt != echo.MIMEMultipartForm || params["boundary"] == "" {
-		return "", "", nil, missing
-	}
-	kind = billing.AssetDesign
-	tooLarge := carphoto.Errorf(carphoto.EPayloadTooLarge, "the file is larger than the asset limit of %s", humanBytes(limit))
-	r.Body = http.MaxBytesReader(nil, r.Body, limit+multipartSlack)
-	mr := multipart.NewReader(r.Body, params["boundary"])
-	found := false
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return "", "", nil, tooLarge
-			}
-			return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data")
-		}
-		switch part.FormName() {
-		case "":
-			continue
-		case "file":
-		case "kind":
-			b, err := io.ReadAll(io.LimitReader(part, maxFieldBytes))
-			if err != nil {
-				return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, "could not read the field \"kind\": the upload was cut short")
-			}
-			kind = strings.TrimSpace(string(b))
-			continue
-		default:
-			return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "unknown field %q; the fields are \"file\" and \"kind\"", part.FormName())
-		}
-		if found {
-			return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "send one file per request")
-		}
-		found = true
-		filename = part.FileName()
-		data, err = io.ReadAll(io.LimitReader(part, limit+1))
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe) || int64(len(data)) > limit:
-			return "", "", nil, tooLarge
-		case err != nil:
-			return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, "could not read the file: the upload was cut short")
-		}
-	}
-	if !found {
-		return "", "", nil, missing
-	}
-	return filename, kind, data, nil
 }
 
 // assetsBody is GET /v1/assets.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"os"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -15,31 +13,31 @@ import (
 	"carphoto/imageops"
 )
 
-// readAsset is readAssetFile within UploadTimeout, as readUpload is for a
-// photo call: a stalled or trickling upload ends as 408 request_timeout
-// at that time (or the request's deadline, if sooner), and the connection
-// is closed.
+// readAsset reads an asset upload's body (readForm): one image in the
+// file field "file", at most limit bytes, and the field "kind"
+// (billing.AssetDesign when not sent), within UploadTimeout as a photo
+// call's body is (or the request's deadline, if sooner).
 func (s *Server) readAsset(c echo.Context, limit int64, deadline time.Time) (filename, kind string, data []byte, err error) {
-	if s.cfg.UploadTimeout <= 0 {
-		return readAssetFile(c.Request(), limit)
-	}
-	rc := http.NewResponseController(c.Response())
-	upload := time.Now().Add(s.cfg.UploadTimeout)
-	if upload.After(deadline) {
-		upload = deadline
-	}
-	if err := rc.SetReadDeadline(upload); err != nil {
-		// Not a network connection (a test recorder): nothing can stall.
-		return readAssetFile(c.Request(), limit)
-	}
-	filename, kind, data, err = readAssetFile(c.Request(), limit)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		err = s.uploadTimedOut(err)
-	}
-	if err := endUpload(c, rc, err); err != nil {
+	f := form{endpoint: "POST /v1/assets", fields: []string{"file", "kind"}, files: map[string]int64{"file": limit},
+		slack: multipartSlack, timeout: s.cfg.UploadTimeout}
+	var p *formParts
+	err = uploading(c, s.cfg.UploadTimeout, deadline, func() (err error) {
+		p, err = readForm(c.Response().Writer, c.Request(), f)
+		return err
+	})
+	switch {
+	case err != nil:
 		return "", "", nil, err
+	case !p.has("file"):
+		return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "send the image as a multipart/form-data file field named \"file\"")
+	case p.invalid != nil:
+		return "", "", nil, p.invalid
 	}
-	return filename, kind, data, nil
+	kind = billing.AssetDesign
+	if k, ok := p.values["kind"]; ok {
+		kind = k
+	}
+	return p.names["file"], kind, p.files["file"], nil
 }
 
 // enterAsset takes one of the key's MAX_IN_FLIGHT_PER_KEY slots for an

@@ -12,7 +12,6 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/jobs"
 )
 
 // Context keys of the authenticated caller.
@@ -49,11 +48,7 @@ func (s *Server) account(c echo.Context) (a billing.Account, err error) {
 	}
 	ctx, cancel := s.redisDeadline(c)
 	defer cancel()
-	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
-		a, err = s.billing.Authenticate(ctx, key)
-		return err
-	})
-	return a, err
+	return s.billing.Authenticate(ctx, key)
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header;
@@ -79,11 +74,7 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		a, _ := c.Get(ctxAccount).(billing.Account)
 		ctx, cancel := s.redisDeadline(c)
 		defer cancel()
-		var rl billing.RateLimit
-		err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
-			rl, err = s.billing.Allow(ctx, a.KeyID)
-			return err
-		})
+		rl, err := s.billing.Allow(ctx, a.KeyID)
 		if err != nil {
 			return err
 		}
@@ -104,7 +95,7 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 
 // redisDeadline bounds the Redis steps in front of a request (the key, the
 // rate) by its deadline, REQUEST_TIMEOUT from its arrival: they are tried
-// again while Redis is out of reach (jobs.Retry), so a restart of a few
+// again while Redis is out of reach (billing does), so a restart of a few
 // seconds costs the call time, not its answer.
 func (s *Server) redisDeadline(c echo.Context) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(c.Request().Context(), requestStart(c).Add(s.cfg.RequestTimeout))

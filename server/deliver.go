@@ -30,10 +30,7 @@ import (
 // failed: a try whose answer was lost may have made it.
 func (s *Server) placeHold(ctx context.Context, account, requestID, op string) (hold billing.Hold, remaining int64, err error) {
 	hold = s.billing.NewHold(account, requestID, op)
-	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
-		remaining, err = s.billing.Place(ctx, hold)
-		return err
-	})
+	remaining, err = s.billing.Place(ctx, hold)
 	return hold, remaining, s.cut(ctx, err)
 }
 
@@ -111,11 +108,7 @@ func (s *Server) capture(ctx context.Context, c echo.Context, hold billing.Hold)
 	deadline, _ := ctx.Deadline()
 	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(settleGrace)))
 	defer cancel()
-	err := jobs.Retry(cctx, func(ctx context.Context) error {
-		_, err := s.billing.Capture(ctx, hold)
-		return err
-	})
-	if err != nil {
+	if _, err := s.billing.Capture(cctx, hold); err != nil {
 		logFor(c).Error().Err(err).Str("hold", hold.ID()).Msg("capture after delivery failed: the answer goes uncharged")
 		return false
 	}

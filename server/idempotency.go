@@ -66,10 +66,7 @@ func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o
 	)
 	ctx, cancel := s.redisDeadline(c)
 	defer cancel()
-	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
-		state, claim, res, err = s.idem.Begin(ctx, account, key, fp)
-		return err
-	})
+	state, claim, res, err = s.idem.Begin(ctx, account, key, fp)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return o, false, s.cut(ctx, err) // the deadline, or a client gone: not an outage
@@ -162,12 +159,7 @@ func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.
 	if !delivered {
 		return err
 	}
-	var paid bool
-	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
-		paid, err = s.idem.Pay(ctx, claim)
-		return err
-	})
-	if err != nil || !paid {
+	if paid, err := s.idem.Pay(ctx, claim); err != nil || !paid {
 		// Paid by another retry already, or unknown: the customer wins.
 		return nil
 	}

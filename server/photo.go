@@ -60,7 +60,7 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		}
 
 		// Redis steps are tried again while Redis is out of reach, within
-		// the deadline (jobs.Retry): a restart or failover of a few seconds
+		// the deadline (billing rides through): a restart or failover of a few seconds
 		// costs the request time, not its answer. The hold is released on
 		// every end but a delivered answer's capture (deliver.go).
 		hold, remaining, err := s.placeHold(ctx, account, req.ID, string(op))
@@ -104,11 +104,7 @@ func (s *Server) useAsset(ctx context.Context, account, assetID string, req *job
 	if req.Params.Backdrop != nil {
 		kind, field = billing.AssetBackdrop, "backdrop asset"
 	}
-	var ref billing.AssetRef
-	err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
-		ref, err = s.billing.AssetRef(ctx, account, assetID, kind)
-		return err
-	})
+	ref, err := s.billing.AssetRef(ctx, account, assetID, kind)
 	if err != nil {
 		return s.cut(ctx, err)
 	}
@@ -147,11 +143,7 @@ func (s *Server) doFailed(ctx context.Context, c echo.Context, req jobs.Request,
 // processing outlived it.
 func (s *Server) enter(ctx context.Context, c echo.Context) (leave func(), err error) {
 	key, _ := c.Get(ctxAccount).(billing.Account)
-	var inflight billing.InFlight
-	err = jobs.Retry(ctx, func(ctx context.Context) (err error) {
-		inflight, err = s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
-		return err
-	})
+	inflight, err := s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
@@ -163,22 +155,24 @@ func (s *Server) enter(ctx context.Context, c echo.Context) (leave func(), err e
 		return nil, err
 	}
 	return func() {
-		err := s.billing.Leave(context.WithoutCancel(ctx), inflight)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleGrace)
+		defer cancel()
+		err := s.billing.Leave(lctx, inflight)
 		if err == nil {
 			return
 		}
-		if !jobs.Transient(err) {
+		if lctx.Err() == nil {
 			logFor(c).Error().Err(err).Msg("end request in flight")
 			return
 		}
-		// Redis is out of reach: the slot would stay taken until it lapses
-		// (REQUEST_TIMEOUT+10s), making the key's next calls wait; free it
-		// as soon as Redis answers, without holding up this answer.
+		// Redis is still out of reach: the slot would stay taken until it
+		// lapses (REQUEST_TIMEOUT+10s), making the key's next calls wait;
+		// free it as soon as Redis answers, without holding up this answer.
 		log := logFor(c)
 		go func() {
 			bctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout+10*time.Second)
 			defer cancel()
-			if err := jobs.Retry(bctx, func(ctx context.Context) error { return s.billing.Leave(ctx, inflight) }); err != nil {
+			if err := s.billing.Leave(bctx, inflight); err != nil {
 				log.Warn().Err(err).Msg("end request in flight: gave up; the slot lapses on its own")
 			}
 		}()
@@ -205,12 +199,11 @@ func (s *Server) release(ctx context.Context, log *zerolog.Logger, h billing.Hol
 	deadline, _ := ctx.Deadline()
 	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(settleGrace)))
 	defer cancel()
-	try := func(ctx context.Context) error { return s.billing.Release(ctx, h) }
-	err := jobs.Retry(rctx, try)
+	err := s.billing.Release(rctx, h)
 	if err == nil {
 		return
 	}
-	if !jobs.Transient(err) && !errors.Is(err, context.DeadlineExceeded) {
+	if rctx.Err() == nil {
 		log.Error().Err(err).Str("hold", h.ID()).Msg("release hold")
 		return
 	}
@@ -218,7 +211,7 @@ func (s *Server) release(ctx context.Context, log *zerolog.Logger, h billing.Hol
 	go func() {
 		bctx, cancel := context.WithTimeout(context.Background(), s.cfg.HoldTTL)
 		defer cancel()
-		if err := jobs.Retry(bctx, try); err != nil {
+		if err := s.billing.Release(bctx, h); err != nil {
 			log.Error().Err(err).Str("hold", h.ID()).Msg("release hold: gave up; the hold expires on its own")
 			return
 		}

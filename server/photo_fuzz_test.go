@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
@@ -52,7 +53,7 @@ func FuzzParseUpload(f *testing.F) {
 		req := httptest.NewRequest(http.MethodPost, "/v1/"+string(op), bytes.NewReader(body))
 		req.Header.Set("Content-Type", "multipart/form-data; boundary=fuzzboundary")
 		c := e.NewContext(req, httptest.NewRecorder())
-		r, _, err := s.parseUpload(c, op)
+		r, _, err := s.readUpload(c, op, time.Time{})
 		if err == nil {
 			if len(r.Photo) == 0 {
 				t.Fatalf("accepted a request without a photo")

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
@@ -59,7 +60,7 @@ func TestParseUploadParams(t *testing.T) {
 		mw.Close()
 		req := httptest.NewRequest(http.MethodPost, "/v1/"+string(tc.op), &b)
 		req.Header.Set("Content-Type", mw.FormDataContentType())
-		r, _, err := s.parseUpload(e.NewContext(req, httptest.NewRecorder()), tc.op)
+		r, _, err := s.readUpload(e.NewContext(req, httptest.NewRecorder()), tc.op, time.Time{})
 		if tc.code != "" {
 			if got := carphoto.ErrorCode(err); err == nil || got != tc.code {
 				t.Errorf("%s %v: error %v, want %s", tc.op, tc.fields, err, tc.code)

@@ -8,11 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"mime"
-	"mime/multipart"
 	"net/http"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,21 +78,19 @@ func (s *Server) videoBlur(c echo.Context) error {
 	// A video takes longer to arrive than the server's per-request
 	// timeouts allow a photo: this request gets its own, for reading and
 	// for writing the answer after it.
-	rc := http.NewResponseController(c.Response())
-	timed := rc.SetReadDeadline(time.Now().Add(vc.UploadTimeout)) == nil
-	if timed {
-		rc.SetWriteDeadline(time.Now().Add(vc.UploadTimeout + time.Minute))
-	}
+	http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(vc.UploadTimeout + time.Minute))
 	keep := false // the upload is deleted again unless the job is queued
 	defer func() {
 		if !keep {
 			vc.Store.Delete(context.WithoutCancel(ctx), video.InputKey(id))
 		}
 	}()
-	style, webhook, digest, err := s.readVideo(c, id)
-	if timed {
-		err = endUpload(c, rc, err)
-	}
+	var style, webhook string
+	var digest []byte
+	err = uploading(c, vc.UploadTimeout, time.Time{}, func() (err error) {
+		style, webhook, digest, err = s.readVideo(c, id)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -178,7 +172,7 @@ func (s *Server) queueVideo(ctx context.Context, c echo.Context, id, style, webh
 	}
 	qctx, qcancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer qcancel()
-	if err := jobs.Retry(qctx, func(ctx context.Context) error { return jobs.Enqueue(ctx, s.rdb, s.videoQueue, task) }); err != nil {
+	if err := jobs.Enqueue(qctx, s.rdb, s.videoQueue, task); err != nil {
 		return 0, unqueued(err, "could not queue the job")
 	}
 	return credits, nil
@@ -188,77 +182,36 @@ func (s *Server) queueVideo(ctx context.Context, c echo.Context, id, style, webh
 var videoFields = []string{"video", "style", "webhookUrl"}
 
 // readVideo streams the upload's video part into the store (never into
-// memory), taking its SHA-256 digest on the way, and reads the other
-// fields.
+// memory), hashing it for the Idempotency-Key's fingerprint (readForm).
 func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, digest []byte, err error) {
 	vc := s.cfg.Video
 	r := c.Request()
-	mt, params, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
-	if err != nil || mt != echo.MIMEMultipartForm || params["boundary"] == "" {
-		return "", "", nil, carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
-	}
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, vc.MaxBytes+1<<20)
-	mr := multipart.NewReader(r.Body, params["boundary"])
-	values := map[string]string{}
-	hasVideo := false
-	var invalid error
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", "", nil, uploadErr(err, vc.MaxBytes)
-		}
-		name := part.FormName()
-		switch {
-		case name == "":
-			continue
-		case !slices.Contains(videoFields, name):
-			if invalid == nil {
-				invalid = carphoto.Errorf(carphoto.EInvalidParams, "unknown field %q for video-blur; accepted fields: %s", name, strings.Join(videoFields, ", "))
-			}
-			continue
-		case name == "video":
-			if hasVideo {
-				return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "field \"video\" was sent more than once")
-			}
-			hasVideo = true
-			h := sha256.New()
-			n, err := vc.Store.Put(r.Context(), video.InputKey(id), io.TeeReader(io.LimitReader(part, vc.MaxBytes+1), h))
-			digest = h.Sum(nil)
+	h := sha256.New()
+	f := form{endpoint: "video-blur", fields: videoFields, files: map[string]int64{"video": vc.MaxBytes},
+		slack: 1 << 20, timeout: vc.UploadTimeout,
+		stream: func(_ string, in io.Reader) (int64, error) {
+			n, err := vc.Store.Put(r.Context(), video.InputKey(id), io.TeeReader(in, h))
 			if err != nil {
-				return "", "", nil, uploadErr(err, vc.MaxBytes)
+				return n, carphoto.Wrap(err, carphoto.EUnavailable, "could not store the video; you were not charged, retry shortly")
 			}
-			if n > vc.MaxBytes {
-				return "", "", nil, carphoto.Errorf(carphoto.EPayloadTooLarge, "video is larger than the limit of %s", humanBytes(vc.MaxBytes))
-			}
-			if n == 0 {
-				invalid = carphoto.Errorf(carphoto.EInvalidParams, "video is empty")
-			}
-		default:
-			data, err := io.ReadAll(io.LimitReader(part, maxFieldBytes+1))
-			if err != nil {
-				return "", "", nil, uploadErr(err, vc.MaxBytes)
-			}
-			if len(data) > maxFieldBytes {
-				invalid = carphoto.Errorf(carphoto.EInvalidParams, "field %q is longer than %d bytes", name, maxFieldBytes)
-				continue
-			}
-			values[name] = strings.TrimSpace(string(data))
-		}
-	}
-	if !hasVideo {
+			return n, nil
+		}}
+	p, err := readForm(c.Response().Writer, r, f)
+	switch {
+	case err != nil:
+		return "", "", nil, err
+	case !p.has("video"):
 		return "", "", nil, carphoto.Errorf(carphoto.EMissingImage, "video missing: send the clip as a multipart/form-data file field named \"video\"")
+	case p.invalid != nil:
+		return "", "", nil, p.invalid
+	case p.sizes["video"] == 0:
+		return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "video is empty")
 	}
-	if invalid != nil {
-		return "", "", nil, invalid
-	}
-	st, err := imageops.ParseStyle(values["style"])
+	st, err := imageops.ParseStyle(p.values["style"])
 	if err != nil {
 		return "", "", nil, err
 	}
-	if w := values["webhookUrl"]; w != "" {
+	if w := p.values["webhookUrl"]; w != "" {
 		if len(vc.Notifier.Secret) == 0 {
 			return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "webhookUrl: webhooks are not configured on this server (WEBHOOK_SECRET); poll the job's status instead")
 		}
@@ -267,19 +220,7 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, di
 		}
 		webhook = w
 	}
-	return string(st), webhook, digest, nil
-}
-
-// uploadErr names what went wrong reading an upload.
-func uploadErr(err error, limit int64) error {
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		return carphoto.Errorf(carphoto.EPayloadTooLarge, "the upload is larger than the limit of %s", humanBytes(limit))
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return carphoto.Wrap(err, carphoto.ERequestTimeout, "the upload did not arrive in time; you were not charged; send it again on a faster connection")
-	}
-	return carphoto.Wrap(err, carphoto.EInvalidParams, "the body is not valid multipart/form-data: "+err.Error())
+	return string(st), webhook, h.Sum(nil), nil
 }
 
 // jobView is a job as GET /v1/jobs/{id} shows it.

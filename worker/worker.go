@@ -147,10 +147,7 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID, w.id)
 	defer stop()
 	var in imageops.Input
-	err := jobs.Retry(ctx, func(ctx context.Context) (err error) {
-		in, err = jobs.LoadInputs(ctx, w.rdb, p)
-		return err
-	})
+	in, err := jobs.LoadInputs(ctx, w.rdb, p)
 	if errors.Is(err, jobs.ErrGone) {
 		log.Warn().Dur("queue_wait_ms", wait).Msg("task whose request is gone dropped unprocessed")
 		return nil
@@ -209,7 +206,7 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	}
 	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer dcancel()
-	if err := jobs.Retry(dctx, func(ctx context.Context) error { return jobs.Deliver(ctx, w.rdb, p, res) }); err != nil {
+	if err := jobs.Deliver(dctx, w.rdb, p, res); err != nil {
 		return fmt.Errorf("deliver result: %w", err)
 	}
 	ev := log.Info()

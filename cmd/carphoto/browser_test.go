@@ -409,6 +409,15 @@ func TestTryItPageEveryOperation(t *testing.T) {
 	}
 	read := func() facts {
 		t.Helper()
+		// The page says done as it hands the answer to the <img>, which
+		// decodes it a moment later (a 1600×1000 PNG takes a while on a
+		// busy machine): read once it has.
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
+			const r = document.getElementById("result");
+			return !r.getAttribute("src") || r.complete;
+		})()`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			t.Fatalf("the result image never finished loading: %v", err)
+		}
 		f, err := chromedp.Run(ctx, chromedp.Evaluate[facts](`(() => {
 			const $ = (id) => document.getElementById(id);
 			return {Plates: $("plates").textContent, Charged: $("charged").textContent,

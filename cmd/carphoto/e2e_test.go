@@ -9,6 +9,7 @@ import (
 	"carphoto/internal/testenv/datasets"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"hash/crc32"
 	"image"
@@ -23,6 +24,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,6 +55,20 @@ func TestMain(m *testing.M) {
 	os.Exit(checkAnswers(m))
 }
 
+// sideBySideAtOnce lets n of the side-by-side tests (sideBySide) run at
+// once, unless -parallel says otherwise: they wait, mostly idle, on
+// Asynq's recovery of a killed worker's task, and go test's default
+// (GOMAXPROCS, two on a two-core machine) would queue the hang-up tests
+// behind those minutes of waiting.
+func sideBySideAtOnce(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
+}
+
 // checkAnswers runs the tests with every HTTP answer they get checked
 // against the OpenAPI document (status, content type, headers, JSON body),
 // and fails the run on any mismatch: the document cannot drift from the
@@ -65,6 +81,7 @@ func checkAnswers(m *testing.M) int {
 	}
 	tr := &apitest.Transport{Base: http.DefaultTransport, Checker: c}
 	http.DefaultTransport = tr
+	sideBySideAtOnce(4)
 	code := m.Run()
 	stopChromium()
 	checked, failures := tr.Failures()

@@ -340,7 +340,8 @@ func TestHangupsChargeOnlyDelivered(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	rs := redistest.New(t, redisDB)
+	sideBySide(t)
+	rs := redistest.New(t, hangupsDB)
 	env := hangupEnv(rs)
 	_, s := startWeb(t, rs, env...)
 	startProc(t, "worker", env...)
@@ -363,7 +364,8 @@ func TestHangupsWithWebKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	rs := redistest.New(t, redisDB)
+	sideBySide(t)
+	rs := redistest.New(t, hangupsKillDB)
 	env := hangupEnv(rs)
 	web, s := startWeb(t, rs, env...)
 	startProc(t, "worker", env...)

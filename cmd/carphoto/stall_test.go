@@ -185,9 +185,9 @@ func TestStalledUploads(t *testing.T) {
 // The contract's only rate rule is 60 calls a minute per key: 16
 // simultaneous calls of one key all succeed (MAX_IN_FLIGHT_PER_KEY of
 // them processed at once, the rest waiting their turn in arrival order),
-// while another key's call still starts within a second (or three calls'
-// time on a busy machine); a client that goes away frees its slot for the
-// next.
+// while another key's call sent among them is answered before most of
+// them (it waits for the key's 4 in flight, not all 16); a client that
+// goes away frees its slot for the next.
 func TestPerKeyQueue(t *testing.T) {
 	s := startService(t, map[string]string{"MAX_IN_FLIGHT_PER_KEY": "4"})
 	id, key := s.account(t, 20)
@@ -197,12 +197,14 @@ func TestPerKeyQueue(t *testing.T) {
 
 	const n = 16
 	statuses := make([]int, n)
+	ended := make([]time.Time, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			status, _, body := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
+			ended[i] = time.Now()
 			if status != http.StatusOK {
 				t.Logf("call %d: %d %.300s", i, status, body)
 			}
@@ -215,28 +217,31 @@ func TestPerKeyQueue(t *testing.T) {
 	}
 	start := time.Now()
 	status, h, body := post(t, s.url+"/v1/blur-plates", other, file("image", photo))
-	beside := time.Since(start)
+	otherEnded := time.Now()
 	if status != http.StatusOK {
 		t.Fatalf("another key's call: %d %.300s", status, body)
 	}
-	// Its work started once its upload was in and its task's turn came in
-	// the workers' queue, shared with the key's (at most 4) tasks in flight:
-	// everything before the processing itself.
 	var queue, process float64
 	fmt.Sscanf(h.Get("Server-Timing"), "queue;dur=%g, process;dur=%g", &queue, &process)
-	started := beside - time.Duration(process*float64(time.Millisecond))
-	t.Logf("another key's call: %v alone, %v beside %d calls of one key (processing started after %v, %.0f ms of it in the workers' queue)",
-		alone, beside, n, started.Round(time.Millisecond), queue)
-	// Within a second, or three times the call alone on a machine busy
-	// enough to make that longer: it waits for at most the key's 4 tasks
-	// in flight, while a queue without turns would put it behind all 16
-	// (about 8 calls' time on two workers).
-	bar := max(time.Second, 3*alone)
-	if process == 0 || started > bar {
-		t.Errorf("another key's call beside %d calls of one key started processing after %v (Server-Timing %q), want within %v",
-			n, started, h.Get("Server-Timing"), bar.Round(time.Millisecond))
-	}
+	t.Logf("another key's call: %v alone, %v beside %d calls of one key (%.0f ms of it in the workers' queue)",
+		alone, otherEnded.Sub(start), n, queue)
 	wg.Wait()
+	// Its task waits for the key's tasks in flight (at most 4) and then
+	// takes the next turn, so at most those 4 and the key's tasks already
+	// in the workers' queue beside them finish first; a queue without turns
+	// would put it behind all 16. Counted in answers, not seconds, so a
+	// busy machine does not move the bar.
+	before := 0
+	for _, e := range ended {
+		if e.Before(otherEnded) {
+			before++
+		}
+	}
+	t.Logf("%d of the key's %d calls were answered before the other key's call", before, n)
+	if before > n/2 {
+		t.Errorf("%d of the key's %d calls were answered before another key's call sent among them, want at most %d (it waits for the key's calls in flight, not all of them)",
+			before, n, n/2)
+	}
 	for i, st := range statuses {
 		if st != http.StatusOK {
 			t.Errorf("call %d of %d simultaneous calls from one key: %d, want 200", i, n, st)

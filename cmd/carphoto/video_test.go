@@ -241,10 +241,13 @@ func testVideo(t *testing.T) (string, []byte) {
 // worker's task (its 30 s lease, checked once a minute): 1–3 minutes
 // each, mostly idle. They run side by side, after the package's other
 // tests, each on a database of its own; not on a cluster, whose one
-// database each test empties at its start.
+// database each test empties at its start. The two hang-up tests (about
+// a minute of 200 clients each) run beside them, in those idle minutes.
 const (
 	killedDB      = 11
 	killedTwiceDB = 12
+	hangupsDB     = 13
+	hangupsKillDB = 14
 )
 
 // sideBySide lets a long, mostly waiting test run beside the other such
