@@ -581,8 +581,8 @@ func signedArea(q plates.Quad) float64 {
 // the networks' scratch storage is shared through pools (nn.Free), and
 // no detection may see another's.
 func TestDetectConcurrent(t *testing.T) {
-	photos := loadHeldOut(t, "plates-web-cc0", 4)
-	photos = append(photos, loadHeldOut(t, "plates-dashcam-ro", 4)...)
+	photos := loadHeldOut(t, "plates-web-cc0", 3)
+	photos = append(photos, loadHeldOut(t, "plates-dashcam-ro", 3)...)
 	want := make([][]plates.Plate, len(photos))
 	for i, e := range photos {
 		got, err := plates.Detect(context.Background(), e.img)
