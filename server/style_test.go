@@ -13,8 +13,8 @@ import (
 )
 
 // camelCase is the one style of the API's field names: the contract's
-// own (logoAssetId), in every JSON answer of /v1 and /admin/v1 and every
-// request field.
+// own (logoAssetId), in every JSON answer of /v1 and /admin/v1, the video
+// job's webhook and every request field.
 var camelCase = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
 
 // dataKeys are the objects whose keys are data, not field names:
@@ -30,6 +30,19 @@ var dataKeys = map[string]bool{"costPerOperation": true}
 func checkFieldStyle(t *testing.T, c *apitest.Checker) {
 	w := &styleWalk{seen: map[*openapi3.Schema]bool{}, names: map[string]bool{}}
 	answers := 0
+	for name, item := range c.Doc.Webhooks {
+		for method, op := range item.Operations() {
+			if op.RequestBody != nil {
+				for mt, media := range op.RequestBody.Value.Content {
+					answers++
+					w.walk(fmt.Sprintf("webhook %s %s %s", name, method, mt), media.Schema, false)
+				}
+			}
+		}
+	}
+	if answers == 0 {
+		t.Error("openapi.json describes no webhook")
+	}
 	for path, item := range c.Doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			where := method + " " + path
@@ -58,7 +71,7 @@ func checkFieldStyle(t *testing.T, c *apitest.Checker) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	t.Logf("%d JSON answers (operation × status) and the request bodies: %d object schemas, %d field names: %s",
+	t.Logf("%d JSON answers (operation × status, and the webhook's body) and the request bodies: %d object schemas, %d field names: %s",
 		answers, len(w.seen), len(names), strings.Join(names, " "))
 	if answers < 50 || len(names) < 40 {
 		t.Errorf("only %d answers and %d names checked: the walk missed the document", answers, len(names))

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,8 +64,13 @@ func TestExamplesRun(t *testing.T) {
 	// integrator's, saving each delivery as it came for the script to check.
 	inbox := t.TempDir()
 	var delivered atomic.Int32
+	var deliveries []string // their bodies, held to openapi.json at the end
+	var mu sync.Mutex
 	mailbox := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		deliveries = append(deliveries, string(body))
+		mu.Unlock()
 		name := filepath.Join(inbox, fmt.Sprintf("delivery-%d", delivered.Add(1)))
 		os.WriteFile(name+".signature", []byte(r.Header.Get("Carphoto-Signature")), 0o644)
 		os.WriteFile(name+".json", body, 0o644)
@@ -186,6 +192,9 @@ func TestExamplesRun(t *testing.T) {
 			}
 		})
 	}
+	mu.Lock()
+	checkWebhooks(t, deliveries...)
+	mu.Unlock()
 	if n := fetched.Load(); n == 0 && !t.Failed() {
 		t.Error("no client's imageUrl reached the photo's server")
 	}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"carphoto/internal/testenv/apitest"
 	"carphoto/internal/testenv/redistest"
 	"carphoto/internal/testenv/videotest"
 	"carphoto/video"
@@ -177,6 +178,7 @@ func TestVideoBlur(t *testing.T) {
 	if len(hooks) != 1 || !strings.Contains(hooks[0], `"status":"done"`) || !strings.Contains(hooks[0], sub.ID) {
 		t.Errorf("webhook calls %q, want one signed call saying the job is done", hooks)
 	}
+	checkWebhooks(t, hooks...)
 	mu.Unlock()
 
 	for _, tt := range []struct {
@@ -224,6 +226,20 @@ func TestVideoTooLong(t *testing.T) {
 
 // testVideo skips t where ffmpeg is missing, else makes the short test
 // clip (a car with a plate) and returns its path and bytes.
+// checkWebhooks holds webhook bodies to openapi.json's videoJobEnded.
+func checkWebhooks(t *testing.T, bodies ...string) {
+	t.Helper()
+	c, err := apitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bodies {
+		if err := c.CheckWebhook("videoJobEnded", []byte(b)); err != nil {
+			t.Errorf("a webhook's body does not match openapi.json: %v", err)
+		}
+	}
+}
+
 func testVideo(t *testing.T) (string, []byte) {
 	t.Helper()
 	if err := video.Available(); err != nil {

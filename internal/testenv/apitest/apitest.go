@@ -7,6 +7,7 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -142,4 +143,25 @@ func (t *Transport) Failures() (checked int, failures []error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.checked, append([]error(nil), t.failures...)
+}
+
+// CheckWebhook reports how a webhook's body departs from the JSON schema
+// the document gives the webhook name, or nil when it matches.
+func (c *Checker) CheckWebhook(name string, body []byte) error {
+	item := c.Doc.Webhooks[name]
+	if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+		return fmt.Errorf("openapi.json has no webhook %q with a body", name)
+	}
+	media := item.Post.RequestBody.Value.Content.Get("application/json")
+	if media == nil || media.Schema == nil {
+		return fmt.Errorf("webhook %q has no application/json schema", name)
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("webhook %q: the body is not JSON: %w (%.200q)", name, err, body)
+	}
+	if err := media.Schema.Value.VisitJSON(v); err != nil {
+		return fmt.Errorf("webhook %q: %w (body %.200q)", name, err, body)
+	}
+	return nil
 }
