@@ -1,17 +1,22 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"carphoto"
 	"carphoto/internal/netguard"
+	"carphoto/objstore"
+	"carphoto/video"
 )
 
 // The try-it page carries the demo key to a visitor on loopback in the
@@ -69,6 +74,35 @@ func TestPrivateURLHint(t *testing.T) {
 		_, err := s.fetch(context.Background(), "imageUrl", inside.URL)
 		msg := carphoto.ErrorMessage(err)
 		if carphoto.ErrorCode(err) != carphoto.EInvalidParams || !strings.Contains(msg, "only public addresses are fetched") {
+			t.Fatalf("zero-setup %v: %v, want invalid_params refusing the address", zero, err)
+		}
+		if got := strings.Contains(msg, "ALLOW_PRIVATE_URLS=true"); got != zero {
+			t.Errorf("zero-setup %v: message %q names ALLOW_PRIVATE_URLS: %v", zero, msg, got)
+		}
+	}
+}
+
+// A private webhookUrl refused in the zero-setup mode says which setting
+// lets it through, as a private imageUrl does; a deployment's does not.
+func TestPrivateWebhookHint(t *testing.T) {
+	store, err := objstore.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zero := range []bool{true, false} {
+		s := &Server{cfg: Config{ZeroSetup: zero, Video: VideoConfig{Store: store, MaxBytes: 1 << 20,
+			Notifier: video.Notifier{Secret: []byte("test-webhook-secret-0123")}}}}
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		fw, _ := mw.CreateFormFile("video", "clip.mp4")
+		fw.Write([]byte("not looked at before the fields are checked"))
+		mw.WriteField("webhookUrl", "http://127.0.0.1:9/done")
+		mw.Close()
+		req := httptest.NewRequest(http.MethodPost, "/v1/video-blur", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		_, _, _, err := s.readVideo(echo.New().NewContext(req, httptest.NewRecorder()), "vid_test")
+		msg := carphoto.ErrorMessage(err)
+		if carphoto.ErrorCode(err) != carphoto.EInvalidParams || !strings.Contains(msg, "public addresses only") {
 			t.Fatalf("zero-setup %v: %v, want invalid_params refusing the address", zero, err)
 		}
 		if got := strings.Contains(msg, "ALLOW_PRIVATE_URLS=true"); got != zero {

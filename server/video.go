@@ -18,6 +18,7 @@ import (
 
 	"carphoto"
 	"carphoto/imageops"
+	"carphoto/internal/netguard"
 	"carphoto/jobs"
 	"carphoto/objstore"
 	"carphoto/video"
@@ -216,7 +217,11 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, di
 			return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "webhookUrl: webhooks are not configured on this server (WEBHOOK_SECRET); poll the job's status instead")
 		}
 		if err := vc.Notifier.Check(r.Context(), w); err != nil {
-			return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, err.Error())
+			msg := err.Error()
+			if errors.Is(err, netguard.ErrBlocked) && s.cfg.ZeroSetup {
+				msg += " (to send webhooks to your own machine while trying the service locally, restart it with ALLOW_PRIVATE_URLS=true)"
+			}
+			return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, msg)
 		}
 		webhook = w
 	}
