@@ -11,21 +11,21 @@ import (
 
 // accountBody is GET /v1/account.
 type accountBody struct {
-	AccountID        string           `json:"account_id"`
+	AccountID        string           `json:"accountId"`
 	Name             string           `json:"name"`
 	Credits          int64            `json:"credits"`
-	CostPerOperation map[string]int64 `json:"cost_per_operation"`
+	CostPerOperation map[string]int64 `json:"costPerOperation"`
 	// CostWithPlates is car-shadow's and car-cutout's price with the
 	// plates hidden in the same call ("car-shadow+blur-plates", and with
 	// plates=logo "car-shadow+plate-logo"): the two operations' prices.
 	CostWithPlates map[string]int64 `json:"costWithPlates"`
-	RateLimit      rateLimitBody    `json:"rate_limit"`
+	RateLimit      rateLimitBody    `json:"rateLimit"`
 }
 
 type rateLimitBody struct {
 	Limit        int   `json:"limit"`
 	Remaining    int   `json:"remaining"`
-	ResetSeconds int64 `json:"reset_seconds"`
+	ResetSeconds int64 `json:"resetSeconds"`
 }
 
 // getAccount serves GET /v1/account: the caller's balance, the price of

@@ -5,7 +5,9 @@ const extensions = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "web
 const photoKinds = "image/jpeg,image/png,image/webp";
 let photo = null, originalURL = null, resultURL = null;
 
-$("key").value = sessionStorage.getItem("carphoto.key") || "";
+// A key typed in this tab wins; else the one the page came with (the
+// zero-setup mode's demo key, shown to a visitor on the same machine only).
+$("key").value = sessionStorage.getItem("carphoto.key") || $("key").value;
 $("key").addEventListener("change", () => sessionStorage.setItem("carphoto.key", $("key").value.trim()));
 
 const isVideo = () => $("op").value === "video-blur";
@@ -153,14 +155,17 @@ async function runVideo(key, body, started) {
   const res = await fetch("/v1/video-blur", { method: "POST", headers: auth, body });
   $("requestId").textContent = res.headers.get("X-Request-Id") || "–";
   if (res.status !== 202) { status(await failure(res), true); return; }
-  let job = await res.json();
+  let job = await res.json(), wait = 2;
   for (;;) {
     const p = job.progress || {};
     status("Job " + job.id + ": " + job.status + (p.framesTotal ? " (" + (p.framesDone || 0) + "/" + p.framesTotal + " frames)" : "") + "…");
     if (job.status === "done" || job.status === "failed") break;
-    await sleep(1000);
+    // Every poll counts toward the key's rate limit: wait what the job's
+    // last answer said (2 s before the first look).
+    await sleep(wait * 1000);
     const r = await fetch("/v1/jobs/" + job.id, { headers: auth });
     if (!r.ok) { status(await failure(r), true); return; }
+    wait = Number(r.headers.get("Retry-After")) || 2;
     job = await r.json();
   }
   if (job.status === "failed") {

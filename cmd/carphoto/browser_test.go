@@ -285,7 +285,8 @@ func TestDocsPage(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/docs#/operations")); err != nil {
 		t.Fatal(err)
 	}
-	see("the Operations section", "Hide licence plates", "Replace the plate with a design", "Add a ground shadow under the car", "/v1/blur-plates")
+	see("the Operations section", "Hide licence plates", "Replace the plate with a design", "Add a ground shadow under the car", "/v1/blur-plates",
+		"A video job ended (to your webhookUrl)")
 	err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](
 		`[...document.querySelectorAll("a")].find((a) => a.textContent.startsWith("Hide licence plates")).click()`))
 	if err != nil {
