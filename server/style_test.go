@@ -19,7 +19,8 @@ var camelCase = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
 
 // dataKeys are the objects whose keys are data, not field names:
 // costPerOperation's are the operations' names, as in their URLs.
-var dataKeys = map[string]bool{"costPerOperation": true}
+// costWithPlates's are two operations' names joined by "+", as the ledger names them.
+var dataKeys = map[string]bool{"costPerOperation": true, "costWithPlates": true}
 
 // checkFieldStyle (of TestFieldsAreDocumented) holds every field name openapi.json gives a
 // JSON answer or a request body to camelCase, and every object it
