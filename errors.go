@@ -34,7 +34,8 @@ const (
 	ERequestInProgress    = "request_in_progress"    // 409: the Idempotency-Key's first request is still running
 	EIdempotencyKeyReused = "idempotency_key_reused" // 422: the Idempotency-Key was used for a different request
 
-	ECarNotFound = "car_not_found" // 422: car-cutout or car-shadow found no car in the photo
+	ECarNotFound  = "car_not_found" // 422: car-cutout or car-shadow found no car in the photo
+	ECarTruncated = "car_truncated" // 422: requireWholeCar=true and the photo's edge cuts the car off
 )
 
 // Error is a failure with a public code and a message that is safe to show

@@ -43,11 +43,11 @@ type Asset struct {
 	ID          string    `json:"id"`
 	Kind        string    `json:"kind"`
 	Name        string    `json:"name"` // the uploaded file's name
-	ContentType string    `json:"content_type"`
+	ContentType string    `json:"contentType"`
 	Bytes       int64     `json:"bytes"`
 	Width       int       `json:"width"`
 	Height      int       `json:"height"`
-	CreatedAt   time.Time `json:"created_at"`
+	CreatedAt   time.Time `json:"createdAt"`
 }
 
 var contentTypes = map[string]string{"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}

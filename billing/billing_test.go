@@ -454,7 +454,7 @@ func TestCloseRaces(t *testing.T) {
 
 func TestCost(t *testing.T) {
 	s, _ := newService(t, billing.Config{CostPerOp: map[string]int64{"car-shadow": 3}, DefaultCost: 2})
-	for op, want := range map[string]int64{"car-shadow": 3, "blur-plates": 2} {
+	for op, want := range map[string]int64{"car-shadow": 3, "blur-plates": 2, "car-shadow+blur-plates": 5, "car-cutout+plate-logo": 4} {
 		if got := s.Cost(op); got != want {
 			t.Errorf("Cost(%q) = %d, want %d", op, got, want)
 		}

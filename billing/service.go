@@ -87,8 +87,13 @@ func (s *Service) write(ctx context.Context, idempotent bool, script *redis.Scri
 // Config returns the effective configuration, defaults applied.
 func (s *Service) Config() Config { return s.cfg }
 
-// Cost returns the price in credits of one call of op.
+// Cost returns the price in credits of one call of op. A call that does
+// several operations at once, named "car-shadow+blur-plates", costs the
+// sum of their prices.
 func (s *Service) Cost(op string) int64 {
+	if first, rest, ok := strings.Cut(op, "+"); ok {
+		return s.Cost(first) + s.Cost(rest)
+	}
 	if c, ok := s.cfg.CostPerOp[op]; ok {
 		return c
 	}

@@ -11,11 +11,12 @@ import (
 // backdropOp is car-cutout or car-shadow on a backdrop (p.Backdrop): the
 // car cut out of the photo (car_not_found as without one), stood on the
 // backdrop as p places it, with car-shadow's shadow and reflection on the
-// backdrop's floor. The answer is the backdrop's size, a PNG unless
+// backdrop's floor. The answer is the backdrop's size (scaled down where
+// the car would otherwise be enlarged past shadow.MaxEnlarge), a PNG unless
 // p.Format asks otherwise, in the backdrop's colour profile and, as a
 // JPEG, at its quality.
 func backdropOp(ctx context.Context, photo *codec.Photo, in Input, p Params) (*Output, error) {
-	car, err := carOf(ctx, photo)
+	car, truncated, err := carOf(ctx, photo, p)
 	if err != nil {
 		return nil, err
 	}
@@ -31,13 +32,19 @@ func backdropOp(ctx context.Context, photo *codec.Photo, in Input, p Params) (*O
 	}
 	img := bd.Image
 	bd.Image = nil // OnBackdrop draws it first and lets it go; bd keeps the profile and quality
-	out, err := shadow.OnBackdrop(ctx, car, img, shadow.BackdropOptions{
+	out, fit, err := shadow.Stand(ctx, car, img, shadow.BackdropOptions{
 		Placement:  *p.Backdrop,
 		Shadow:     p.Op == CarShadow,
 		Reflection: p.Reflection && p.Op == CarShadow,
+		MaxEnlarge: shadow.MaxEnlarge,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("backdrop: %w", err)
 	}
-	return encode(out, bd, p.Format, "png")
+	res, err := encode(out, bd, p.Format, "png")
+	if err != nil {
+		return nil, err
+	}
+	res.CarTruncated, res.CarScale = truncated, fit.Scale
+	return res, nil
 }

@@ -23,7 +23,7 @@ const shadowMaxPixels = shadow.CanvasMaxPixels
 // shadowOp is car-shadow: the car cut out, its shadow on the ground under
 // it, framed.
 func shadowOp(ctx context.Context, in *codec.Photo, p Params) (*Output, error) {
-	car, err := carOf(ctx, in)
+	car, truncated, err := carOf(ctx, in, p)
 	if err != nil {
 		return nil, err
 	}
@@ -31,42 +31,59 @@ func shadowOp(ctx context.Context, in *codec.Photo, p Params) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shadow: %w", err)
 	}
-	return framed(ctx, out, in, p)
+	res, err := framed(ctx, out, in, p)
+	if err != nil {
+		return nil, err
+	}
+	res.CarTruncated = truncated
+	return res, nil
 }
 
 // cutoutOp is car-cutout: the car cut out and framed.
 func cutoutOp(ctx context.Context, in *codec.Photo, p Params) (*Output, error) {
-	car, err := carOf(ctx, in)
+	car, truncated, err := carOf(ctx, in, p)
 	if err != nil {
 		return nil, err
 	}
-	return framed(ctx, car, in, p)
+	res, err := framed(ctx, car, in, p)
+	if err != nil {
+		return nil, err
+	}
+	res.CarTruncated = truncated
+	return res, nil
 }
 
 // carOf is the car of the photo on a transparent background, the photo
 // scaled to shadowMaxPixels first: a transparent PNG or WebP as it is (a
-// cut-out the client made), any other photo cut out.
-func carOf(ctx context.Context, in *codec.Photo) (*image.NRGBA, error) {
+// cut-out the client made), any other photo cut out, with the sides of the
+// photo that cut the car off (cutout.Truncated; car_truncated with
+// p.RequireWholeCar). A client's own cut-out is not judged: it may be
+// cropped to the car.
+func carOf(ctx context.Context, in *codec.Photo, p Params) (*image.NRGBA, []string, error) {
 	transparent := in.Format != "jpeg" && codec.HasTransparency(in.Image)
 	img, err := codec.FitPixels(ctx, in.Image, shadowMaxPixels)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	in.Image = nil // the full-size decode is no longer needed: let it go
 	if transparent {
-		return codec.ToNRGBA(img), nil
+		return codec.ToNRGBA(img), nil, nil
 	}
 	car, err := cutout.Cut(ctx, img)
 	if err != nil {
-		return nil, fmt.Errorf("cut out: %w", err)
+		return nil, nil, fmt.Errorf("cut out: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := carFound(car); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return car, nil
+	truncated := cutout.Truncated(car)
+	if err := wholeCar(p, truncated); err != nil {
+		return nil, nil, err
+	}
+	return car, truncated, nil
 }
 
 // carFound is car_not_found when the cut-out holds no car: its confident

@@ -35,11 +35,12 @@ var (
 	canvasNames    = []string{"crop", "padding", "aspect", "background"}
 	placementNames = []string{"floorY", "scale", "centerX"}
 	overlayNames   = []string{"position", "scale", "opacity", "margin"}
+	studioNames    = []string{"plates", "requireWholeCar"}
 	paramNames     = map[Op][]string{
 		BlurPlates:  {"style", "requirePlate", "format"},
 		PlateLogo:   {"requirePlate", "format"},
-		CarShadow:   slices.Concat([]string{"reflection", "format"}, canvasNames, placementNames),
-		CarCutout:   slices.Concat([]string{"format"}, canvasNames, placementNames),
+		CarShadow:   slices.Concat([]string{"reflection", "format"}, canvasNames, placementNames, studioNames),
+		CarCutout:   slices.Concat([]string{"format"}, canvasNames, placementNames, studioNames),
 		LogoOverlay: slices.Concat(overlayNames, []string{"format"}),
 	}
 )
@@ -68,6 +69,12 @@ func ParseParams(op Op, v map[string]string, withBackdrop bool) (Params, error) 
 		p.Style, err = paint.ParseStyle(v["style"])
 	case PlateLogo:
 	case CarShadow, CarCutout:
+		if p.Plates, err = ParsePlates(v["plates"]); err != nil {
+			return p, err
+		}
+		if p.RequireWholeCar, err = parseBool("requireWholeCar", v["requireWholeCar"]); err != nil {
+			return p, err
+		}
 		if op == CarShadow {
 			if p.Reflection, err = parseBool("reflection", v["reflection"]); err != nil {
 				return p, err
@@ -326,6 +333,9 @@ type wireParams struct {
 	Backdrop     bool    `json:"backdrop,omitempty"`
 	FloorY       float64 `json:"floorY,omitempty"`
 	CenterX      float64 `json:"centerX,omitempty"`
+	// car-shadow's and car-cutout's, since issue 60.
+	Plates          string `json:"plates,omitempty"`
+	RequireWholeCar bool   `json:"requireWholeCar,omitempty"`
 }
 
 // MarshalJSON writes p as a task carries it.
@@ -335,6 +345,7 @@ func (p Params) MarshalJSON() ([]byte, error) {
 		Crop: p.Canvas.Crop, Padding: p.Canvas.Padding, PaddingShare: p.Canvas.PaddingShare, Aspect: p.Canvas.Aspect,
 		Background: p.Background,
 		Position:   p.Overlay.Position, Scale: p.Overlay.Scale, Opacity: p.Overlay.Opacity, Margin: p.Overlay.Margin,
+		Plates: string(p.Plates), RequireWholeCar: p.RequireWholeCar,
 	}
 	if b := p.Backdrop; b != nil {
 		w.Backdrop, w.FloorY, w.Scale, w.CenterX = true, b.FloorY, b.Scale, b.CenterX
@@ -354,6 +365,7 @@ func (p *Params) UnmarshalJSON(data []byte) error {
 		Canvas:     shadow.Canvas{Crop: w.Crop, Padding: w.Padding, PaddingShare: w.PaddingShare, Aspect: w.Aspect},
 		Background: w.Background,
 		Overlay:    paint.OverlayOptions{Position: w.Position, Scale: w.Scale, Opacity: w.Opacity, Margin: w.Margin},
+		Plates:     Plates(w.Plates), RequireWholeCar: w.RequireWholeCar,
 	}
 	if w.Backdrop {
 		p.Overlay.Scale = 0

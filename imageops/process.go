@@ -49,6 +49,13 @@ type Params struct {
 	// Backdrop, when set, stands the car on Input.Backdrop where it says
 	// instead of framing it (Canvas and Background unused).
 	Backdrop *shadow.Placement
+	// Plates, when not PlatesKeep, has the photo's plates hidden (a
+	// Style) or given the design in Input.Design (PlatesLogo) before the
+	// car is cut out, as blur-plates and plate-logo would (studio.go).
+	Plates Plates
+	// RequireWholeCar answers car_truncated instead of a car the photo's
+	// edge cuts off (Output.CarTruncated).
+	RequireWholeCar bool
 
 	// logo-overlay.
 	Overlay paint.OverlayOptions
@@ -58,7 +65,13 @@ type Params struct {
 type Output struct {
 	ContentType string // "image/jpeg", "image/png" or "image/webp"
 	Body        []byte
-	PlatesFound int // blur-plates and plate-logo: every plate found, sure or not
+	PlatesFound int // blur-plates and plate-logo (car-shadow and car-cutout with Plates): every plate found, sure or not
+	// CarTruncated are the sides of the photo that cut the car off
+	// (cutout.Truncated; car-shadow and car-cutout on a photo they cut out).
+	CarTruncated []string
+	// CarScale is the car's width as a share of the answer's on a backdrop
+	// (shadow.Fit.Scale), 0 without one.
+	CarScale float64
 }
 
 // Process runs one operation on encoded inputs and returns the encoded
@@ -81,21 +94,15 @@ func process(ctx context.Context, in Input, p Params, blocks bool) (*Output, err
 	case BlurPlates, PlateLogo:
 		return plateOp(ctx, in, p, blocks)
 	}
+	switch p.Op {
+	case CarShadow, CarCutout:
+		return studioOp(ctx, in, p)
+	}
 	photo, err := codec.Decode(ctx, in.Photo, in.Limits)
 	if err != nil {
 		return nil, err
 	}
 	switch p.Op {
-	case CarShadow, CarCutout:
-		if p.Backdrop != nil {
-			return backdropOp(ctx, photo, in, p)
-		}
-	}
-	switch p.Op {
-	case CarShadow:
-		return shadowOp(ctx, photo, p)
-	case CarCutout:
-		return cutoutOp(ctx, photo, p)
 	case LogoOverlay:
 		return overlayOp(ctx, photo, in, p)
 	}

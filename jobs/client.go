@@ -25,10 +25,15 @@ type Request struct {
 	Backdrop  []byte // car-shadow's and car-cutout's backdrop (Params.Backdrop); nil otherwise
 	// Asset is, instead of Design or Backdrop, the second image as a saved
 	// asset: its key in the asset store, where the worker reads it (never
-	// through Redis).
-	Asset    string
-	Params   imageops.Params
-	Deadline time.Time
+	// through Redis): the backdrop where Params.Backdrop places the car on
+	// one, else the design.
+	Asset string
+	// DesignAsset is, instead of Design, the design of a call that also
+	// has a backdrop (car-shadow or car-cutout with plates=logo) as a
+	// saved asset.
+	DesignAsset string
+	Params      imageops.Params
+	Deadline    time.Time
 }
 
 // Client enqueues requests and waits for their results.
@@ -95,7 +100,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	defer cancel()
 	p := Payload{
 		RequestID: req.ID, Op: req.Params.Op, AccountID: req.AccountID, Design: req.Design != nil, Backdrop: req.Backdrop != nil,
-		Asset:  req.Asset,
+		Asset: req.Asset, DesignAsset: req.DesignAsset,
 		Params: req.Params, EnqueuedAt: time.Now(), Deadline: req.Deadline, Run: 1,
 	}
 	photoKey, designKey, backdropKey, resultKey := PhotoKey(req.ID), DesignKey(req.ID), BackdropKey(req.ID), ResultKey(req.ID)
@@ -464,21 +469,18 @@ func (c *Client) Close() error { return c.aq.Close() }
 // timed out or its inputs expired): there is nobody to answer, and the
 // caller should drop the task.
 func LoadInputs(ctx context.Context, rdb redis.UniversalClient, p Payload) (imageops.Input, error) {
-	second := ""
-	switch {
-	case p.Design:
-		second = DesignKey(p.RequestID)
-	case p.Backdrop:
-		second = BackdropKey(p.RequestID)
-	case p.HasLogo:
-		second = LogoKey(p.RequestID)
-	}
-	var ph, sc *redis.StringCmd
+	var ph, design, backdrop, logo *redis.StringCmd
 	err := retry(ctx, func(ctx context.Context) error {
 		pipe := rdb.Pipeline()
-		ph, sc = pipe.Get(ctx, PhotoKey(p.RequestID)), nil
-		if second != "" {
-			sc = pipe.Get(ctx, second)
+		ph, design, backdrop, logo = pipe.Get(ctx, PhotoKey(p.RequestID)), nil, nil, nil
+		if p.Design {
+			design = pipe.Get(ctx, DesignKey(p.RequestID))
+		}
+		if p.Backdrop {
+			backdrop = pipe.Get(ctx, BackdropKey(p.RequestID))
+		}
+		if p.HasLogo && !p.Design && !p.Backdrop {
+			logo = pipe.Get(ctx, LogoKey(p.RequestID))
 		}
 		_, err := pipe.Exec(ctx)
 		if errors.Is(err, redis.Nil) {
@@ -493,18 +495,28 @@ func LoadInputs(ctx context.Context, rdb redis.UniversalClient, p Payload) (imag
 	if in.Photo, err = ph.Bytes(); err != nil {
 		return imageops.Input{}, ErrGone
 	}
-	if sc != nil {
-		data, err := sc.Bytes()
-		if err != nil {
-			return imageops.Input{}, ErrGone
+	for _, second := range []struct {
+		cmd *redis.StringCmd
+		to  *[]byte
+	}{{design, &in.Design}, {backdrop, &in.Backdrop}, {logo, logoTo(p, &in)}} {
+		if second.cmd == nil {
+			continue
 		}
-		if p.Backdrop || (p.HasLogo && p.Params.Backdrop != nil) {
-			in.Backdrop = data
-		} else {
-			in.Design = data
+		if *second.to, err = second.cmd.Bytes(); err != nil {
+			return imageops.Input{}, ErrGone
 		}
 	}
 	return in, nil
+}
+
+// logoTo is where the second image a task queued by the release before
+// goes (LogoKey): the backdrop where its params place the car on one, else
+// the design.
+func logoTo(p Payload, in *imageops.Input) *[]byte {
+	if p.Params.Backdrop != nil {
+		return &in.Backdrop
+	}
+	return &in.Design
 }
 
 // ErrGone means the request a task belongs to no longer waits for it.

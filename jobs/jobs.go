@@ -30,8 +30,9 @@ type Payload struct {
 	RequestID string      `json:"rid"`
 	Op        imageops.Op `json:"op"`
 	AccountID string      `json:"acct,omitempty"`
-	// Design and Backdrop say the call's second image waits in Redis
-	// under DesignKey or BackdropKey.
+	// Design and Backdrop say the call's design and backdrop wait in
+	// Redis under DesignKey and BackdropKey: one of them, or both for
+	// car-shadow and car-cutout with plates=logo on a backdrop.
 	Design   bool `json:"design,omitempty"`
 	Backdrop bool `json:"backdrop,omitempty"`
 	// HasLogo is how a task queued by the release before said it had a
@@ -41,10 +42,14 @@ type Payload struct {
 	// Asset is the second image's key in the asset store when it is a
 	// saved asset (a design or backdrop by Params.Backdrop), in place of
 	// a copy in Redis.
-	Asset      string          `json:"asset,omitempty"`
-	Params     imageops.Params `json:"params"`
-	EnqueuedAt time.Time       `json:"enq"`
-	Deadline   time.Time       `json:"deadline"`
+	Asset string `json:"asset,omitempty"`
+	// DesignAsset is the design's key in the asset store for a call that
+	// also has a backdrop (plates=logo on a backdrop), where Asset, if
+	// set, is the backdrop's.
+	DesignAsset string          `json:"designAsset,omitempty"`
+	Params      imageops.Params `json:"params"`
+	EnqueuedAt  time.Time       `json:"enq"`
+	Deadline    time.Time       `json:"deadline"`
 	// Run counts the task's runs: 2 when the worker process at the first
 	// died during it. The worker logs such a task's parameters first.
 	Run int `json:"run,omitempty"`
@@ -79,14 +84,17 @@ const WorkerStopped = "stopped"
 // Result is a worker's answer. Either Body holds the processed image (Code
 // empty) or Code and Message say why not.
 type Result struct {
-	ContentType string        `json:"ct,omitempty"`
-	Code        string        `json:"code,omitempty"`
-	Message     string        `json:"msg,omitempty"`
-	PlatesFound int           `json:"plates"`
-	QueueWait   time.Duration `json:"wait"`
-	Processing  time.Duration `json:"proc"`
-	Worker      string        `json:"worker,omitempty"`
-	Body        []byte        `json:"-"`
+	ContentType string `json:"ct,omitempty"`
+	Code        string `json:"code,omitempty"`
+	Message     string `json:"msg,omitempty"`
+	PlatesFound int    `json:"plates"`
+	// CarTruncated and CarScale are imageops.Output's.
+	CarTruncated []string      `json:"truncated,omitempty"`
+	CarScale     float64       `json:"carScale,omitempty"`
+	QueueWait    time.Duration `json:"wait"`
+	Processing   time.Duration `json:"proc"`
+	Worker       string        `json:"worker,omitempty"`
+	Body         []byte        `json:"-"`
 }
 
 // OK reports whether the result carries an image.

@@ -285,6 +285,8 @@ func TestParamsRoundTrip(t *testing.T) {
 		{Op: imageops.CarShadow, Reflection: true, Canvas: shadow.Canvas{Crop: true, Padding: 12, Aspect: [2]int{16, 9}}, Background: "#102030"},
 		{Op: imageops.CarCutout, Backdrop: &shadow.Placement{FloorY: 0.7, Scale: 0.6, CenterX: 0.3}, Format: "webp"},
 		{Op: imageops.LogoOverlay, Overlay: paint.OverlayOptions{Position: "center", Scale: 0.5, Opacity: 0.4, Margin: 0.1}},
+		{Op: imageops.CarShadow, Plates: imageops.PlatesLogo, RequireWholeCar: true, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}},
+		{Op: imageops.CarCutout, Plates: imageops.Plates(imageops.StylePixelate), Canvas: shadow.Canvas{Crop: true}},
 	} {
 		data, err := json.Marshal(jobs.Payload{RequestID: "r", Op: p.Op, Params: p})
 		if err != nil {
@@ -298,5 +300,28 @@ func TestParamsRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got.Params, p) {
 			t.Errorf("%s: got %+v, want %+v (%s)", p.Op, got.Params, p, data)
 		}
+	}
+}
+
+// plates=logo on a backdrop: the task carries the design beside the
+// backdrop, and the worker reads both.
+func TestLoadInputsDesignBesideBackdrop(t *testing.T) {
+	rs := redistest.New(t, 7)
+	ctx := context.Background()
+	p := jobs.Payload{RequestID: "both", Op: imageops.CarShadow, Design: true, Backdrop: true,
+		Params: imageops.Params{Op: imageops.CarShadow, Plates: imageops.PlatesLogo, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}}}
+	rs.Client.Set(ctx, jobs.PhotoKey(p.RequestID), "photo", time.Minute)
+	rs.Client.Set(ctx, jobs.DesignKey(p.RequestID), "design", time.Minute)
+	rs.Client.Set(ctx, jobs.BackdropKey(p.RequestID), "backdrop", time.Minute)
+	in, err := jobs.LoadInputs(ctx, rs.Client, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(in.Photo) != "photo" || string(in.Design) != "design" || string(in.Backdrop) != "backdrop" {
+		t.Errorf("inputs photo %q design %q backdrop %q, want all three", in.Photo, in.Design, in.Backdrop)
+	}
+	rs.Client.Del(ctx, jobs.DesignKey(p.RequestID))
+	if _, err := jobs.LoadInputs(ctx, rs.Client, p); !errors.Is(err, jobs.ErrGone) {
+		t.Errorf("the design gone: %v, want ErrGone", err)
 	}
 }

@@ -11,17 +11,21 @@ import (
 
 // accountBody is GET /v1/account.
 type accountBody struct {
-	AccountID        string           `json:"account_id"`
+	AccountID        string           `json:"accountId"`
 	Name             string           `json:"name"`
 	Credits          int64            `json:"credits"`
-	CostPerOperation map[string]int64 `json:"cost_per_operation"`
-	RateLimit        rateLimitBody    `json:"rate_limit"`
+	CostPerOperation map[string]int64 `json:"costPerOperation"`
+	// CostWithPlates is car-shadow's and car-cutout's price with the
+	// plates hidden in the same call ("car-shadow+blur-plates", and with
+	// plates=logo "car-shadow+plate-logo"): the two operations' prices.
+	CostWithPlates map[string]int64 `json:"costWithPlates"`
+	RateLimit      rateLimitBody    `json:"rateLimit"`
 }
 
 type rateLimitBody struct {
 	Limit        int   `json:"limit"`
 	Remaining    int   `json:"remaining"`
-	ResetSeconds int64 `json:"reset_seconds"`
+	ResetSeconds int64 `json:"resetSeconds"`
 }
 
 // getAccount serves GET /v1/account: the caller's balance, the price of
@@ -39,12 +43,20 @@ func (s *Server) getAccount(c echo.Context) error {
 		// video-blur's price is per started 10 seconds of video.
 		costs[string(imageops.VideoBlur)] = s.cfg.Video.CostPer10s
 	}
+	withPlates := map[string]int64{}
+	for _, op := range []imageops.Op{imageops.CarShadow, imageops.CarCutout} {
+		for _, po := range []imageops.Op{imageops.BlurPlates, imageops.PlateLogo} {
+			name := string(op) + "+" + string(po)
+			withPlates[name] = s.billing.Cost(name)
+		}
+	}
 	rl, _ := c.Get(ctxRateLimit).(billing.RateLimit)
 	return c.JSON(http.StatusOK, accountBody{
 		AccountID:        a.ID,
 		Name:             a.Name,
 		Credits:          a.Credits,
 		CostPerOperation: costs,
+		CostWithPlates:   withPlates,
 		RateLimit:        rateLimitBody{Limit: rl.Limit, Remaining: rl.Remaining, ResetSeconds: ceilSeconds(rl.ResetAfter)},
 	})
 }

@@ -12,15 +12,15 @@ func TestGetAccount(t *testing.T) {
 	e := newAcctEnv(t, server.Config{}, billing.Config{CostPerOp: map[string]int64{"car-shadow": 3}})
 	id, key := e.account(t, 42)
 	var got struct {
-		AccountID        string           `json:"account_id"`
+		AccountID        string           `json:"accountId"`
 		Name             string           `json:"name"`
 		Credits          int64            `json:"credits"`
-		CostPerOperation map[string]int64 `json:"cost_per_operation"`
+		CostPerOperation map[string]int64 `json:"costPerOperation"`
 		RateLimit        struct {
 			Limit        int   `json:"limit"`
 			Remaining    int   `json:"remaining"`
-			ResetSeconds int64 `json:"reset_seconds"`
-		} `json:"rate_limit"`
+			ResetSeconds int64 `json:"resetSeconds"`
+		} `json:"rateLimit"`
 	}
 	decodeJSON(t, e.do(t, "GET", "/v1/account", key, "", nil), http.StatusOK, &got)
 	if got.AccountID != id || got.Name != "Test Motors" || got.Credits != 42 {
@@ -29,7 +29,7 @@ func TestGetAccount(t *testing.T) {
 	want := map[string]int64{"blur-plates": 1, "plate-logo": 1, "car-shadow": 3}
 	for op, c := range want {
 		if got.CostPerOperation[op] != c {
-			t.Fatalf("cost_per_operation %v, want %v", got.CostPerOperation, want)
+			t.Fatalf("costPerOperation %v, want %v", got.CostPerOperation, want)
 		}
 	}
 	if rl := got.RateLimit; rl.Limit != 60 || rl.Remaining != 59 || rl.ResetSeconds < 1 {

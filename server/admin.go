@@ -53,19 +53,19 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 // accountKeyBody is the answer of account creation and key rotation: the
 // only time a key is shown.
 type accountKeyBody struct {
-	AccountID string `json:"account_id"`
-	APIKey    string `json:"api_key"`
+	AccountID string `json:"accountId"`
+	APIKey    string `json:"apiKey"`
 	Credits   *int64 `json:"credits,omitempty"`
 }
 
 // adminAccountBody is an account as the dashboard sees it.
 type adminAccountBody struct {
-	AccountID string    `json:"account_id"`
+	AccountID string    `json:"accountId"`
 	Name      string    `json:"name"`
 	Credits   int64     `json:"credits"`
-	CreatedAt time.Time `json:"created_at"`
-	HasKey    bool      `json:"has_key"`
-	KeyID     string    `json:"key_id,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	HasKey    bool      `json:"hasKey"`
+	KeyID     string    `json:"keyId,omitempty"`
 }
 
 // adminCreateAccount serves POST /admin/v1/accounts {"name", "credits"}.
@@ -114,7 +114,7 @@ func (s *Server) adminRevokeKey(c echo.Context) error {
 		return err
 	}
 	logFor(c).Info().Str("account", id).Msg("admin: key revoked")
-	return c.JSON(http.StatusOK, map[string]any{"account_id": id, "revoked": true})
+	return c.JSON(http.StatusOK, map[string]any{"accountId": id, "revoked": true})
 }
 
 // adminAddCredits serves POST /admin/v1/accounts/{id}/credits {"amount": N};
@@ -135,14 +135,14 @@ func (s *Server) adminAddCredits(c echo.Context) error {
 		return err
 	}
 	logFor(c).Info().Str("account", id).Int64("amount", *in.Amount).Int64("credits", bal).Msg("admin: credits changed")
-	return c.JSON(http.StatusOK, map[string]any{"account_id": id, "credits": bal})
+	return c.JSON(http.StatusOK, map[string]any{"accountId": id, "credits": bal})
 }
 
 // ledgerEntryBody is one ledger line as the dashboard sees it.
 type ledgerEntryBody struct {
 	ID        string    `json:"id"`
 	Kind      string    `json:"kind"`
-	RequestID string    `json:"request_id"`
+	RequestID string    `json:"requestId"`
 	Op        string    `json:"op,omitempty"`
 	Amount    int64     `json:"amount"`
 	Delta     int64     `json:"delta"`
@@ -173,7 +173,7 @@ func (s *Server) adminLedger(c echo.Context) error {
 		out[i] = ledgerEntryBody{ID: e.ID, Kind: e.Kind, RequestID: e.RequestID, Op: e.Op,
 			Amount: e.Amount, Delta: e.Delta, Balance: e.Balance, At: e.At}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"account_id": id, "entries": out})
+	return c.JSON(http.StatusOK, map[string]any{"accountId": id, "entries": out})
 }
 
 // maxAdminBody caps an admin request body; they are a few fields of JSON.

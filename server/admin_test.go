@@ -51,8 +51,8 @@ func TestAdminAccountLifecycle(t *testing.T) {
 	}
 
 	var created struct {
-		AccountID string `json:"account_id"`
-		APIKey    string `json:"api_key"`
+		AccountID string `json:"accountId"`
+		APIKey    string `json:"apiKey"`
 		Credits   int64  `json:"credits"`
 	}
 	rec := admin("POST", "/admin/v1/accounts", `{"name":"Dealer A","credits":25}`)
@@ -68,7 +68,7 @@ func TestAdminAccountLifecycle(t *testing.T) {
 	}
 
 	var bal struct {
-		AccountID string `json:"account_id"`
+		AccountID string `json:"accountId"`
 		Credits   int64  `json:"credits"`
 	}
 	decodeJSON(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/credits", `{"amount":5}`), http.StatusOK, &bal)
@@ -80,10 +80,10 @@ func TestAdminAccountLifecycle(t *testing.T) {
 	wantErrorJSON(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/credits", `{"amount":"5"}`), http.StatusBadRequest, carphoto.EInvalidParams)
 
 	var shown struct {
-		AccountID string `json:"account_id"`
+		AccountID string `json:"accountId"`
 		Name      string `json:"name"`
 		Credits   int64  `json:"credits"`
-		HasKey    bool   `json:"has_key"`
+		HasKey    bool   `json:"hasKey"`
 	}
 	decodeJSON(t, admin("GET", "/admin/v1/accounts/"+created.AccountID, ""), http.StatusOK, &shown)
 	if shown.Name != "Dealer A" || shown.Credits != 30 || !shown.HasKey {
@@ -103,8 +103,8 @@ func TestAdminAccountLifecycle(t *testing.T) {
 	}
 
 	var rotated struct {
-		AccountID string `json:"account_id"`
-		APIKey    string `json:"api_key"`
+		AccountID string `json:"accountId"`
+		APIKey    string `json:"apiKey"`
 	}
 	decodeJSON(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/keys/rotate", ""), http.StatusOK, &rotated)
 	if rotated.APIKey == "" || rotated.APIKey == created.APIKey {
@@ -116,7 +116,7 @@ func TestAdminAccountLifecycle(t *testing.T) {
 	}
 
 	var revoked struct {
-		AccountID string `json:"account_id"`
+		AccountID string `json:"accountId"`
 		Revoked   bool   `json:"revoked"`
 	}
 	decodeJSON(t, admin("POST", "/admin/v1/accounts/"+created.AccountID+"/keys/revoke", ""), http.StatusOK, &revoked)

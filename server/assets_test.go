@@ -20,11 +20,11 @@ import (
 type assetBody struct {
 	ID          string    `json:"id"`
 	Name        string    `json:"name"`
-	ContentType string    `json:"content_type"`
+	ContentType string    `json:"contentType"`
 	Bytes       int64     `json:"bytes"`
 	Width       int       `json:"width"`
 	Height      int       `json:"height"`
-	CreatedAt   time.Time `json:"created_at"`
+	CreatedAt   time.Time `json:"createdAt"`
 }
 
 // designPNG returns a w×h PNG.

@@ -249,7 +249,7 @@ func TestKeysNotLogged(t *testing.T) {
 	e.do(t, "GET", "/v1/account", bad, "", nil)
 	created := e.do(t, "POST", "/admin/v1/accounts", "admin-token-0123456789", "application/json", []byte(`{"credits":1}`))
 	var out struct {
-		APIKey string `json:"api_key"`
+		APIKey string `json:"apiKey"`
 	}
 	decodeJSON(t, created, http.StatusCreated, &out)
 	logs := e.logs.String()

@@ -90,15 +90,15 @@ func TestBackdropParams(t *testing.T) {
 			"backgroundImage: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, assetID, err := s.checkUpload(context.Background(), tc.op, &tc.up)
+			req, ids, err := s.checkUpload(context.Background(), tc.op, &tc.up)
 			if tc.says != "" {
 				if carphoto.ErrorCode(err) != carphoto.EInvalidParams || !strings.Contains(carphoto.ErrorMessage(err), tc.says) {
 					t.Fatalf("error %v, want invalid_params saying %q", err, tc.says)
 				}
 				return
 			}
-			if err != nil || !reflect.DeepEqual(req.Params, tc.want) || assetID != "" {
-				t.Fatalf("params %+v, asset %q, %v; want %+v", req.Params, assetID, err, tc.want)
+			if err != nil || !reflect.DeepEqual(req.Params, tc.want) || ids != (assetIDs{}) {
+				t.Fatalf("params %+v, assets %+v, %v; want %+v", req.Params, ids, err, tc.want)
 			}
 			if (tc.want.Backdrop != nil) != bytes.Equal(req.Backdrop, backdrop) || req.Design != nil {
 				t.Errorf("backdrop %d bytes, design %d, want the backdrop's %d: %v", len(req.Backdrop), len(req.Design), len(backdrop), tc.want.Backdrop)
@@ -116,10 +116,10 @@ func TestBackdropParams(t *testing.T) {
 	if err != nil || !bytes.Equal(req.Backdrop, backdrop) || hits.Load() != 1 {
 		t.Fatalf("backgroundUrl: %v, %d bytes, %d fetches; want the backdrop, fetched once", err, len(req.Backdrop), hits.Load())
 	}
-	req, assetID, err := s.checkUpload(context.Background(), imageops.CarCutout,
+	req, ids, err := s.checkUpload(context.Background(), imageops.CarCutout,
 		&upload{image: photo, hasImage: true, values: map[string]string{"backgroundAssetId": "asset_abc"}})
-	if err != nil || assetID != "asset_abc" || req.Backdrop != nil || req.Params.Backdrop == nil {
-		t.Fatalf("backgroundAssetId: asset %q, %v, params %+v; want asset_abc for the handler", assetID, err, req.Params)
+	if err != nil || ids != (assetIDs{backdrop: "asset_abc"}) || req.Backdrop != nil || req.Params.Backdrop == nil {
+		t.Fatalf("backgroundAssetId: assets %+v, %v, params %+v; want asset_abc for the handler", ids, err, req.Params)
 	}
 }
 

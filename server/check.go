@@ -14,80 +14,84 @@ var logoSource = imageSource{file: "logo", id: "logoAssetId", url: "logoUrl"}
 // checkUpload validates the fields in the spec's order: a missing image
 // first, then any invalid parameter (imageops.ParseParams); only then are
 // imageUrl, logoUrl and backgroundUrl fetched, and the images' headers
-// checked. assetID is the logoAssetId or backgroundAssetId (a backdrop
-// where Params.Backdrop is set), for the caller to resolve in the
-// account's library.
-func (s *Server) checkUpload(ctx context.Context, op imageops.Op, up *upload) (req jobs.Request, assetID string, err error) {
+// checked. ids are the logoAssetId and backgroundAssetId sent, for the
+// caller to resolve in the account's library.
+func (s *Server) checkUpload(ctx context.Context, op imageops.Op, up *upload) (req jobs.Request, ids assetIDs, err error) {
 	req.Params.Op = op
 	v := up.values
 	imageURL, hasURL := v["imageUrl"]
 	switch {
 	case !up.hasImage && !hasURL:
-		return req, "", carphoto.Errorf(carphoto.EMissingImage,
+		return req, ids, carphoto.Errorf(carphoto.EMissingImage,
 			"image missing: send the photo as a multipart/form-data file field named \"image\", or its address in the field \"imageUrl\"")
 	case up.hasImage && hasURL:
-		return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of image (a file) or imageUrl, not both")
+		return req, ids, carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of image (a file) or imageUrl, not both")
 	}
 	var backdrops int
 	var pickErr error
 	if op == imageops.CarShadow || op == imageops.CarCutout {
-		backdrops, assetID, pickErr = backdropSource.pick(v, up.hasBackdrop)
+		backdrops, ids.backdrop, pickErr = backdropSource.pick(v, up.hasBackdrop)
 	}
 	if req.Params, err = imageops.ParseParams(op, v, backdrops > 0); err != nil {
-		return req, "", err
+		return req, ids, err
 	}
 	switch {
 	case backdrops > 1:
-		return req, "", carphoto.Errorf(carphoto.EInvalidParams,
+		return req, ids, carphoto.Errorf(carphoto.EInvalidParams,
 			"send at most one backdrop: backgroundImage (a file), backgroundUrl or backgroundAssetId, not several")
 	case pickErr != nil:
-		return req, "", pickErr
+		return req, ids, pickErr
 	}
-	needsDesign := op == imageops.LogoOverlay || op == imageops.PlateLogo
+	needsDesign := req.Params.NeedsDesign()
+	if err := studioDesignSent(req.Params, v, up.hasLogo); err != nil {
+		return req, ids, err
+	}
 	if needsDesign {
 		n, id, err := logoSource.pick(v, up.hasLogo)
 		switch {
 		case n > 1:
-			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file), logoAssetId or logoUrl, not several")
+			return req, ids, carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file), logoAssetId or logoUrl, not several")
+		case n == 0 && req.Params.Plates == imageops.PlatesLogo:
+			return req, ids, carphoto.Errorf(carphoto.EInvalidParams, "plates=logo puts your design on the plates: send exactly one of logo (a file), logoAssetId or logoUrl")
 		case n == 0:
-			return req, "", carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file), logoAssetId or logoUrl")
+			return req, ids, carphoto.Errorf(carphoto.EInvalidParams, "send exactly one of logo (a file), logoAssetId or logoUrl")
 		case err != nil:
-			return req, "", err
+			return req, ids, err
 		}
-		assetID = id
+		ids.design = id
 	}
 
 	field := "image"
 	if hasURL {
 		field = "imageUrl"
 		if up.image, err = s.fetch(ctx, field, imageURL); err != nil {
-			return req, "", err
+			return req, ids, err
 		}
 	}
 	width, height, err := s.checkHeader(field, up.image)
 	if err != nil {
-		return req, "", err
+		return req, ids, err
 	}
 	req.Photo = up.image
 	if err := imageops.CheckCanvas(req.Params, width, height, s.limits()); err != nil {
-		return req, "", err
+		return req, ids, err
 	}
-	if req.Params.Backdrop != nil && assetID == "" {
+	if req.Params.Backdrop != nil && ids.backdrop == "" {
 		if req.Backdrop, err = s.backdropOf(ctx, up); err != nil {
-			return req, "", err
+			return req, ids, err
 		}
 	}
-	if needsDesign && assetID == "" {
+	if needsDesign && ids.design == "" {
 		field, data, err := s.sourceData(ctx, logoSource, v, up.logo, up.hasLogo)
 		if err != nil {
-			return req, "", err
+			return req, ids, err
 		}
 		if _, _, err := s.checkHeader(field, data); err != nil {
-			return req, "", err
+			return req, ids, err
 		}
 		req.Design = data
 	}
-	return req, assetID, nil
+	return req, ids, nil
 }
 
 // limits are the bounds every image a call sends is held to.

@@ -21,6 +21,7 @@ var statuses = map[string]int{
 	carphoto.EPayloadTooLarge:      http.StatusRequestEntityTooLarge,
 	carphoto.EPlateNotFound:        http.StatusUnprocessableEntity,
 	carphoto.ECarNotFound:          http.StatusUnprocessableEntity,
+	carphoto.ECarTruncated:         http.StatusUnprocessableEntity,
 	carphoto.ENotFound:             http.StatusNotFound,
 	carphoto.EMethodNotAllowed:     http.StatusMethodNotAllowed,
 	carphoto.EUnavailable:          http.StatusServiceUnavailable,

@@ -91,7 +91,7 @@ func (s *Server) fetch(ctx context.Context, field, raw string) ([]byte, error) {
 			return nil, timedOut(err)
 		case errors.Is(err, netguard.ErrBlocked):
 			return nil, carphoto.Wrap(err, carphoto.EInvalidParams, field+
-				": the URL (or a redirect) leads to a loopback, private, link-local or reserved address; only public addresses are fetched")
+				": the URL (or a redirect) leads to a loopback, private, link-local or reserved address; only public addresses are fetched"+s.privateHint())
 		case errors.Is(err, errTooManyRedirects):
 			return nil, carphoto.Wrap(err, carphoto.EInvalidParams, field+": the source sent "+errTooManyRedirects.Error())
 		case errors.Is(err, errRedirectScheme):
@@ -155,4 +155,14 @@ func (s *Server) sourceData(ctx context.Context, src imageSource, v map[string]s
 	}
 	data, err = s.fetch(ctx, src.url, v[src.url])
 	return src.url, data, err
+}
+
+// privateHint is what a refused private address adds in the zero-setup
+// mode, where the caller runs the service on their own machine: how to let
+// it fetch from there. A deployed service says nothing more.
+func (s *Server) privateHint() string {
+	if !s.cfg.ZeroSetup {
+		return ""
+	}
+	return " (to fetch from your own machine or network while trying the service locally, restart it with ALLOW_PRIVATE_URLS=true)"
 }

@@ -10,6 +10,7 @@ import (
 
 	"carphoto"
 	"carphoto/idempotency"
+	"carphoto/imageops"
 	"carphoto/jobs"
 )
 
@@ -18,7 +19,8 @@ const headerIdempotencyKey = "Idempotency-Key"
 
 // replayedHeaders are the headers of a success kept with its body and sent
 // again on a replay (beside Idempotent-Replayed: true).
-var replayedHeaders = []string{echo.HeaderContentType, "X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", echo.HeaderLocation}
+var replayedHeaders = []string{echo.HeaderContentType, "X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", echo.HeaderLocation,
+	headerCarTruncated, headerCarScale}
 
 // once is a photo request's idempotency claim: the zero once (no header, or
 // the feature off) does nothing.
@@ -30,16 +32,18 @@ type once struct {
 
 // beginPhotoOnce is beginOnce for a photo request: its content is the
 // operation, its parameters, the asset named and the files.
-func (s *Server) beginPhotoOnce(c echo.Context, req jobs.Request, assetID string) (o *once, replayed bool, err error) {
+func (s *Server) beginPhotoOnce(c echo.Context, req jobs.Request, ids assetIDs) (o *once, replayed bool, err error) {
 	params, err := json.Marshal(req.Params)
 	if err != nil {
 		return &once{s: s}, false, carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
-	second := req.Design
-	if req.Backdrop != nil {
-		second = req.Backdrop
+	content := [][]byte{[]byte(req.Params.Op), params, []byte(ids.one()), req.Photo, secondImage(req)}
+	if req.Params.Plates == imageops.PlatesLogo && req.Params.Backdrop != nil {
+		// plates=logo on a backdrop: the design too, after what a call
+		// with one second image is made of.
+		content = append(content, []byte(ids.design), req.Design)
 	}
-	return s.beginOnce(c, req.AccountID, []byte(req.Params.Op), params, []byte(assetID), req.Photo, second)
+	return s.beginOnce(c, req.AccountID, content...)
 }
 
 // beginOnce looks up the request's Idempotency-Key, if it has one, for

@@ -40,7 +40,7 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		// client gone, a failed release. Should it fail, the count expires.
 		defer leave()
 
-		req, assetID, err := s.readUpload(c, op, deadline)
+		req, ids, err := s.readUpload(c, op, deadline)
 		if err != nil {
 			return err
 		}
@@ -48,22 +48,20 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
 		// A retry with the Idempotency-Key of a finished request gets its
 		// answer again here, uncharged; duplicates never reach the hold.
-		idem, replayed, err := s.beginPhotoOnce(c, req, assetID)
+		idem, replayed, err := s.beginPhotoOnce(c, req, ids)
 		if replayed || err != nil {
 			return err
 		}
 		defer idem.end(context.WithoutCancel(ctx), c)
-		if assetID != "" {
-			if err := s.useAsset(ctx, account, assetID, &req); err != nil {
-				return err
-			}
+		if err := s.useAssets(ctx, account, ids, &req); err != nil {
+			return err
 		}
 
 		// Redis steps are tried again while Redis is out of reach, within
 		// the deadline (billing rides through): a restart or failover of a few seconds
 		// costs the request time, not its answer. The hold is released on
 		// every end but a delivered answer's capture (deliver.go).
-		hold, remaining, err := s.placeHold(ctx, account, req.ID, string(op))
+		hold, remaining, err := s.placeHold(ctx, account, req.ID, priced(req.Params))
 		captured := false
 		defer func() {
 			if !captured {
@@ -81,7 +79,7 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 
 		res, err := s.jobs.Do(ctx, req)
 		if err != nil {
-			return s.doFailed(ctx, c, req, assetID, err)
+			return s.doFailed(ctx, c, req, ids.one(), err)
 		}
 		c.Set(ctxTimings, timings{queueWait: res.QueueWait, processing: res.Processing, worker: res.Worker})
 		c.Response().Header().Set("Server-Timing", fmt.Sprintf("queue;dur=%.1f, process;dur=%.1f",
@@ -90,29 +88,30 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 			return &carphoto.Error{Code: res.Code, Message: res.Message}
 		}
 
+		studioHeaders(c.Response().Header(), req.Params, res)
 		captured, err = s.deliver(ctx, c, hold, remaining, res, idem)
 		return err
 	}
 }
 
-// useAsset points the call at the design or backdrop saved in the caller's
-// own Assets library under assetID, which must be of the kind the field
-// names: the image stays in the asset store, for the worker to read, and
-// its size, from its record, is held to today's limits.
-func (s *Server) useAsset(ctx context.Context, account, assetID string, req *jobs.Request) error {
+// useAsset is the key in the asset store of the design or backdrop
+// (backdrop) saved in the caller's own Assets library under assetID, which
+// must be of the kind the field names: the image stays in the asset store,
+// for the worker to read, and its size, from its record, is held to
+// today's limits.
+func (s *Server) useAsset(ctx context.Context, account, assetID string, backdrop bool) (string, error) {
 	kind, field := billing.AssetDesign, "logo asset"
-	if req.Params.Backdrop != nil {
+	if backdrop {
 		kind, field = billing.AssetBackdrop, "backdrop asset"
 	}
 	ref, err := s.billing.AssetRef(ctx, account, assetID, kind)
 	if err != nil {
-		return s.cut(ctx, err)
+		return "", s.cut(ctx, err)
 	}
-	if err := s.checkAssetSize(field, ref, req.Params.Backdrop != nil); err != nil {
-		return err
+	if err := s.checkAssetSize(field, ref, backdrop); err != nil {
+		return "", err
 	}
-	req.Asset = ref.Key
-	return nil
+	return ref.Key, nil
 }
 
 // doFailed is the answer to a task that brought no result: the call's

@@ -24,7 +24,7 @@ func (s *Server) routes() {
 	e.GET("/v1/openapi.json", s.openapi)
 	e.GET("/docs", page(site.DocsPage))
 	e.GET("/docs/redoc.standalone.js", script(site.Redoc))
-	e.GET("/", page(site.TryPage))
+	e.GET("/", s.tryPage())
 	e.GET("/try.js", script(site.TryScript))
 	if s.cfg.Metrics != nil {
 		e.GET("/metrics", s.serveMetrics())

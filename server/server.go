@@ -34,7 +34,12 @@ type Config struct {
 	// AllowPrivateURLs lets imageUrl and logoUrl reach loopback, private
 	// and reserved addresses (development and tests only).
 	AllowPrivateURLs bool
-	MaxPixels        int // cap on width × height, checked from the header
+	// ZeroSetup is the all-in-one dev mode on an embedded Redis: a refused
+	// private imageUrl then says how to allow it, and the try-it page
+	// pre-fills DemoKey, the demo account's key, for loopback visitors.
+	ZeroSetup bool
+	DemoKey   string
+	MaxPixels int // cap on width × height, checked from the header
 	// MaxBackdropPixels caps a backdrop's width × height (an upload, a
 	// URL or an asset; billing holds saved ones to the same figure).
 	// Zero takes billing.DefaultMaxBackdropPixels.

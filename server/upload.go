@@ -27,7 +27,8 @@ func acceptedFields(op imageops.Op) []string {
 	case imageops.PlateLogo, imageops.LogoOverlay:
 		names = append(names, "logo", "logoAssetId", "logoUrl")
 	case imageops.CarShadow, imageops.CarCutout:
-		names = append(names, "backgroundImage", "backgroundUrl", "backgroundAssetId")
+		// The design is for plates=logo (studio.go).
+		names = append(names, "backgroundImage", "backgroundUrl", "backgroundAssetId", "logo", "logoAssetId", "logoUrl")
 	}
 	return append(names, imageops.ParamNames(op)...)
 }
@@ -42,14 +43,14 @@ const maxFieldBytes = 1024
 // request_timeout at that time, and the connection is closed (uploading).
 // A photo or design sent by URL is fetched once the body is read and the
 // deadline cleared, within its own UploadTimeout (fetch).
-func (s *Server) readUpload(c echo.Context, op imageops.Op, deadline time.Time) (jobs.Request, string, error) {
+func (s *Server) readUpload(c echo.Context, op imageops.Op, deadline time.Time) (jobs.Request, assetIDs, error) {
 	var up *upload
 	read := func() (err error) {
 		up, err = s.readMultipart(c.Response().Writer, c.Request(), op)
 		return err
 	}
 	if err := uploading(c, s.cfg.UploadTimeout, deadline, read); err != nil {
-		return jobs.Request{Params: imageops.Params{Op: op}}, "", err
+		return jobs.Request{Params: imageops.Params{Op: op}}, assetIDs{}, err
 	}
 	return s.checkUpload(c.Request().Context(), op, up)
 }
@@ -64,7 +65,8 @@ var photoFiles = []string{"image", "logo", "backgroundImage"}
 func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op imageops.Op) (*upload, error) {
 	f := form{endpoint: string(op), fields: acceptedFields(op), files: map[string]int64{},
 		slack: 1 << 20, timeout: s.cfg.UploadTimeout}
-	// The photo, and a design or backdrop where the operation takes one.
+	// The photo, and a design or backdrop where the operation takes one
+	// (car-shadow and car-cutout both, with plates=logo on a backdrop).
 	for _, name := range photoFiles {
 		if slices.Contains(f.fields, name) {
 			f.files[name] = s.cfg.MaxUploadBytes

@@ -18,6 +18,7 @@ import (
 
 	"carphoto"
 	"carphoto/imageops"
+	"carphoto/internal/netguard"
 	"carphoto/jobs"
 	"carphoto/objstore"
 	"carphoto/video"
@@ -216,7 +217,11 @@ func (s *Server) readVideo(c echo.Context, id string) (style, webhook string, di
 			return "", "", nil, carphoto.Errorf(carphoto.EInvalidParams, "webhookUrl: webhooks are not configured on this server (WEBHOOK_SECRET); poll the job's status instead")
 		}
 		if err := vc.Notifier.Check(r.Context(), w); err != nil {
-			return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, err.Error())
+			msg := err.Error()
+			if errors.Is(err, netguard.ErrBlocked) && s.cfg.ZeroSetup {
+				msg += " (to send webhooks to your own machine while trying the service locally, restart it with ALLOW_PRIVATE_URLS=true)"
+			}
+			return "", "", nil, carphoto.Wrap(err, carphoto.EInvalidParams, msg)
 		}
 		webhook = w
 	}
@@ -245,8 +250,11 @@ func (s *Server) videoJob(c echo.Context) error {
 	v := jobView{ID: job.ID, Status: job.Status, Duration: job.Duration, Credits: job.Credits, Code: job.Code, Error: job.Error,
 		Progress: map[string]int{"framesDone": job.FramesDone, "framesTotal": job.FramesTotal},
 		Created:  job.Created.UTC().Format(time.RFC3339), Updated: job.Updated.UTC().Format(time.RFC3339)}
-	if job.Status == video.Done {
+	switch job.Status {
+	case video.Done:
 		v.Result = "/v1/jobs/" + job.ID + "/result"
+	case video.Queued, video.Processing:
+		c.Response().Header().Set("Retry-After", strconv.Itoa(jobRetryAfter(job, time.Now())))
 	}
 	return c.JSON(http.StatusOK, v)
 }

@@ -5,7 +5,9 @@ const extensions = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "web
 const photoKinds = "image/jpeg,image/png,image/webp";
 let photo = null, originalURL = null, resultURL = null;
 
-$("key").value = sessionStorage.getItem("carphoto.key") || "";
+// A key typed in this tab wins; else the one the page came with (the
+// zero-setup mode's demo key, shown to a visitor on the same machine only).
+$("key").value = sessionStorage.getItem("carphoto.key") || $("key").value;
 $("key").addEventListener("change", () => sessionStorage.setItem("carphoto.key", $("key").value.trim()));
 
 const isVideo = () => $("op").value === "video-blur";
@@ -81,7 +83,7 @@ function clearResult() {
   $("download").hidden = true;
   $("download").removeAttribute("href");
   $("download").removeAttribute("download");
-  for (const id of ["plates", "charged", "remaining", "timing", "requestId"]) $(id).textContent = "–";
+  for (const id of ["plates", "truncated", "scaleUsed", "charged", "remaining", "timing", "requestId"]) $(id).textContent = "–";
   $("facts").hidden = true;
 }
 
@@ -90,7 +92,12 @@ function fields(op, body) {
   const text = (id) => $(id).value.trim();
   const add = (name, id) => { if (text(id)) body.append(name, text(id)); };
   if (op === "blur-plates" || op === "video-blur") add("style", "style");
-  if (op === "plate-logo" || op === "logo-overlay") {
+  const studio = op === "car-shadow" || op === "car-cutout";
+  if (studio) {
+    add("plates", "studioPlates");
+    if ($("requireWholeCar").checked) body.append("requireWholeCar", "true");
+  }
+  if (op === "plate-logo" || op === "logo-overlay" || (studio && text("studioPlates") === "logo")) {
     if ($("logo").files[0]) body.append("logo", $("logo").files[0], $("logo").files[0].name);
     add("logoAssetId", "logoAssetId");
     add("logoUrl", "logoUrl");
@@ -148,14 +155,17 @@ async function runVideo(key, body, started) {
   const res = await fetch("/v1/video-blur", { method: "POST", headers: auth, body });
   $("requestId").textContent = res.headers.get("X-Request-Id") || "–";
   if (res.status !== 202) { status(await failure(res), true); return; }
-  let job = await res.json();
+  let job = await res.json(), wait = 2;
   for (;;) {
     const p = job.progress || {};
     status("Job " + job.id + ": " + job.status + (p.framesTotal ? " (" + (p.framesDone || 0) + "/" + p.framesTotal + " frames)" : "") + "…");
     if (job.status === "done" || job.status === "failed") break;
-    await sleep(1000);
+    // Every poll counts toward the key's rate limit: wait what the job's
+    // last answer said (2 s before the first look).
+    await sleep(wait * 1000);
     const r = await fetch("/v1/jobs/" + job.id, { headers: auth });
     if (!r.ok) { status(await failure(r), true); return; }
+    wait = Number(r.headers.get("Retry-After")) || 2;
     job = await r.json();
   }
   if (job.status === "failed") {
@@ -198,6 +208,10 @@ $("form").addEventListener("submit", async (e) => {
     const type = (h("Content-Type") || "").split(";")[0];
     showResult(op, blob, type, {
       plates: h("X-Plates-Found"), charged: h("X-Credits-Charged"), remaining: h("X-Credits-Remaining"),
+      // car-shadow and car-cutout: the sides that cut the car off, and its
+      // scale on a backdrop.
+      truncated: h("X-Car-Truncated") || ((op === "car-shadow" || op === "car-cutout") ? "none" : null),
+      scaleUsed: h("X-Car-Scale"),
       timing: Math.round(performance.now() - started) + " ms" + (h("Server-Timing") ? " (" + h("Server-Timing") + ")" : ""),
       requestId: h("X-Request-Id"),
     });

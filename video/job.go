@@ -29,9 +29,10 @@ type Job struct {
 	Credits     int64   // held on submit, charged on success
 	Hold        string  // the billing hold's id
 	Webhook     string
-	Attempt     int    // the run at the job, from 1: the queue's retry count + 1
-	Worker      string // the worker process at the job, once one took it
-	Code, Error string // when failed
+	Attempt     int       // the run at the job, from 1: the queue's retry count + 1
+	Started     time.Time // when its current run started processing; zero while queued
+	Worker      string    // the worker process at the job, once one took it
+	Code, Error string    // when failed
 	Created     time.Time
 	Updated     time.Time
 }
@@ -77,6 +78,9 @@ func (js Jobs) Get(ctx context.Context, id string) (*Job, error) {
 	j := &Job{ID: id, Account: m["account"], Status: m["status"], Style: m["style"],
 		FramesDone: atoi(m["frames_done"]), FramesTotal: atoi(m["frames_total"]), Hold: m["hold"],
 		Webhook: m["webhook"], Attempt: atoi(m["attempt"]), Worker: m["worker"], Code: m["code"], Error: m["error"], Created: ms(m["created"]), Updated: ms(m["updated"])}
+	if m["started"] != "" {
+		j.Started = ms(m["started"])
+	}
 	j.Duration, _ = strconv.ParseFloat(m["duration"], 64)
 	j.Credits, _ = strconv.ParseInt(m["credits"], 10, 64)
 	return j, nil

@@ -39,7 +39,7 @@ func (n Notifier) Check(ctx context.Context, raw string) error {
 	}
 	if err := n.guard().CheckHost(ctx, u.Hostname()); err != nil {
 		if errors.Is(err, netguard.ErrBlocked) {
-			return fmt.Errorf("webhookUrl: %q is a loopback, private, link-local or reserved address; webhooks go to public addresses only", u.Hostname())
+			return blockedHost(fmt.Sprintf("webhookUrl: %q is a loopback, private, link-local or reserved address; webhooks go to public addresses only", u.Hostname()))
 		}
 		return fmt.Errorf("webhookUrl: %w", err)
 	}
@@ -47,6 +47,13 @@ func (n Notifier) Check(ctx context.Context, raw string) error {
 }
 
 func (n Notifier) guard() netguard.Guard { return netguard.Guard{AllowPrivate: n.AllowPrivate} }
+
+// blockedHost is Check's error for an address the guard refuses: its text
+// is the caller's message, and errors.Is finds netguard.ErrBlocked in it.
+type blockedHost string
+
+func (b blockedHost) Error() string { return string(b) }
+func (b blockedHost) Unwrap() error { return netguard.ErrBlocked }
 
 // Sign returns the Carphoto-Signature header's value for body at t.
 func (n Notifier) Sign(body []byte, t time.Time) string {

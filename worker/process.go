@@ -15,5 +15,6 @@ func process(ctx context.Context, in imageops.Input, p imageops.Params) (*jobs.R
 	if err != nil {
 		return nil, err
 	}
-	return &jobs.Result{ContentType: out.ContentType, Body: out.Body, PlatesFound: out.PlatesFound}, nil
+	return &jobs.Result{ContentType: out.ContentType, Body: out.Body, PlatesFound: out.PlatesFound,
+		CarTruncated: out.CarTruncated, CarScale: out.CarScale}, nil
 }

@@ -187,7 +187,7 @@ func (w *Worker) handleVideo(ctx context.Context, t *asynq.Task) error {
 func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) error {
 	vc := w.cfg.Video
 	if _, err := js.Update(ctx, job.ID, map[string]any{"status": video.Processing, "frames_done": 0,
-		"attempt": job.Attempt, "worker": w.id}); err != nil {
+		"attempt": job.Attempt, "worker": w.id, "started": time.Now().UnixMilli()}); err != nil {
 		return err
 	}
 	w.log.Info().Str("job", job.ID).Int("attempt", job.Attempt).Msg("video job started")

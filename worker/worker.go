@@ -167,6 +167,9 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 			in.Design = data
 		}
 	}
+	if p.DesignAsset != "" && failed == nil {
+		in.Design, failed = w.loadAsset(ctx, log, p.DesignAsset)
+	}
 
 	if p.Run > 1 {
 		// The worker process at an earlier run died during it: what this
@@ -267,7 +270,7 @@ func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, in imageop
 func failure(err error) *jobs.Result {
 	code := carphoto.ErrorCode(err)
 	switch code {
-	case carphoto.EInvalidParams, carphoto.EPlateNotFound, carphoto.ECarNotFound, carphoto.EProcessingFailed:
+	case carphoto.EInvalidParams, carphoto.EPlateNotFound, carphoto.ECarNotFound, carphoto.ECarTruncated, carphoto.EProcessingFailed:
 		return &jobs.Result{Code: code, Message: carphoto.ErrorMessage(err)}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

@@ -183,7 +183,9 @@ func backdropAssetApart(t *testing.T, storeEnv []string) string {
 
 	photo := samplePhoto(t)
 	before := meter.bytes.Load()
-	status, h, answer := post(t, url+"/v1/car-shadow", key, file("image", photo), field("backgroundAssetId", asset.ID), field("format", "jpeg"))
+	// scale=0.5: the sample car at the default 0.8 would be enlarged past
+	// 1.5×, and the answer scaled down from the backdrop's size.
+	status, h, answer := post(t, url+"/v1/car-shadow", key, file("image", photo), field("backgroundAssetId", asset.ID), field("format", "jpeg"), field("scale", "0.5"))
 	traffic := meter.bytes.Load() - before
 	if status != http.StatusOK || h.Get("X-Credits-Charged") != "1" {
 		t.Fatalf("car-shadow on the saved backdrop: %d %.300s", status, answer)

@@ -45,7 +45,9 @@ func wallPNG(t *testing.T, w, h int) []byte {
 func TestBackdrop(t *testing.T) {
 	s := startService(t, map[string]string{"ALLOW_PRIVATE_URLS": "true"})
 	id, key := s.account(t, 10)
-	const W, H = 800, 500
+	// Small enough that the sample car (about 360 px wide) is not enlarged
+	// past 1.5× at the default scale: the answer is the backdrop's size.
+	const W, H = 600, 380
 	wall := wallPNG(t, W, H)
 
 	// car-cutout: nothing but the car differs from the wall, so its

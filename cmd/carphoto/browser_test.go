@@ -285,7 +285,8 @@ func TestDocsPage(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/docs#/operations")); err != nil {
 		t.Fatal(err)
 	}
-	see("the Operations section", "Hide licence plates", "Replace the plate with a design", "Add a ground shadow under the car", "/v1/blur-plates")
+	see("the Operations section", "Hide licence plates", "Replace the plate with a design", "Add a ground shadow under the car", "/v1/blur-plates",
+		"A video job ended (to your webhookUrl)")
 	err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](
 		`[...document.querySelectorAll("a")].find((a) => a.textContent.startsWith("Hide licence plates")).click()`))
 	if err != nil {
@@ -404,6 +405,7 @@ func TestTryItPageEveryOperation(t *testing.T) {
 	}
 	type facts struct {
 		Plates, Charged, Download, Href, ResultSrc, VideoSrc string
+		Truncated, ScaleUsed                                 string
 		ResultW, ResultH                                     int
 		Placement                                            bool // floorY, scale and centerX show
 	}
@@ -421,6 +423,7 @@ func TestTryItPageEveryOperation(t *testing.T) {
 		f, err := chromedp.Run(ctx, chromedp.Evaluate[facts](`(() => {
 			const $ = (id) => document.getElementById(id);
 			return {Plates: $("plates").textContent, Charged: $("charged").textContent,
+				Truncated: $("truncated").textContent, ScaleUsed: $("scaleUsed").textContent,
 				Download: $("download").download, Href: $("download").href,
 				ResultSrc: $("result").getAttribute("src") || "", VideoSrc: $("resultVideo").getAttribute("src") || "",
 				ResultW: $("result").naturalWidth, ResultH: $("result").naturalHeight,
@@ -439,31 +442,46 @@ func TestTryItPageEveryOperation(t *testing.T) {
 		{"car-cutout", map[string]string{"crop": "true", "padding": "10"}, nil, "image/png", "-car-cutout.png"},
 		{"car-shadow", map[string]string{"floorY": "0.9", "carScale": "0.7", "centerX": "0.45"},
 			map[string]string{"backgroundImage": backdrop}, "image/png", "-car-shadow.png"},
+		// A listing photo in one call: plates blurred on the backdrop,
+		// a whole car required; both operations' price.
+		{"car-shadow", map[string]string{"studioPlates": "blur", "requireWholeCar": "true"},
+			map[string]string{"backgroundImage": backdrop}, "image/png", "-car-shadow.png"},
 		{"blur-plates", map[string]string{"imageUrl": cdn.URL + "/car.jpg", "style": "black", "format": "png"}, nil, "image/png", "-blur-plates.png"},
 		{"logo-overlay", map[string]string{"position": "top-left", "scale": "0.3", "opacity": "0.8", "margin": "0.05", "format": "webp"},
 			map[string]string{"logo": design}, "image/webp", "-logo-overlay.webp"},
 	}
-	charged := 0
+	charged := 0 // credits
 	for _, c := range cases {
 		out := call(c, car)
 		if !strings.HasPrefix(out, "ok: Done: "+c.wantType+", ") {
 			t.Errorf("%s: the page says %q, want done with %s", c.op, out, c.wantType)
 			continue
 		}
-		charged++
-		f := read()
-		if f.Charged != "1" || !strings.HasSuffix(f.Download, c.suffix) || !strings.HasPrefix(f.Href, "blob:") || f.ResultW == 0 {
-			t.Errorf("%s: page shows %+v; want 1 credit charged, a result image and a download named …%s", c.op, f, c.suffix)
+		price := "1"
+		if c.values["studioPlates"] != "" {
+			price = "2" // car-shadow and blur-plates
 		}
-		if n, err := strconv.Atoi(f.Plates); (c.op == "blur-plates" || c.op == "plate-logo") && (err != nil || n < 1) {
-			t.Errorf("%s: plates found %q, want at least 1 on the sample photo", c.op, f.Plates)
+		n, _ := strconv.Atoi(price)
+		charged += n
+		f := read()
+		if f.Charged != price || !strings.HasSuffix(f.Download, c.suffix) || !strings.HasPrefix(f.Href, "blob:") || f.ResultW == 0 {
+			t.Errorf("%s: page shows %+v; want %s credits charged, a result image and a download named …%s", c.op, f, price, c.suffix)
+		}
+		if n, err := strconv.Atoi(f.Plates); (c.op == "blur-plates" || c.op == "plate-logo" || c.values["studioPlates"] != "") && (err != nil || n < 1) {
+			t.Errorf("%s %v: plates found %q, want at least 1 on the sample photo", c.op, c.values, f.Plates)
+		}
+		if studio := c.op == "car-shadow" || c.op == "car-cutout"; studio && f.Truncated != "none" {
+			t.Errorf("%s: car cut off by %q, want none (the sample car is wholly in view)", c.op, f.Truncated)
 		}
 		onBackdrop := c.files["backgroundImage"] != ""
 		if d := f.ResultW*3 - f.ResultH*4; c.op == "car-shadow" && !onBackdrop && (d < -4 || d > 4) {
 			t.Errorf("car-shadow at aspect 4:3: result %d×%d", f.ResultW, f.ResultH)
 		}
-		if onBackdrop && (f.ResultW != 1600 || f.ResultH != 1000) {
-			t.Errorf("car-shadow on the sample backdrop: result %d×%d, want the backdrop's 1600×1000", f.ResultW, f.ResultH)
+		if onBackdrop && (f.ResultW != 520 || f.ResultH != 325) {
+			t.Errorf("car-shadow on the sample backdrop: result %d×%d, want the backdrop's 520×325", f.ResultW, f.ResultH)
+		}
+		if scale, err := strconv.ParseFloat(f.ScaleUsed, 64); onBackdrop && (err != nil || scale <= 0 || scale > 0.8) {
+			t.Errorf("car-shadow on the sample backdrop: car scale %q, want the scale used (X-Car-Scale)", f.ScaleUsed)
 		}
 		if placed := f.Placement; placed != onBackdrop {
 			t.Errorf("%s: the placement fields show: %v, want %v (only with a backdrop chosen)", c.op, placed, onBackdrop)
@@ -505,6 +523,6 @@ func TestTryItPageEveryOperation(t *testing.T) {
 		t.Errorf("after the failure the page shows %v, want only the error", ids)
 	}
 	if got := s.credits(t, id); got != int64(20-charged) {
-		t.Errorf("balance %d, want %d: each of %d successes charged once, the failure not", got, 20-charged, charged)
+		t.Errorf("balance %d, want %d: the %d credits of the successes charged once, the failure not", got, 20-charged, charged)
 	}
 }

@@ -177,8 +177,9 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 			return fmt.Errorf("listen on port %s: %w", cfg.Port, err)
 		}
 		addr := "http://localhost:" + fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+		demoKey := ""
 		if embedded {
-			if err := printDemo(ctx, b, addr, redisURL, stdout); err != nil {
+			if demoKey, err = printDemo(ctx, b, addr, redisURL, stdout); err != nil {
 				ln.Close()
 				return err
 			}
@@ -186,7 +187,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		fmt.Fprintf(stdout, "carphoto listening on %s\n", addr)
 		g.Go(func() error { return b.Run(ctx) })
 		m.Register(metrics.NewQueueCollector(asynq.NewInspectorFromRedisClient(rdb), jobs.Queue))
-		g.Go(func() error { return serveHTTP(ctx, cfg, log, rdb, b, m, ln, store) })
+		g.Go(func() error { return serveHTTP(ctx, cfg, log, rdb, b, m, ln, store, demoKey) })
 		g.Go(func() error { return sweepVideos(ctx, store, cfg.VideoResultTTL, log) })
 	}
 	if mode != "serve" {
@@ -214,13 +215,15 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 }
 
 // serveHTTP serves until ctx is done, then stops accepting and lets
-// in-flight requests finish within ShutdownTimeout.
-func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, m *metrics.Metrics, ln net.Listener, store objstore.Store) error {
+// in-flight requests finish within ShutdownTimeout. demoKey is the
+// zero-setup mode's demo key, empty in any other.
+func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, m *metrics.Metrics, ln net.Listener, store objstore.Store, demoKey string) error {
 	jc := jobs.NewClient(rdb)
 	defer jc.Close()
 	sc := cfg.serverConfig()
 	sc.Metrics = m
 	sc.Video = cfg.videoConfig(store)
+	sc.ZeroSetup, sc.DemoKey = demoKey != "", demoKey
 	srv := server.New(sc, log, rdb, b, jc)
 	hs := &http.Server{
 		Handler:           srv.Handler(),
@@ -295,11 +298,12 @@ func serveWorkerMetrics(ctx context.Context, token string, m *metrics.Metrics, l
 	return hs.Shutdown(sctx)
 }
 
-// printDemo creates the dev mode's demo account and shows how to call it.
-func printDemo(ctx context.Context, b *billing.Service, addr, redisURL string, stdout io.Writer) error {
+// printDemo creates the dev mode's demo account, shows how to call it and
+// returns its key.
+func printDemo(ctx context.Context, b *billing.Service, addr, redisURL string, stdout io.Writer) (string, error) {
 	acct, key, err := b.CreateAccount(ctx, "demo", 100)
 	if err != nil {
-		return fmt.Errorf("create demo account: %w", err)
+		return "", fmt.Errorf("create demo account: %w", err)
 	}
 	fmt.Fprintf(stdout, `carphoto dev mode: web + worker in one process on an embedded Redis.
 Embedded Redis: %[3]s  (admin CLI: REDIS_URL=%[3]s go run ./cmd/carphoto credits show %[4]s)
@@ -313,8 +317,8 @@ Replace the plate with the sample design, add a shadow, or stand the car in the 
   curl -sS --fail-with-body -X POST %[1]s/v1/car-shadow -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -o car-shadow.png
   curl -sS --fail-with-body -X POST %[1]s/v1/car-shadow -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -F backgroundImage=@docs/samples/backdrop.jpg -o car-studio.png
 
-Or try every operation in a browser: %[1]s/
+Or try every operation in a browser: %[1]s/ (opened on this machine, it has the demo key filled in)
 
 `, addr, key, redisURL, acct.ID, acct.Credits)
-	return nil
+	return key, nil
 }

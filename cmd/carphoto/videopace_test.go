@@ -2,9 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -55,8 +59,13 @@ func TestVideoPace(t *testing.T) {
 	var sub struct{ ID string }
 	json.Unmarshal(body, &sub)
 	var j jobStatus
+	var told []retryAfterAt // the job's Retry-After at each look
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		_, j = getJob(t, s.url, key, sub.ID)
+		_, h, body := do(t, http.MethodGet, s.url+"/v1/jobs/"+sub.ID, key, "", nil)
+		j = jobStatus{}
+		json.Unmarshal(body, &j)
+		ra, _ := strconv.Atoi(h.Get("Retry-After"))
+		told = append(told, retryAfterAt{time.Since(start), ra, j.Status == "done" || j.Status == "failed"})
 		if j.Status == "done" || j.Status == "failed" {
 			break
 		}
@@ -71,6 +80,38 @@ func TestVideoPace(t *testing.T) {
 	t.Logf("10 s 1080p25, %d frames: ffmpeg decode+encode %.2f s (%.2f s CPU), video-blur submit to done %.2f s (%.2f s CPU, the test's client and service with their ffmpegs): %.2f× the wall time, %.2f× the CPU time",
 		len(clip.Frames), ffmpeg.Seconds(), ffmpegCPU, service.Seconds(), serviceCPU,
 		service.Seconds()/ffmpeg.Seconds(), serviceCPU/ffmpegCPU)
+	polls, late, seen := followRetryAfter(told)
+	t.Logf("a client that looks 2 s after submitting, then as each answer's Retry-After says: %d polls (%d calls with the submission and the MP4), the job seen done %.1f s after it was; its looks: %s",
+		polls, polls+2, late.Seconds(), strings.Join(seen, ", "))
+}
+
+// retryAfterAt is what a look at a job found, at a time from its submission:
+// the Retry-After it answered, or that it was over.
+type retryAfterAt struct {
+	at    time.Duration
+	after int
+	over  bool
+}
+
+// followRetryAfter replays a client on the looks of a job taken every
+// 50 ms: its first look 2 s after submitting, each next one as the last
+// answer's Retry-After said. It returns its polls and how long after the
+// job's end it saw it, and at each look the time and the Retry-After.
+func followRetryAfter(looks []retryAfterAt) (polls int, late time.Duration, seen []string) {
+	next := 2 * time.Second
+	for _, l := range looks {
+		if l.at < next && !l.over {
+			continue
+		}
+		polls++
+		if l.over {
+			seen = append(seen, fmt.Sprintf("%.1f s: over", max(next, l.at).Seconds()))
+			return polls, max(next, l.at) - l.at, seen
+		}
+		seen = append(seen, fmt.Sprintf("%.1f s: %d", l.at.Seconds(), l.after))
+		next = l.at + time.Duration(max(l.after, 1))*time.Second
+	}
+	return polls, 0, seen
 }
 
 // cpuTime is the user and system CPU seconds of this process and of its

@@ -53,3 +53,7 @@ func LargestBlob(car *image.NRGBA) float64 {
 	}
 	return float64(big) / float64(w*h)
 }
+
+// Car is the network's car probability after the clean-up (one car kept),
+// on its w×h grid: for sweeps of rules read from it (train/cutout/tune).
+func (c *Coarse) Car() (prob []float32, w, h int) { return c.c.prob, c.c.lw, c.c.lh }

@@ -35,6 +35,31 @@ type BackdropOptions struct {
 	// backdrop's floor; Reflection adds its floor reflection.
 	Shadow     bool
 	Reflection bool
+	// MaxEnlarge, when above zero, is the most the car is enlarged from
+	// its cut-out's own pixels: where the placement would enlarge it more
+	// (a small photo on a large backdrop: soft edges, jagged roof rails),
+	// the backdrop is scaled down instead, so that the car is enlarged
+	// MaxEnlarge and the composition, in shares of the backdrop, is kept.
+	MaxEnlarge float64
+}
+
+// MaxEnlarge is the most car-cutout and car-shadow enlarge a car on a
+// backdrop (BackdropOptions.MaxEnlarge): past it the enlargement shows
+// (issue 60: 2.1× on the sample backdrop was soft and jagged).
+const MaxEnlarge = 1.5
+
+// Fit is how Stand placed the car.
+type Fit struct {
+	// Scale is the car's width (its matte's solid bounds) as a share of
+	// the answer's width: Placement.Scale, or less where the headroom rule
+	// made the car smaller.
+	Scale float64
+	// Enlarge is the car's size in the answer over its size in the
+	// cut-out (below 1: made smaller).
+	Enlarge float64
+	// Backdrop is the answer's size: the backdrop's, or smaller where
+	// MaxEnlarge scaled it down.
+	Backdrop image.Point
 }
 
 // backdropHeadroom is the least space kept above a car's roof, as a share
@@ -63,30 +88,56 @@ const backdropEdge = 0.05
 // the backdrop drawn into it, so a caller that holds no other reference
 // to backdrop lets it go before the car is scaled.
 func OnBackdrop(ctx context.Context, car *image.NRGBA, backdrop image.Image, opt BackdropOptions) (*image.RGBA, error) {
+	out, _, err := Stand(ctx, car, backdrop, opt)
+	return out, err
+}
+
+// Stand is OnBackdrop, saying how it placed the car (Fit). With
+// opt.MaxEnlarge, a backdrop on which the car would be enlarged more is
+// scaled down first (codec's area filter), and the answer is that size.
+func Stand(ctx context.Context, car *image.NRGBA, backdrop image.Image, opt BackdropOptions) (*image.RGBA, Fit, error) {
 	bb := backdrop.Bounds()
 	W, H := bb.Dx(), bb.Dy()
 	if W <= 0 || H <= 0 {
-		return nil, carphoto.Errorf(carphoto.EInvalidParams, "the backdrop is empty: it has no pixels")
+		return nil, Fit{}, carphoto.Errorf(carphoto.EInvalidParams, "the backdrop is empty: it has no pixels")
 	}
 	if car == nil || car.Rect.Empty() {
-		return nil, carphoto.Errorf(carphoto.EInvalidParams, "the image is empty: it has no pixels")
+		return nil, Fit{}, carphoto.Errorf(carphoto.EInvalidParams, "the image is empty: it has no pixels")
 	}
 	if car.Rect.Min != (image.Point{}) {
 		car = codec.ToNRGBA(car) // ground works in coordinates from (0,0)
 	}
 	gr, ok := findGround(car)
 	if !ok {
-		return nil, carphoto.Errorf(carphoto.EInvalidParams, "the image has no visible car: no pixel of the cut-out is more than half opaque")
+		return nil, Fit{}, carphoto.Errorf(carphoto.EInvalidParams, "the image has no visible car: no pixel of the cut-out is more than half opaque")
+	}
+	if f := carFactor(gr.box, W, H, opt.Placement); opt.MaxEnlarge > 0 && f > opt.MaxEnlarge {
+		// The composition kept at a size the car's pixels can fill: the
+		// backdrop scaled by MaxEnlarge/f, every share of it the same.
+		k := opt.MaxEnlarge / f
+		w, h := max(1, int(math.Round(float64(W)*k))), max(1, int(math.Round(float64(H)*k)))
+		small, err := codec.FitPixels(ctx, backdrop, w*h)
+		if err != nil {
+			return nil, Fit{}, err
+		}
+		backdrop = small
+		bb = backdrop.Bounds()
+		W, H = bb.Dx(), bb.Dy()
 	}
 	out := image.NewRGBA(image.Rect(0, 0, W, H))
 	draw.Draw(out, out.Rect, backdrop, bb.Min, draw.Src)
 	backdrop = nil // drawn: the caller's decoded backdrop may go
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, Fit{}, err
 	}
-	scaled, err := backdropCar(ctx, car, gr.box, W, H, opt.Placement)
+	f := carFactor(gr.box, W, H, opt.Placement)
+	if opt.MaxEnlarge > 0 {
+		f = math.Min(f, opt.MaxEnlarge) // the scaled backdrop's rounding
+	}
+	fit := Fit{Scale: float64(gr.box.Dx()) * f / float64(W), Enlarge: f, Backdrop: image.Pt(W, H)}
+	scaled, err := backdropCar(ctx, car, gr.box, W, H, f)
 	if err != nil {
-		return nil, err
+		return nil, Fit{}, err
 	}
 
 	// The scaled car's own floor contact, measured again at its new size:
@@ -94,7 +145,7 @@ func OnBackdrop(ctx context.Context, car *image.NRGBA, backdrop image.Image, opt
 	// centred on CenterX.
 	sgr, ok := findGround(scaled)
 	if !ok {
-		return nil, carphoto.Errorf(carphoto.EInvalidParams,
+		return nil, Fit{}, carphoto.Errorf(carphoto.EInvalidParams,
 			"the car is too small to place at scale %g on a %d×%d backdrop: use a larger scale or a larger photo of the car", opt.Scale, W, H)
 	}
 	at := image.Pt(
@@ -104,7 +155,7 @@ func OnBackdrop(ctx context.Context, car *image.NRGBA, backdrop image.Image, opt
 	layer := scaled
 	if opt.Shadow {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, Fit{}, err
 		}
 		// CarShadow's steps on the scaled car, keeping the layout: the
 		// canvas it grows to fit the shadow starts at lay.canvas.Min
@@ -116,27 +167,33 @@ func OnBackdrop(ctx context.Context, car *image.NRGBA, backdrop image.Image, opt
 			rf = newReflection(scaled, &sgr, lay)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, Fit{}, err
 		}
 		layer = composeShadow(scaled, &sgr, lay, sh, rf, true)
 		at = at.Add(lay.canvas.Min)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, Fit{}, err
 	}
 	draw.Draw(out, layer.Rect.Sub(layer.Rect.Min).Add(at), layer, layer.Rect.Min, draw.Over)
-	return out, nil
+	return out, fit, nil
 }
 
-// backdropCar is the car cut from its matte's solid bounds box (plus the
-// soft edge around them) and scaled to stand on a W×H backdrop as p says:
-// box's width to p.Scale × W, narrower when its height would not fit
-// between the floor line and the headroom.
-func backdropCar(ctx context.Context, car *image.NRGBA, box image.Rectangle, W, H int, p Placement) (*image.NRGBA, error) {
+// carFactor is how much a car whose matte's solid bounds are box is scaled
+// to stand on a W×H backdrop as p says: box's width to p.Scale × W, less
+// when its height would not fit between the floor line and the headroom.
+func carFactor(box image.Rectangle, W, H int, p Placement) float64 {
 	f := p.Scale * float64(W) / float64(box.Dx())
 	if room := (p.FloorY - backdropHeadroom) * float64(H); room > 0 && float64(box.Dy())*f > room {
 		f = room / float64(box.Dy())
 	}
+	return f
+}
+
+// backdropCar is the car cut from its matte's solid bounds box (plus the
+// soft edge around them) and scaled by f (carFactor) to stand on a W×H
+// backdrop.
+func backdropCar(ctx context.Context, car *image.NRGBA, box image.Rectangle, W, H int, f float64) (*image.NRGBA, error) {
 	// The matte's soft edge, a few pixels past the solid bounds, comes
 	// along; anything further out is not the car. Scaled, the edge is at
 	// most backdropEdge of the backdrop, so the scaled car stays within

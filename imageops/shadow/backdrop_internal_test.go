@@ -23,7 +23,8 @@ func TestBackdropCarIsBoundedByTheBackdrop(t *testing.T) {
 			t.Fatalf("%d×%d car: no ground", size, size)
 		}
 		const W, H = 1000, 800
-		scaled, err := backdropCar(context.Background(), car, gr.box, W, H, Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5})
+		f := carFactor(gr.box, W, H, Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5})
+		scaled, err := backdropCar(context.Background(), car, gr.box, W, H, f)
 		if err != nil {
 			t.Fatal(err)
 		}

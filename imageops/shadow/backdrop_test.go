@@ -155,3 +155,73 @@ func TestOnBackdropLeavesSpecksOut(t *testing.T) {
 		}
 	}
 }
+
+// A car that the placement would enlarge past MaxEnlarge (a small photo on
+// a large backdrop) is enlarged MaxEnlarge, on the backdrop scaled down to
+// keep the composition: the car at its scale of the answer's width, on
+// its floor line. A car that needs less is placed as before.
+func TestStandEnlargesTheCarAtMostMaxEnlarge(t *testing.T) {
+	side, _ := shadowSideCar(t) // solid bounds 331 pixels wide
+	place := shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}
+	for _, tc := range []struct {
+		name   string
+		W, H   int
+		shrunk bool
+	}{
+		{"900×600: 2.2× asked, the backdrop scaled down", 900, 600, true},
+		{"500×300: 1.2× asked, the backdrop kept", 500, 300, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, fit, err := shadow.Stand(context.Background(), side, backdropWall(tc.W, tc.H),
+				shadow.BackdropOptions{Placement: place, Shadow: true, MaxEnlarge: shadow.MaxEnlarge})
+			if err != nil {
+				t.Fatal(err)
+			}
+			W, H := out.Rect.Dx(), out.Rect.Dy()
+			if fit.Backdrop != image.Pt(W, H) {
+				t.Errorf("Fit.Backdrop %v, the answer %dx%d", fit.Backdrop, W, H)
+			}
+			if got := W < tc.W; got != tc.shrunk {
+				t.Errorf("answer %dx%d from a %dx%d backdrop: scaled down %v, want %v", W, H, tc.W, tc.H, got, tc.shrunk)
+			}
+			if r := float64(W) / float64(H); math.Abs(r-float64(tc.W)/float64(tc.H)) > 0.01 {
+				t.Errorf("answer %dx%d: aspect %.3f, want the backdrop's", W, H, r)
+			}
+			if fit.Enlarge > shadow.MaxEnlarge+1e-9 {
+				t.Errorf("the car enlarged %.3f×, want at most %g×", fit.Enlarge, shadow.MaxEnlarge)
+			}
+			if tc.shrunk && fit.Enlarge < shadow.MaxEnlarge-0.01 {
+				t.Errorf("the car enlarged %.3f×, want %g× on the scaled-down backdrop", fit.Enlarge, shadow.MaxEnlarge)
+			}
+			if math.Abs(fit.Scale-place.Scale) > 0.005 {
+				t.Errorf("Fit.Scale %.3f, want the placement's %g", fit.Scale, place.Scale)
+			}
+			car := backdropCarBounds(out)
+			if want := fit.Scale * float64(W); math.Abs(float64(car.Dx())-want) > 0.015*want+2 {
+				t.Errorf("the car is %d px wide, want %.0f (Fit.Scale %.3f of %d)", car.Dx(), want, fit.Scale, W)
+			}
+			if floor := int(math.Round(place.FloorY * float64(H))); car.Max.Y < floor-2 || car.Max.Y > floor+1 {
+				t.Errorf("the car's lowest row ends at y=%d, want the floor line %d", car.Max.Y, floor)
+			}
+		})
+	}
+}
+
+// Where the headroom rule makes the car smaller, Fit.Scale says so: the
+// scale used, not the one asked for.
+func TestStandReportsTheScaleTheHeadroomRuleLeft(t *testing.T) {
+	tall := shadowCar(t, 300, 400, [][2]float64{{40, 20}, {260, 20}, {260, 340}, {40, 340}},
+		[]shadowWheel{{80, 340, 30}, {220, 340, 30}})
+	out, fit, err := shadow.Stand(context.Background(), tall, backdropWall(800, 500),
+		shadow.BackdropOptions{Placement: shadow.Placement{FloorY: 0.6, Scale: 0.9, CenterX: 0.5}, MaxEnlarge: shadow.MaxEnlarge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	car := backdropCarBounds(out)
+	if fit.Scale >= 0.85 {
+		t.Errorf("Fit.Scale %.3f: the headroom rule made the car %d of %d px wide", fit.Scale, car.Dx(), out.Rect.Dx())
+	}
+	if got := float64(car.Dx()) / float64(out.Rect.Dx()); math.Abs(got-fit.Scale) > 0.02 {
+		t.Errorf("the car is %.3f of the answer's width, Fit.Scale says %.3f", got, fit.Scale)
+	}
+}

@@ -7,10 +7,12 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -26,8 +28,10 @@ type Checker struct {
 	Doc    *openapi3.T
 	router routers.Router
 	// unrouted stands for a route the document does not list (an unknown
-	// path, a method a path does not take): any documented error.
-	unrouted *openapi3.Operation
+	// path, a method a path does not take): any documented error;
+	// unknownTool for a POST to a name under /v1 that is no operation,
+	// which may also be 400 unknown_tool.
+	unrouted, unknownTool *openapi3.Operation
 }
 
 // Load parses and validates site.OpenAPI.
@@ -59,7 +63,16 @@ func Load() (*Checker, error) {
 		openapi3.WithStatus(http.StatusInternalServerError, errRef),
 		openapi3.WithStatus(http.StatusServiceUnavailable, errRef),
 	)}
-	return &Checker{Doc: doc, router: r, unrouted: unrouted}, nil
+	toolRef := doc.Components.Responses["UnknownTool"]
+	if toolRef == nil {
+		return nil, errors.New("openapi.json has no components.responses.UnknownTool")
+	}
+	unknownTool := &openapi3.Operation{Responses: openapi3.NewResponses()}
+	for code, r := range unrouted.Responses.Map() {
+		unknownTool.Responses.Set(code, r)
+	}
+	unknownTool.Responses.Set("400", toolRef)
+	return &Checker{Doc: doc, router: r, unrouted: unrouted, unknownTool: unknownTool}, nil
 }
 
 // Check reports how the answer (status, header, body) to req departs from
@@ -72,7 +85,11 @@ func (c *Checker) Check(req *http.Request, status int, header http.Header, body 
 		if !errors.As(err, &re) || (re.Reason != routers.ErrPathNotFound.Error() && re.Reason != routers.ErrMethodNotAllowed.Error()) {
 			return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 		}
-		route = &routers.Route{Spec: c.Doc, Path: req.URL.Path, Method: req.Method, Operation: c.unrouted}
+		op := c.unrouted
+		if req.Method == http.MethodPost && strings.HasPrefix(req.URL.Path, "/v1/") {
+			op = c.unknownTool
+		}
+		route = &routers.Route{Spec: c.Doc, Path: req.URL.Path, Method: req.Method, Operation: op}
 	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
@@ -126,4 +143,25 @@ func (t *Transport) Failures() (checked int, failures []error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.checked, append([]error(nil), t.failures...)
+}
+
+// CheckWebhook reports how a webhook's body departs from the JSON schema
+// the document gives the webhook name, or nil when it matches.
+func (c *Checker) CheckWebhook(name string, body []byte) error {
+	item := c.Doc.Webhooks[name]
+	if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+		return fmt.Errorf("openapi.json has no webhook %q with a body", name)
+	}
+	media := item.Post.RequestBody.Value.Content.Get("application/json")
+	if media == nil || media.Schema == nil {
+		return fmt.Errorf("webhook %q has no application/json schema", name)
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("webhook %q: the body is not JSON: %w (%.200q)", name, err, body)
+	}
+	if err := media.Schema.Value.VisitJSON(v); err != nil {
+		return fmt.Errorf("webhook %q: %w (body %.200q)", name, err, body)
+	}
+	return nil
 }

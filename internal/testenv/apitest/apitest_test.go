@@ -56,6 +56,8 @@ func TestCheckerRefusesDrift(t *testing.T) {
 		{"null list", "GET", "/v1/assets", 200, jsonH(), `{"assets":null}`, false},
 		{"unknown route", "GET", "/nope", 404, jsonH(), `{"error":"no route","code":"not_found"}`, true},
 		{"unknown route answered 200", "GET", "/nope", 200, jsonH(), `{}`, false},
+		{"unknown operation", "POST", "/v1/car-wash", 400, jsonH(), `{"error":"x","code":"unknown_tool"}`, true},
+		{"unknown_tool on another method", "GET", "/v1/car-wash", 400, jsonH(), `{"error":"x","code":"unknown_tool"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,5 +70,27 @@ func TestCheckerRefusesDrift(t *testing.T) {
 				t.Errorf("error %q does not name the path", err)
 			}
 		})
+	}
+}
+
+// A webhook's body is held to its schema: every field, none more.
+func TestCheckWebhook(t *testing.T) {
+	c, err := apitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"id":"vid_1","status":"done","code":"","error":"","resultUrl":"/v1/jobs/vid_1/result"}`, true},
+		{`{"id":"vid_1","status":"failed","code":"processing_failed","error":"x","resultUrl":""}`, true},
+		{`{"id":"vid_1","status":"done","code":"","error":"","result_url":"/v1/jobs/vid_1/result"}`, false},
+		{`{"id":"vid_1","status":"queued","code":"","error":"","resultUrl":""}`, false},
+		{`not json`, false},
+	} {
+		if err := c.CheckWebhook("videoJobEnded", []byte(tt.body)); (err == nil) != tt.ok {
+			t.Errorf("%s: %v, want ok %v", tt.body, err, tt.ok)
+		}
 	}
 }

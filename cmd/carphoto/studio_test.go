@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"carphoto/internal/testenv/datasets"
+)
+
+// sampleBackdrop is docs/samples/backdrop.jpg, the README's backdrop.
+func sampleBackdrop(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "samples", "backdrop.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A listing photo in one call, through the whole service: the plates
+// hidden on the studio backdrop, priced and charged as the two operations
+// together, once; the sides that cut a car off named, or refused with
+// requireWholeCar; the car's scale on the backdrop always said. Failures
+// are uncharged.
+func TestStudio(t *testing.T) {
+	s := startService(t, nil)
+	id, key := s.account(t, 12)
+	photo, backdrop := samplePhoto(t), sampleBackdrop(t)
+	balance := int64(12)
+	charged := func(t *testing.T, what string, h http.Header, credits int64) {
+		t.Helper()
+		balance -= credits
+		if got := h.Get("X-Credits-Charged"); got != strconv.FormatInt(credits, 10) {
+			t.Errorf("%s: X-Credits-Charged %q, want %d", what, got, credits)
+		}
+		if got := s.credits(t, id); got != balance {
+			t.Errorf("%s: balance %d, want %d", what, got, balance)
+		}
+	}
+
+	// blur-plates on the sample photo, then car-shadow with plates=blur on
+	// the sample backdrop: the same plates, two credits in one charge, the
+	// car's scale said.
+	status, h, body := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
+	if status != http.StatusOK {
+		t.Fatalf("blur-plates: %d %.200s", status, body)
+	}
+	charged(t, "blur-plates", h, 1)
+	plates := h.Get("X-Plates-Found")
+	studioCall := []part{file("image", photo), file("backgroundImage", backdrop), field("plates", "blur")}
+	status, h, body = postIdem(t, s.url+"/v1/car-shadow", key, "listing-1", studioCall...)
+	if status != http.StatusOK || h.Get("Content-Type") != "image/png" {
+		t.Fatalf("car-shadow plates=blur on the backdrop: %d %s %.200s", status, h.Get("Content-Type"), body)
+	}
+	charged(t, "car-shadow plates=blur", h, 2)
+	if got := h.Get("X-Plates-Found"); got != plates || got == "0" {
+		t.Errorf("car-shadow plates=blur: X-Plates-Found %q, blur-plates found %q on the same photo", got, plates)
+	}
+	if scale, err := strconv.ParseFloat(h.Get("X-Car-Scale"), 64); err != nil || scale <= 0 || scale > 0.8 {
+		t.Errorf("X-Car-Scale %q, want the scale used (at most the default 0.8)", h.Get("X-Car-Scale"))
+	}
+	if got := h.Get("X-Car-Truncated"); got != "" {
+		t.Errorf("the sample car, wholly in view: X-Car-Truncated %q, want none", got)
+	}
+	// Retried with its Idempotency-Key: the same answer and headers, not
+	// charged again.
+	rstatus, rh, rbody := postIdem(t, s.url+"/v1/car-shadow", key, "listing-1", studioCall...)
+	if rstatus != http.StatusOK || !bytes.Equal(rbody, body) || rh.Get("Idempotent-Replayed") != "true" ||
+		rh.Get("X-Car-Scale") != h.Get("X-Car-Scale") || rh.Get("X-Plates-Found") != h.Get("X-Plates-Found") || rh.Get("X-Credits-Charged") != "2" {
+		t.Errorf("the retry: %d replayed %q scale %q plates %q charged %q; want the first answer again with its headers",
+			rstatus, rh.Get("Idempotent-Replayed"), rh.Get("X-Car-Scale"), rh.Get("X-Plates-Found"), rh.Get("X-Credits-Charged"))
+	}
+	if got := s.credits(t, id); got != balance {
+		t.Errorf("after the retry: balance %d, want %d (charged once)", got, balance)
+	}
+
+	// /v1/account lists the price and shows the balance.
+	status, _, body = do(t, http.MethodGet, s.url+"/v1/account", key, "", nil)
+	var acct struct {
+		Credits        int64
+		CostWithPlates map[string]int64 `json:"costWithPlates"`
+	}
+	if status != http.StatusOK || json.Unmarshal(body, &acct) != nil || acct.Credits != balance ||
+		acct.CostWithPlates["car-shadow+blur-plates"] != 2 || acct.CostWithPlates["car-cutout+plate-logo"] != 2 {
+		t.Errorf("/v1/account: %d %s; want %d credits and the price of plates with car-shadow and car-cutout, 2", status, body, balance)
+	}
+
+	// plates=logo with a saved design on a saved backdrop: both images
+	// from the library, one call, two credits.
+	status, _, body = post(t, s.url+"/v1/assets", key, part{"file", "dealer.png", twoColourLogo(t)})
+	var design struct{ ID string }
+	if status != http.StatusCreated || json.Unmarshal(body, &design) != nil {
+		t.Fatalf("save a design: %d %s", status, body)
+	}
+	status, _, body = post(t, s.url+"/v1/assets", key, part{"file", "studio.jpg", backdrop}, field("kind", "backdrop"))
+	var studio struct{ ID string }
+	if status != http.StatusCreated || json.Unmarshal(body, &studio) != nil {
+		t.Fatalf("save a backdrop: %d %s", status, body)
+	}
+	status, h, body = post(t, s.url+"/v1/car-cutout", key, file("image", photo), field("plates", "logo"),
+		field("logoAssetId", design.ID), field("backgroundAssetId", studio.ID), field("format", "jpeg"))
+	if status != http.StatusOK || h.Get("Content-Type") != "image/jpeg" || h.Get("X-Car-Scale") == "" {
+		t.Fatalf("car-cutout plates=logo, design and backdrop saved: %d %s scale %q %.200s", status, h.Get("Content-Type"), h.Get("X-Car-Scale"), body)
+	}
+	charged(t, "car-cutout plates=logo", h, 2)
+
+	// Refusals and failures, none charged.
+	for _, tc := range []struct {
+		name   string
+		path   string
+		parts  []part
+		status int
+		code   string
+		says   string
+	}{
+		{"a design without plates=logo", "/v1/car-shadow", []part{file("image", photo), file("logo", twoColourLogo(t)), field("plates", "blur")},
+			400, "invalid_params", "with plates=logo"},
+		{"plates=logo without a design", "/v1/car-cutout", []part{file("image", photo), field("plates", "logo")},
+			400, "invalid_params", "plates=logo puts your design on the plates"},
+		{"an unknown plates", "/v1/car-cutout", []part{file("image", photo), field("plates", "hide")},
+			400, "invalid_params", "plates must be one of keep, blur, pixelate, white, black, logo"},
+		{"a design that fails to decode in the worker", "/v1/car-shadow", []part{file("image", photo), field("plates", "logo"), file("logo", scrambled(twoColourLogo(t)))},
+			400, "invalid_params", "logo"},
+	} {
+		status, h, body := post(t, s.url+tc.path, key, tc.parts...)
+		wantError(t, status, h, body, tc.status, tc.code)
+		if !strings.Contains(string(body), tc.says) {
+			t.Errorf("%s: %s, want it to say %q", tc.name, body, tc.says)
+		}
+		if got := s.credits(t, id); got != balance {
+			t.Errorf("%s: balance %d, want %d (uncharged)", tc.name, got, balance)
+		}
+	}
+
+	// Two credits are needed: one is not enough.
+	_, poor := s.account(t, 1)
+	status, h, body = post(t, s.url+"/v1/car-shadow", poor, file("image", photo), field("plates", "blur"))
+	wantError(t, status, h, body, http.StatusPaymentRequired, "insufficient_credits")
+
+	// A car the photo's edge cuts off (web 0164: a saloon cut by the right
+	// edge and the top): named, and refused with requireWholeCar.
+	cut, err := os.ReadFile(datasets.File(t, "plates-web-cc0", "images/plates-web-cc0-0164.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, h, body = post(t, s.url+"/v1/car-cutout", key, file("image", cut))
+	if status != http.StatusOK || !strings.Contains(h.Get("X-Car-Truncated"), "right") {
+		t.Errorf("car-cutout of web 0164: %d, X-Car-Truncated %q, want the right side named %.200s", status, h.Get("X-Car-Truncated"), body)
+	}
+	charged(t, "car-cutout of web 0164", h, 1)
+	status, h, body = post(t, s.url+"/v1/car-shadow", key, file("image", cut), file("backgroundImage", backdrop), field("plates", "blur"), field("requireWholeCar", "true"))
+	wantError(t, status, h, body, http.StatusUnprocessableEntity, "car_truncated")
+	if !strings.Contains(string(body), "right") {
+		t.Errorf("car_truncated: %s, want the sides named", body)
+	}
+	if got := s.credits(t, id); got != balance {
+		t.Errorf("car_truncated: balance %d, want %d (uncharged)", got, balance)
+	}
+}

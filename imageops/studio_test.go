@@ -1,0 +1,256 @@
+package imageops
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"image"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+
+	xdraw "golang.org/x/image/draw"
+
+	"carphoto"
+	"carphoto/imageops/codec"
+	"carphoto/imageops/paint"
+	"carphoto/imageops/plates"
+	"carphoto/imageops/shadow"
+	"carphoto/internal/testenv/datasets"
+)
+
+var studioPhotos = flag.Int("studio.photos", 4, "held-out web photos TestStudioHidesThePlatesBlurPlatesHides compares (0: all)")
+
+// webHeldOut are the held-out plates-web-cc0 photos' file names, sorted.
+func webHeldOut(t *testing.T) []string {
+	t.Helper()
+	dir := datasets.Set(t, "plates-web-cc0")
+	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []struct{ File string }
+	if err := json.Unmarshal(raw, &labels); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range labels {
+		if datasets.HeldOut(filepath.Base(l.File)) {
+			names = append(names, l.File)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// blurPlatesQuads are the quads blur-plates hides on photo, found as its
+// answer finds them (plateOp): from a baseline JPEG's blocks, else from the
+// decoded photo.
+func blurPlatesQuads(t *testing.T, photo []byte) []Quad {
+	t.Helper()
+	ctx := context.Background()
+	var found []plates.Plate
+	var err error
+	if src, oerr := paint.OpenBlockJPEG(ctx, photo, Limits{}); oerr == nil {
+		found, err = plates.DetectIn(ctx, src)
+	} else {
+		ph, derr := codec.Decode(ctx, photo, Limits{})
+		if derr != nil {
+			t.Fatal(derr)
+		}
+		found, err = plates.Detect(ctx, ph.Image)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return quadsOf(found)
+}
+
+// car-cutout and car-shadow with plates hide the very quads blur-plates
+// hides on the same photo (found as its default JPEG answer finds them),
+// and say as many plates found; the plates are hidden on the photo the
+// car is cut from.
+func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
+	names := webHeldOut(t)
+	if n := *studioPhotos; n > 0 && n < len(names) {
+		names = names[:n]
+	}
+	ctx := context.Background()
+	var same, withPlates int
+	for _, name := range names {
+		photo := datasets.ReadFile(t, "plates-web-cc0", name)
+		want := blurPlatesQuads(t, photo)
+		p, err := ParseParams(CarCutout, map[string]string{"plates": "black"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hidden, found, err := studioPhoto(ctx, Input{Photo: photo}, p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := quadsOf(found); !slices.Equal(got, want) {
+			t.Errorf("%s: car-cutout plates=black hides %v, blur-plates %v", name, got, want)
+			continue
+		}
+		same++
+		if len(want) == 0 {
+			continue
+		}
+		withPlates++
+		// Hidden on the photo the car is cut from: black at the centre of
+		// every quad.
+		for _, q := range want {
+			var cx, cy float64
+			for _, pt := range q {
+				cx, cy = cx+pt.X/4, cy+pt.Y/4
+			}
+			if r, g, b, _ := hidden.Image.At(int(cx), int(cy)).RGBA(); max(r, g, b)>>8 > 8 {
+				t.Errorf("%s: the plate at (%.0f, %.0f) is not black on the photo cut out", name, cx, cy)
+			}
+		}
+	}
+	// X-Plates-Found, through Process.
+	photo := datasets.ReadFile(t, "plates-web-cc0", names[0])
+	blur, err := Process(ctx, Input{Photo: photo}, Params{Op: BlurPlates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := ParseParams(CarShadow, map[string]string{"plates": "blur"}, false)
+	shadowed, err := Process(ctx, Input{Photo: photo}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shadowed.PlatesFound != blur.PlatesFound || blur.PlatesFound == 0 {
+		t.Errorf("%s: car-shadow plates=blur found %d plates, blur-plates %d; want the same, at least 1", names[0], shadowed.PlatesFound, blur.PlatesFound)
+	}
+	t.Logf("%d of %d held-out web photos: the same quads hidden as blur-plates hides (%d with plates found)", same, len(names), withPlates)
+}
+
+// A car the photo's edge cuts off is named; requireWholeCar refuses it,
+// naming the sides; a car wholly in view passes.
+func TestStudioWholeCar(t *testing.T) {
+	ctx := context.Background()
+	cut := datasets.ReadFile(t, "plates-web-cc0", "images/plates-web-cc0-0164.jpg") // cut by the right edge and the top
+	p, err := ParseParams(CarShadow, map[string]string{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Process(ctx, Input{Photo: cut}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(out.CarTruncated, "right") {
+		t.Errorf("web 0164: truncated %v, want the right side named", out.CarTruncated)
+	}
+	p.RequireWholeCar = true
+	_, err = Process(ctx, Input{Photo: cut}, p)
+	if carphoto.ErrorCode(err) != carphoto.ECarTruncated || !bytes.Contains([]byte(carphoto.ErrorMessage(err)), []byte("right")) {
+		t.Errorf("web 0164 with requireWholeCar: %v, want car_truncated naming the right edge", err)
+	}
+	whole := studioSample(t, "car.jpg")
+	out, err = Process(ctx, Input{Photo: whole}, p)
+	if err != nil || len(out.CarTruncated) != 0 {
+		t.Errorf("the sample car, wholly in view, with requireWholeCar: %v, truncated %v; want the answer", err, out.CarTruncated)
+	}
+}
+
+// On the sample backdrop the sample car is not enlarged: the answer is the
+// backdrop's size; on a backdrop three times as large the car is enlarged
+// 1.5× and the answer is the backdrop scaled down, the scale reported.
+func TestStudioNoSoftEnlargement(t *testing.T) {
+	ctx := context.Background()
+	photo, backdrop := studioSample(t, "car.jpg"), studioSample(t, "backdrop.jpg")
+	p, err := ParseParams(CarShadow, map[string]string{"format": "jpeg"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw, bh, err := CheckImage("backdrop", backdrop, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		backdrop []byte
+		w, h     int
+	}{
+		{"the sample backdrop", backdrop, bw, bh},
+		{"three times as large", scaledJPEG(t, backdrop, 3*bw, 3*bh), 3 * bw, 3 * bh},
+	} {
+		out, err := Process(ctx, Input{Photo: photo, Backdrop: tc.backdrop}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, _, err := image.Decode(bytes.NewReader(out.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, h := img.Bounds().Dx(), img.Bounds().Dy()
+		if out.CarScale <= 0 || out.CarScale > 0.8+1e-9 {
+			t.Errorf("%s: CarScale %.3f, want the scale used, at most the default 0.8", tc.name, out.CarScale)
+		}
+		// The car's width in the photo (solid bounds) × its enlargement is
+		// CarScale × the answer's width: the enlargement from the answer.
+		car := carWidth(t, photo)
+		enlarge := out.CarScale * float64(w) / float64(car)
+		if enlarge > shadow.MaxEnlarge+0.02 {
+			t.Errorf("%s: the car enlarged %.2f× (answer %dx%d), want at most %g×", tc.name, enlarge, w, h, shadow.MaxEnlarge)
+		}
+		switch {
+		case tc.w == bw && (w != bw || h != bh):
+			t.Errorf("%s: answer %dx%d, want the backdrop's %dx%d (the car not enlarged, %.2f×)", tc.name, w, h, bw, bh, enlarge)
+		case tc.w == bw && enlarge > 1.01:
+			t.Errorf("%s: the sample car enlarged %.2f×, want not at all", tc.name, enlarge)
+		case tc.w != bw && (w >= tc.w || enlarge < shadow.MaxEnlarge-0.05):
+			t.Errorf("%s: answer %dx%d enlarging the car %.2f×, want the backdrop scaled down to enlarge it %g×", tc.name, w, h, enlarge, shadow.MaxEnlarge)
+		}
+	}
+}
+
+// carWidth is the width of the sample car's solid cut-out bounds.
+func carWidth(t *testing.T, photo []byte) int {
+	t.Helper()
+	p, _ := ParseParams(CarCutout, map[string]string{"crop": "true"}, false)
+	out, err := Process(context.Background(), Input{Photo: photo}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := alphaOf(t, out)
+	var r image.Rectangle
+	for y := a.Rect.Min.Y; y < a.Rect.Max.Y; y++ {
+		for x := a.Rect.Min.X; x < a.Rect.Max.X; x++ {
+			if a.AlphaAt(x, y).A >= 128 {
+				r = r.Union(image.Rect(x, y, x+1, y+1))
+			}
+		}
+	}
+	return r.Dx()
+}
+
+// scaledJPEG is data decoded and scaled to w×h, as a JPEG.
+func scaledJPEG(t *testing.T, data []byte, w, h int) []byte {
+	t.Helper()
+	ph, err := codec.Decode(context.Background(), data, codec.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	xdraw.ApproxBiLinear.Scale(dst, dst.Rect, ph.Image, ph.Image.Bounds(), xdraw.Src, nil)
+	var b bytes.Buffer
+	if err := codec.EncodeJPEG(&b, dst, 90, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// studioSample is docs/samples/name.
+func studioSample(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "docs", "samples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
