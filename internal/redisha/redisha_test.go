@@ -54,8 +54,11 @@ func TestDurableOnCluster(t *testing.T) {
 	script := redis.NewScript(`redis.call('INCR', KEYS[1]); return redis.call('INCR', KEYS[2])`)
 	keys := []string{"cp:a:{t}", "cp:b:{t}"}
 	d := redisha.Durability{Replicas: 1, Timeout: 500 * time.Millisecond}
-	// The script is not loaded yet: Durable falls back to EVAL.
-	if cmd, err := d.Durable(ctx, c.Client, script, keys); err != nil || cmd.Val() != int64(1) {
+	// The script is not loaded yet: Durable falls back to EVAL. A cluster
+	// just started once took more than 500 ms to confirm its first write
+	// (CI, 27 Nov): this one may take 5 s.
+	first := redisha.Durability{Replicas: 1, Timeout: 5 * time.Second}
+	if cmd, err := first.Durable(ctx, c.Client, script, keys); err != nil || cmd.Val() != int64(1) {
 		t.Fatalf("Durable: %v, %v", cmd.Val(), err)
 	}
 	master, _ := c.MasterOf(ctx, keys[0])
