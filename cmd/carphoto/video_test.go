@@ -283,7 +283,8 @@ func sideBySide(t *testing.T) {
 }
 
 // A worker killed in the middle of a video job: Asynq takes the task back
-// once the dead worker's lease on it has lapsed (one to two minutes) and
+// once the dead worker's lease on it has lapsed (recoverable: in the other
+// worker within a minute more, or in a replacement as it starts) and
 // another worker runs it again; it ends done, charged once.
 func TestVideoWorkerKilled(t *testing.T) {
 	if testing.Short() {
