@@ -254,8 +254,7 @@ func testVideo(t *testing.T) (string, []byte) {
 }
 
 // The two worker-killing video tests wait on Asynq's recovery of a dead
-// worker's task (its 30 s lease, checked once a minute): 1–3 minutes
-// each, mostly idle. They run side by side, after the package's other
+// worker's task (recoverable): about a minute a death, mostly idle. They run side by side, after the package's other
 // tests, each on a database of its own; not on a cluster, whose one
 // database each test empties at its start. The two hang-up tests (about
 // a minute of 200 clients each) run beside them, in those idle minutes.
@@ -266,6 +265,15 @@ const (
 	hangupsKillDB = 14
 )
 
+// recoverable is how long after a worker's death Asynq's recoverer can
+// take its task back: the task's lease (extended every few seconds while
+// the worker lives) lapses within 30 s, and the recoverer takes only tasks
+// whose lease lapsed 30 s before. A worker runs the recoverer as it
+// starts, a running one once a minute: the worker-killing tests start a
+// replacement then, as a supervisor restarting the dead process would,
+// so each death costs them about a minute, not one to two.
+const recoverable = 62 * time.Second
+
 // sideBySide lets a long, mostly waiting test run beside the other such
 // tests, unless they share a Redis Cluster.
 func sideBySide(t *testing.T) {
@@ -275,7 +283,8 @@ func sideBySide(t *testing.T) {
 }
 
 // A worker killed in the middle of a video job: Asynq takes the task back
-// once the dead worker's lease on it has lapsed (one to two minutes) and
+// once the dead worker's lease on it has lapsed (recoverable: in the other
+// worker within a minute more, or in a replacement as it starts) and
 // another worker runs it again; it ends done, charged once.
 func TestVideoWorkerKilled(t *testing.T) {
 	if testing.Short() {
@@ -310,9 +319,14 @@ func TestVideoWorkerKilled(t *testing.T) {
 	holder.cmd.Process.Kill()
 	killed := time.Now()
 	var j jobStatus
-	// Asynq's recoverer takes a task whose lease lapsed 30 s ago, every
-	// minute: 55–120 s after the kill, then the run.
-	for deadline := time.Now().Add(180 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+	// Asynq's recoverer takes the task back once it is recoverable: in the
+	// replacement as it starts, or in the other worker, then the run.
+	replaced := false
+	for deadline := time.Now().Add(180 * time.Second); ; time.Sleep(time.Second) {
+		if !replaced && time.Since(killed) > recoverable {
+			startProc(t, "worker", env...)
+			replaced = true
+		}
 		_, j = getJob(t, url, key, sub.ID)
 		if j.Status == "done" || j.Status == "failed" {
 			break
@@ -365,23 +379,40 @@ func TestVideoWorkerKilledTwice(t *testing.T) {
 
 	start := time.Now()
 	var dead []*proc
+	var lastDeath time.Time
+	// replace starts a worker in place of the last one killed once its
+	// task is recoverable (recoverable), once per death.
+	replace := func() {
+		if len(ws) < 3+len(dead) && time.Since(lastDeath) > recoverable {
+			ws = append(ws, startProc(t, "worker", env...))
+		}
+	}
 	for deadline := time.Now().Add(200 * time.Second); len(dead) < 2; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %d deaths, no worker started the video job again", len(dead))
+		}
+		if len(dead) > 0 {
+			replace()
 		}
 		for _, w := range ws {
 			if !slices.Contains(dead, w) && runs(w) > 0 {
 				w.cmd.Process.Kill()
 				dead = append(dead, w)
+				lastDeath = time.Now()
 				t.Logf("worker %d killed at the video job, %v in", len(dead), time.Since(start).Round(time.Millisecond))
 			}
 		}
 	}
 	var hooked string
-	select {
-	case hooked = <-hooks:
-	case <-time.After(200 * time.Second):
-		t.Fatal("no webhook 200 s after the second worker was killed")
+	for deadline := time.Now().Add(200 * time.Second); hooked == ""; {
+		select {
+		case hooked = <-hooks:
+		case <-time.After(time.Second):
+			replace()
+			if time.Now().After(deadline) {
+				t.Fatal("no webhook 200 s after the second worker was killed")
+			}
+		}
 	}
 	t.Logf("webhook %v after the submit: %s", time.Since(start).Round(time.Second), hooked)
 	var end struct{ ID, Status, Code, Error string }
