@@ -139,7 +139,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		if err != nil {
 			return err
 		}
-		task := asynq.NewTask(TaskType(req.Params.Op), body,
+		task := asynq.NewTask(taskTypeOf(req.Params), body,
 			asynq.Queue(Queue), asynq.Deadline(req.Deadline), asynq.MaxRetry(0), asynq.TaskID(id))
 		return Enqueue(ctx, c.rdb, c.aq, task)
 	}

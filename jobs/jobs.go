@@ -19,6 +19,33 @@ import (
 // TaskType is the Asynq task type of an operation: "photo:<op>".
 func TaskType(op imageops.Op) string { return "photo:" + string(op) }
 
+// TaskTypes are the task types a worker of this release handles.
+func TaskTypes() []string {
+	var types []string
+	for _, op := range imageops.Ops {
+		types = append(types, TaskType(op))
+		if op == imageops.CarShadow || op == imageops.CarCutout {
+			types = append(types, TaskType(op)+studioSuffix)
+		}
+	}
+	return types
+}
+
+// studioSuffix marks the task type of a studio call with plates hidden or
+// a whole car required (issue 60), which workers of earlier releases
+// would run without: a rolling deploy's old worker handles no such type,
+// so the task fails there and the call ends processing_failed, uncharged,
+// instead of coming back charged with its plates shown or its car cut.
+const studioSuffix = "+studio"
+
+// taskTypeOf is the task type of a call with params p.
+func taskTypeOf(p imageops.Params) string {
+	if p.Plates != imageops.PlatesKeep || p.RequireWholeCar {
+		return TaskType(p.Op) + studioSuffix
+	}
+	return TaskType(p.Op)
+}
+
 // Queue is the Asynq queue every photo task goes to.
 const Queue = "photos"
 

@@ -95,8 +95,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.cfg.Metrics.WorkerRunning(func() float64 { return float64(w.running.Load()) })
 	}
 	mux := asynq.NewServeMux()
-	for _, op := range imageops.Ops {
-		mux.HandleFunc(jobs.TaskType(op), w.handle)
+	for _, typ := range jobs.TaskTypes() {
+		mux.HandleFunc(typ, w.handle)
 	}
 	// The process's own sign of life, from before its first task to after
 	// its last: the web side takes a task's worker to have died only when
