@@ -321,8 +321,19 @@ func hostPort(t *testing.T, url string) string {
 	return hp
 }
 
-func hangupEnv(rs *redistest.Server) []string {
-	return []string{rs.Env(), "PORT=0", "WORKER_CONCURRENCY=1", "RATE_LIMIT_PER_MINUTE=10000"}
+// hangupService starts, on database db, a web process and two workers
+// (one task at a time each) with the rate limit out of the way, extra
+// added to their environment. It returns the web process, the service, its
+// Redis and the environment, to start a web process again.
+func hangupService(t *testing.T, db int, extra ...string) (*proc, *service, *redistest.Server, []string) {
+	t.Helper()
+	rs := redistest.New(t, db)
+	env := append([]string{rs.Env(), "PORT=0", "WORKER_CONCURRENCY=1", "RATE_LIMIT_PER_MINUTE=10000"}, extra...)
+	web, s := startWeb(t, rs, env...)
+	startProc(t, "worker", env...)
+	startProc(t, "worker", env...)
+	waitReady(t, s.url)
+	return web, s, rs, env
 }
 
 func hangupSeed(t *testing.T) *rand.Rand {
@@ -341,12 +352,7 @@ func TestHangupsChargeOnlyDelivered(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	sideBySide(t)
-	rs := redistest.New(t, hangupsDB)
-	env := hangupEnv(rs)
-	_, s := startWeb(t, rs, env...)
-	startProc(t, "worker", env...)
-	startProc(t, "worker", env...)
-	waitReady(t, s.url)
+	_, s, _, _ := hangupService(t, hangupsDB)
 	r := newHangupRun(t, s, hangupSeed(t), 200, 50)
 	addr := hostPort(t, s.url)
 	start := time.Now()
@@ -365,12 +371,7 @@ func TestHangupsWithWebKilled(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	sideBySide(t)
-	rs := redistest.New(t, hangupsKillDB)
-	env := hangupEnv(rs)
-	web, s := startWeb(t, rs, env...)
-	startProc(t, "worker", env...)
-	startProc(t, "worker", env...)
-	waitReady(t, s.url)
+	web, s, rs, env := hangupService(t, hangupsKillDB)
 	rng := hangupSeed(t)
 	r := newHangupRun(t, s, rng, 200, 50)
 	var mu sync.Mutex
@@ -430,12 +431,7 @@ func TestFloodOneKey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	rs := redistest.New(t, redisDB)
-	env := append(hangupEnv(rs), "REQUEST_TIMEOUT=8s")
-	_, s := startWeb(t, rs, env...)
-	startProc(t, "worker", env...)
-	startProc(t, "worker", env...)
-	waitReady(t, s.url)
+	_, s, _, _ := hangupService(t, redisDB, "REQUEST_TIMEOUT=8s")
 	id, key := s.account(t, 1000)
 	body, ct := multipartBody(t, file("image", carPhoto(t)))
 	const n = 200
