@@ -15,15 +15,18 @@ import (
 	"testing"
 )
 
-// samplePhoto is docs/samples/car.jpg, the README's whole-car photo.
-func samplePhoto(t *testing.T) []byte {
+// sample is the file name of docs/samples, the README's sample files.
+func sample(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "samples", "car.jpg"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "samples", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
+
+// samplePhoto is docs/samples/car.jpg, the README's whole-car photo.
+func samplePhoto(t *testing.T) []byte { return sample(t, "car.jpg") }
 
 // wallPNG is a w×h backdrop of one grey.
 func wallPNG(t *testing.T, w, h int) []byte {

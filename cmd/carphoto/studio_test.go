@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,14 +13,7 @@ import (
 )
 
 // sampleBackdrop is docs/samples/backdrop.jpg, the README's backdrop.
-func sampleBackdrop(t *testing.T) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "samples", "backdrop.jpg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func sampleBackdrop(t *testing.T) []byte { return sample(t, "backdrop.jpg") }
 
 // A listing photo in one call, through the whole service: the plates
 // hidden on the studio backdrop, priced and charged as the two operations
