@@ -108,10 +108,10 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	defer func() {
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer dcancel()
-		retry(dctx, func(ctx context.Context) error { return c.rdb.Del(ctx, photoKey, designKey, backdropKey).Err() })
+		redisha.Retry(dctx, func(ctx context.Context) error { return c.rdb.Del(ctx, photoKey, designKey, backdropKey).Err() })
 	}()
 	store := func() error {
-		return retry(ctx, func(ctx context.Context) error {
+		return redisha.Retry(ctx, func(ctx context.Context) error {
 			pipe := c.rdb.Pipeline()
 			pipe.Set(ctx, photoKey, req.Photo, ttl)
 			if req.Design != nil {
@@ -151,10 +151,10 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	for {
 		// BLPOP has a resolution of milliseconds; go-redis adds the timeout
 		// to the connection's read deadline for blocking commands. Redis
-		// going away is waited out with backoff (retry); redis.Nil is a
+		// going away is waited out with backoff (redisha.Retry); redis.Nil is a
 		// slice of the wait passing with no answer.
 		var vals []string
-		err := retry(ctx, func(ctx context.Context) (err error) {
+		err := redisha.Retry(ctx, func(ctx context.Context) (err error) {
 			vals, err = c.rdb.BLPop(ctx, min(aliveEvery, max(time.Until(req.Deadline), time.Millisecond)), resultKey).Result()
 			if redisha.Transient(err) {
 				w.unreachable(time.Now())
@@ -342,7 +342,7 @@ func (w *watch) death() verdict {
 // task id already taken counts as done: an earlier try went through
 // before its answer was lost.
 func Enqueue(ctx context.Context, rdb redis.UniversalClient, aq *asynq.Client, task *asynq.Task) error {
-	return retry(ctx, func(ctx context.Context) error { return enqueueOnce(ctx, rdb, aq, task) })
+	return redisha.Retry(ctx, func(ctx context.Context) error { return enqueueOnce(ctx, rdb, aq, task) })
 }
 
 // enqueueOnce is one try of Enqueue, its error transient when Redis was
@@ -386,16 +386,6 @@ func (c *Client) failed(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// retry runs fn until it succeeds, fails for a reason other than Redis
-// being out of reach (redisha.Transient), or ctx is done, sleeping with
-// exponential backoff between tries: a Redis that restarts or fails over
-// within the deadline costs the request time, not its answer. Every jobs
-// function a request or a worker calls rides through this way, so its
-// callers never retry. It returns fn's last error.
-func retry(ctx context.Context, fn func(ctx context.Context) error) error {
-	return redisha.Retry(ctx, fn)
-}
-
 // sleep waits d, or less if ctx ends first; it reports whether ctx is
 // still live.
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -428,7 +418,7 @@ func WorkerAlive(ctx context.Context, rdb redis.UniversalClient, workerID string
 		stopBeat()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		retry(sctx, func(ctx context.Context) error { return rdb.Set(ctx, key, WorkerStopped, time.Minute).Err() })
+		redisha.Retry(sctx, func(ctx context.Context) error { return rdb.Set(ctx, key, WorkerStopped, time.Minute).Err() })
 	}
 }
 
@@ -470,7 +460,7 @@ func (c *Client) Close() error { return c.aq.Close() }
 // caller should drop the task.
 func LoadInputs(ctx context.Context, rdb redis.UniversalClient, p Payload) (imageops.Input, error) {
 	var ph, design, backdrop, logo *redis.StringCmd
-	err := retry(ctx, func(ctx context.Context) error {
+	err := redisha.Retry(ctx, func(ctx context.Context) error {
 		pipe := rdb.Pipeline()
 		ph, design, backdrop, logo = pipe.Get(ctx, PhotoKey(p.RequestID)), nil, nil, nil
 		if p.Design {
@@ -535,7 +525,7 @@ func Deliver(ctx context.Context, rdb redis.UniversalClient, p Payload, r *Resul
 	if ttl < time.Second {
 		ttl = time.Second
 	}
-	return retry(ctx, func(ctx context.Context) error {
+	return redisha.Retry(ctx, func(ctx context.Context) error {
 		pipe := rdb.TxPipeline()
 		pipe.RPush(ctx, key, frame)
 		pipe.Expire(ctx, key, ttl)

@@ -5,6 +5,10 @@
 // and parameters, and the worker answers by RPUSH on a per-request key that
 // the web side BLPOPs until the request's deadline (docs/research/measurements.md, "Service:
 // the whole path", has the measurements behind this shape). A late answer expires unread.
+//
+// Every function here that a request or a worker calls rides through a
+// Redis that restarts or fails over (redisha.Retry) until its context
+// ends, so its callers never retry.
 package jobs
 
 import (
