@@ -231,6 +231,15 @@ func refine(ctx context.Context, src *rows, c *coarseMatte, par params, dst imag
 		}
 	}
 	x0s, x1s, fxs := axisMap(mw, W)
+	// The ten grid planes a band pixel reads (the guided filter's coefficients,
+	// the car's and the background's colours), interpolated along x on grid rows
+	// y0 and y1 once for the ~W/mw pixel rows that share them: pixel x's pair for
+	// plane p at hz[20x+2p:], filled for grid column k's pixels when rows (y0, y1)
+	// first need them (filled[k], 0 for never). The same sums as interpolating
+	// per pixel, so the same alpha.
+	planes := [10][]float32{g.a[0], g.a[1], g.a[2], g.b, fg.ch(0), fg.ch(1), fg.ch(2), bg.ch(0), bg.ch(1), bg.ch(2)}
+	hz := make([]float32, 20*W)
+	filled := make([]int, mw)
 	const inv255 = 1.0 / 255
 	// Opaque band pixels that look like a mix of car and background get their
 	// cleaned colour if they touch the edge: a transparent or partly transparent
@@ -301,22 +310,29 @@ func refine(ctx context.Context, src *rows, c *coarseMatte, par params, dst imag
 				}
 				continue
 			}
-			for x := xs[k]; x < xs[k+1]; x++ {
-				i00, i01, i10, i11 := y0*mw+x0s[x], y0*mw+x1s[x], y1*mw+x0s[x], y1*mw+x1s[x]
-				lerp := func(s []float32) float32 {
-					a := s[i00] + (s[i01]-s[i00])*fxs[x]
-					b := s[i10] + (s[i11]-s[i10])*fxs[x]
-					return a + (b-a)*fy
+			if key := y0*mh + y1 + 1; filled[k] != key {
+				filled[k] = key
+				for x := xs[k]; x < xs[k+1]; x++ {
+					i00, i01, i10, i11 := y0*mw+x0s[x], y0*mw+x1s[x], y1*mw+x0s[x], y1*mw+x1s[x]
+					h := hz[20*x : 20*x+20]
+					for p, s := range planes {
+						h[2*p] = s[i00] + (s[i01]-s[i00])*fxs[x]
+						h[2*p+1] = s[i10] + (s[i11]-s[i10])*fxs[x]
+					}
 				}
+			}
+			for x := xs[k]; x < xs[k+1]; x++ {
+				h := hz[20*x : 20*x+20]
+				lerp := func(p int) float32 { return h[2*p] + (h[2*p+1]-h[2*p])*fy }
 				R := float32(prow[4*x]) * inv255
 				G := float32(prow[4*x+1]) * inv255
 				B := float32(prow[4*x+2]) * inv255
-				q := lerp(g.a[0])*R + lerp(g.a[1])*G + lerp(g.a[2])*B + lerp(g.b)
+				q := lerp(0)*R + lerp(1)*G + lerp(2)*B + lerp(3)
 				q = (q-0.5)*par.sharpen + 0.5
 
 				// Projection on the line from the background's colour to the car's.
-				fr, fgG, fb := lerp(fg.ch(0)), lerp(fg.ch(1)), lerp(fg.ch(2))
-				dr, dg, db := lerp(bg.ch(0))-fr, lerp(bg.ch(1))-fgG, lerp(bg.ch(2))-fb
+				fr, fgG, fb := lerp(4), lerp(5), lerp(6)
+				dr, dg, db := lerp(7)-fr, lerp(8)-fgG, lerp(9)-fb
 				n := dr*dr + dg*dg + db*db
 				s := float32(0) // the background's share of the pixel
 				if n > 1e-4 {
