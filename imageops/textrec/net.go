@@ -231,20 +231,33 @@ func embeddedNet() (*net, error) {
 // last 4 in scalar code took most of a line's time.
 func (n *net) apply(c *nn.Conv, x *nn.Tensor) *nn.Tensor {
 	t := x.W
+	y := n.applyPadded(c, x)
+	if y.W == t {
+		return y
+	}
+	trimmed := nn.Scratch(y.C, 1, t)
+	for ch := range y.C {
+		copy(trimmed.Plane(ch), y.Plane(ch)[:t])
+	}
+	nn.Free(y)
+	return trimmed
+}
+
+// applyPadded is apply without dropping the padding: its steps past x.W
+// are the padding's outputs, to be ignored. The head's answer is read so,
+// not copied out of its thousands of planes.
+func (n *net) applyPadded(c *nn.Conv, x *nn.Tensor) *nn.Tensor {
+	t := x.W
 	var y *nn.Tensor
 	if t%8 == 0 {
 		y = c.Apply(x)
 	} else {
-		p := nn.NewTensor(x.C, 1, (t+7)&^7)
+		p := nn.Scratch(x.C, 1, (t+7)&^7)
 		for ch := range x.C {
-			copy(p.Plane(ch), x.Plane(ch))
+			clear(p.Plane(ch)[copy(p.Plane(ch), x.Plane(ch)):])
 		}
-		wide := c.Apply(p)
-		y = nn.NewTensor(wide.C, 1, t)
-		for ch := range wide.C {
-			copy(y.Plane(ch), wide.Plane(ch)[:t])
-		}
-		nn.Free(wide)
+		y = c.Apply(p)
+		nn.Free(p)
 	}
 	if n.swish[c] {
 		nn.Swish(y)
@@ -261,7 +274,8 @@ func (n *net) shifted(c *nn.Conv, x *nn.Tensor) *nn.Tensor {
 }
 
 // forward runs the network on a prepared line (3×48×W, W a multiple of 8)
-// and returns the head's logits, classes×1×W/8.
+// and returns the head's logits, classes×1×W/8 steps, each plane padded to
+// a multiple of 8 steps (the padding's logits follow a plane's W/8).
 func (n *net) forward(ctx context.Context, x *nn.Tensor) (*nn.Tensor, error) {
 	t := n.stem.Apply(x)
 	for _, b := range n.blocks {
@@ -315,7 +329,7 @@ func (n *net) forward(ctx context.Context, x *nn.Tensor) (*nn.Tensor, error) {
 	nn.Free(both)
 	c5 := n.apply(n.conv5, c4)
 	nn.Free(c4)
-	out := n.apply(n.head, c5)
+	out := n.applyPadded(n.head, c5)
 	nn.Free(c5)
 	return out, ctx.Err()
 }

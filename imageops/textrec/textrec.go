@@ -168,18 +168,18 @@ func (n *net) probabilities(ctx context.Context, x *nn.Tensor) ([]step, error) {
 		return nil, err
 	}
 	defer nn.Free(out)
-	t := out.W
+	t, stride := x.W/8, out.W // the planes are padded past the t steps
 	steps := make([]step, t)
 	for i := range t {
 		best, top := 0, out.Data[i]
 		for c := 1; c < classes; c++ {
-			if v := out.Data[c*t+i]; v > top {
+			if v := out.Data[c*stride+i]; v > top {
 				best, top = c, v
 			}
 		}
 		var sum float64
 		for c := range classes {
-			sum += math.Exp(float64(out.Data[c*t+i] - top))
+			sum += math.Exp(float64(out.Data[c*stride+i] - top))
 		}
 		steps[i] = step{best, 1 / sum}
 	}

@@ -70,6 +70,12 @@ func scratch(c, h, w int) *Tensor {
 	return &Tensor{C: c, H: h, W: w, Data: d}
 }
 
+// Scratch is scratch for a network's own glue (a padded or trimmed copy):
+// a c×h×w tensor whose contents are undefined, from the storage Free gave
+// back where a buffer fits (fresh storage's first writes fault its pages
+// in: copying into a new tensor cost a line's read 3 ms).
+func Scratch(c, h, w int) *Tensor { return scratch(c, h, w) }
+
 // Free gives the storage of tensors no longer needed back for reuse by
 // Apply and UpConcat; the caller must not touch them again.
 func Free(ts ...*Tensor) {
