@@ -209,6 +209,7 @@ func parseNet(data []byte) (*net, error) {
 	if int(count) != l.read || l.r.Remaining() != 0 {
 		return nil, fmt.Errorf("text recogniser weights: %d records (%d bytes left), want %d", count, l.r.Remaining(), l.read)
 	}
+	n.useInt()
 	return n, nil
 }
 

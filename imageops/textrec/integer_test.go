@@ -1,0 +1,267 @@
+package textrec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image"
+	_ "image/jpeg"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"carphoto/imageops/internal/nn"
+	"carphoto/imageops/textdet"
+	"carphoto/internal/testenv/datasets"
+)
+
+var calibrate = flag.Bool("calibrate", false, "TestCalibrate: measure the integer layers' input ranges on training photos' lines and write calibration.go")
+
+// photoLines returns up to n photos of set whose file names pass keep, each
+// with the lines a reader is given there: its labelled plates and the text
+// detector's regions at the plate finder's side (960) of a line's shape,
+// as axis-aligned boxes (the plate finder reads boxes).
+func photoLines(tb testing.TB, set string, keep func(string) bool, n int) (imgs []image.Image, lines [][]Quad) {
+	tb.Helper()
+	var labels []struct {
+		File   string
+		Plates []struct{ X, Y, W, H float64 }
+	}
+	if err := json.Unmarshal(datasets.ReadFile(tb, set, "labels.json"), &labels); err != nil {
+		tb.Fatal(err)
+	}
+	box := func(x0, y0, x1, y1 float64) Quad { return Quad{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}} }
+	for _, l := range labels {
+		if len(imgs) == n {
+			break
+		}
+		if !keep(l.File) {
+			continue
+		}
+		img, _, err := image.Decode(bytes.NewReader(datasets.ReadFile(tb, set, l.File)))
+		if err != nil {
+			tb.Fatalf("%s: %v", l.File, err)
+		}
+		var qs []Quad
+		for _, p := range l.Plates {
+			qs = append(qs, box(p.X, p.Y, p.X+p.W, p.Y+p.H))
+		}
+		m, err := textdet.Probabilities(context.Background(), img, 960)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, r := range m.Regions() {
+			lo, hi := r.Quad.Extent()
+			if w, h := hi.X-lo.X, hi.Y-lo.Y; h >= 6 && w >= 1.5*h && len(qs) < 12 {
+				qs = append(qs, box(lo.X, lo.Y, hi.X, hi.Y))
+			}
+		}
+		imgs, lines = append(imgs, img), append(lines, qs)
+	}
+	return imgs, lines
+}
+
+// TestCalibrate, with -calibrate, runs the float network on the lines of
+// 60 training photos of each plate set, records the largest and smallest
+// input of each integer layer and writes them to calibration.go.
+func TestCalibrate(t *testing.T) {
+	if !*calibrate {
+		t.Skip("run with -calibrate to measure the integer layers' ranges")
+	}
+	n, err := embeddedNet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nn.SetIntegers(false)()
+	ls := n.intLayers()
+	seen := make([]nn.Sampler, len(ls))
+	for i, l := range ls {
+		l.c.Seen = &seen[i]
+	}
+	defer func() {
+		for _, l := range ls {
+			l.c.Seen = nil
+		}
+	}()
+	count := 0
+	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+		imgs, lines := photoLines(t, set, datasets.Training, 60)
+		for i, img := range imgs {
+			for _, q := range lines[i] {
+				if _, err := Read(context.Background(), img, q); err != nil {
+					t.Fatal(err)
+				}
+				count++
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("package textrec\n\nimport \"carphoto/imageops/internal/nn\"\n\n")
+	fmt.Fprintf(&b, "// calibrated is each integer layer's input range (intLayers's order) on the\n// %d lines (labelled plates and the text detector's line-shaped regions) of\n// 60 training photos of plates-web-cc0 and 60 of plates-dashcam-ro; zero:\n// the layer stays in float.\n", count)
+	b.WriteString("// Written by go test -run TestCalibrate -calibrate.\n")
+	b.WriteString("var calibrated = []nn.Range{\n")
+	for i, s := range seen {
+		r := s.Clip(0)
+		fmt.Fprintf(&b, "\t{Lo: %g, Hi: %g}, // %d %s\n", r.Lo, r.Hi, i, ls[i].name)
+	}
+	b.WriteString("}\n")
+	if err := os.WriteFile("calibration.go", []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The calibration matches the network's integer layers.
+func TestCalibrated(t *testing.T) {
+	n, err := embeddedNet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.intLayers()) != len(calibrated) {
+		t.Fatalf("%d ranges calibrated for %d integer layers: run go test -run TestCalibrate -calibrate", len(calibrated), len(n.intLayers()))
+	}
+}
+
+// readBoth reads a prepared line with the integer layers and in float.
+func readBoth(t *testing.T, n *net, x *nn.Tensor) (got, want Reading) {
+	t.Helper()
+	restore := nn.SetIntegers(false)
+	want, err := n.read(context.Background(), x)
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = n.read(context.Background(), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, want
+}
+
+// confGap is the largest difference of two readings' character
+// probabilities (1 where the texts differ).
+func confGap(a, b Reading) float64 {
+	if a.Text != b.Text || len(a.Conf) != len(b.Conf) {
+		return 1
+	}
+	d := 0.0
+	for i := range a.Conf {
+		d = max(d, math.Abs(a.Conf[i]-b.Conf[i]))
+	}
+	return d
+}
+
+// On the four parity crops the integer layers read what the float network
+// reads, each character's probability within 0.02.
+func TestIntReadsMatchFloat(t *testing.T) {
+	n, err := embeddedNet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crops, _ := filepath.Glob("testdata/*.png")
+	for _, path := range crops {
+		img, _ := loadCrop(t, path)
+		b := img.Bounds()
+		x := prepare(img, Quad{{0, 0}, {float64(b.Dx()), 0}, {float64(b.Dx()), Height}, {0, Height}}, b.Dx())
+		got, want := readBoth(t, n, x)
+		nn.Free(x)
+		d := confGap(got, want)
+		t.Logf("%s: largest probability difference %.4f", filepath.Base(path), d)
+		if got.Text != want.Text {
+			t.Errorf("%s: the integer layers read a different text (%d characters, float %d)", path, len(got.Conf), len(want.Conf))
+		} else if d > 0.02 {
+			t.Errorf("%s: a character's probability moved by %.4f, want ≤ 0.02", path, d)
+		}
+	}
+}
+
+var linesSplit = flag.String("lines", "", "TestIntLinesMatchFloat: the split whose lines to read (validation, heldout)")
+
+var onlyInt = flag.String("only", "", "TestIntLinesMatchFloat: the integer layers to keep, by index (the others in float)")
+
+// TestIntLinesMatchFloat, with -lines, reads the lines of 40 photos of
+// each plate set of a split with the integer layers and in float, and
+// reports how many read differently and the largest probability change
+// of those read alike: the measure that chose floatLayers (on validation).
+func TestIntLinesMatchFloat(t *testing.T) {
+	split := map[string]func(string) bool{"validation": datasets.Validation, "heldout": datasets.HeldOut}[*linesSplit]
+	if split == nil {
+		t.Skip("run with -lines validation or -lines heldout")
+	}
+	n, err := embeddedNet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *onlyInt != "" {
+		keep := map[string]bool{}
+		for _, f := range strings.Split(*onlyInt, ",") {
+			keep[f] = true
+		}
+		for i, l := range n.intLayers() {
+			if !keep[fmt.Sprint(i)] {
+				saved := l.c.InRange
+				l.c.InRange = nil
+				defer func() { l.c.InRange = saved }()
+			}
+		}
+	}
+	var total, differ int
+	var gaps []float64
+	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+		imgs, lines := photoLines(t, set, split, 40)
+		for i, img := range imgs {
+			for _, q := range lines[i] {
+				w := Width((dist(q[0], q[1])+dist(q[3], q[2]))/2, (dist(q[0], q[3])+dist(q[1], q[2]))/2)
+				x := prepare(img, q, w)
+				got, want := readBoth(t, n, x)
+				nn.Free(x)
+				total++
+				if got.Text != want.Text {
+					differ++
+					continue
+				}
+				gaps = append(gaps, confGap(got, want))
+			}
+		}
+	}
+	slices.Sort(gaps)
+	if len(gaps) == 0 {
+		t.Fatal("no lines")
+	}
+	t.Logf("%d lines: %d read differently; of the others, probability change median %.4f, p99 %.4f, largest %.4f",
+		total, differ, gaps[len(gaps)/2], gaps[len(gaps)*99/100], gaps[len(gaps)-1])
+}
+
+// Each integer kernel this CPU runs gives the same logits, bit for bit.
+func TestIntKernelsSameLogits(t *testing.T) {
+	n, err := embeddedNet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _ := loadCrop(t, "testdata/plates-web-cc0-0005.png")
+	b := img.Bounds()
+	x := prepare(img, Quad{{0, 0}, {float64(b.Dx()), 0}, {float64(b.Dx()), Height}, {0, Height}}, b.Dx())
+	defer nn.Free(x)
+	var ref []float32
+	for _, k := range nn.IntKernels() {
+		restore, err := nn.SetIntKernel(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := n.forward(context.Background(), x)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref == nil {
+			ref = slices.Clone(out.Data)
+		} else if !slices.Equal(out.Data, ref) {
+			t.Errorf("kernel %d's logits differ from the portable loop's", k)
+		}
+		nn.Free(out)
+	}
+}
