@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"slices"
 
 	"carphoto/imageops/internal/nn"
 )
@@ -168,6 +169,10 @@ func prepare(img image.Image, w, h int) *nn.Tensor {
 	return t
 }
 
+// unrollFour lets rowReader take its unrolled path; off, tests compare it
+// with the general loop.
+var unrollFour = true
+
 // rowReader returns a function that adds to acc, weighted by wt, source row
 // y sampled at xs (one output column's samples each): r, g, b by column, or
 // when ycc is true luma and the two chroma differences (Cb−128, Cr−128),
@@ -182,10 +187,41 @@ func rowReader(img image.Image, xs [][]sample) (read func(y int, wt float32, acc
 			w    float32
 		}
 		offs := make([][]off, len(xs))
+		four := unrollFour // every column reads 4 samples: then flat, unrolled
 		for i, ss := range xs {
 			for _, s := range ss {
 				offs[i] = append(offs[i], off{s.at - x0, m.COffset(s.at, m.Rect.Min.Y) - m.COffset(x0, m.Rect.Min.Y), s.weight})
 			}
+			four = four && len(ss) == 4
+		}
+		if four {
+			// The same sums in the same order as the general loop below
+			// (the first product is 0 plus itself), without its slice of
+			// slices: a 12 MP photo's preparation at 960 is mostly this.
+			flat := slices.Concat(offs...)
+			return func(y int, wt float32, acc []float32) {
+				yrow, crow := m.Y[m.YOffset(x0, y):], m.COffset(x0, y)
+				cb, cr := m.Cb[crow:], m.Cr[crow:]
+				for i := range len(flat) / 4 {
+					o := flat[4*i : 4*i+4 : 4*i+4]
+					yy := o[0].w * float32(yrow[o[0].y])
+					u := o[0].w * (float32(cb[o[0].c]) - 128)
+					v := o[0].w * (float32(cr[o[0].c]) - 128)
+					yy += o[1].w * float32(yrow[o[1].y])
+					u += o[1].w * (float32(cb[o[1].c]) - 128)
+					v += o[1].w * (float32(cr[o[1].c]) - 128)
+					yy += o[2].w * float32(yrow[o[2].y])
+					u += o[2].w * (float32(cb[o[2].c]) - 128)
+					v += o[2].w * (float32(cr[o[2].c]) - 128)
+					yy += o[3].w * float32(yrow[o[3].y])
+					u += o[3].w * (float32(cb[o[3].c]) - 128)
+					v += o[3].w * (float32(cr[o[3].c]) - 128)
+					a := acc[3*i : 3*i+3 : 3*i+3]
+					a[0] += wt * yy
+					a[1] += wt * u
+					a[2] += wt * v
+				}
+			}, true
 		}
 		return func(y int, wt float32, acc []float32) {
 			yrow, crow := m.Y[m.YOffset(x0, y):], m.COffset(x0, y)
