@@ -19,7 +19,7 @@ Issue 56's band recipe (every flag off by default, so the recipe above still rep
 
     nice -n 5 /usr/bin/python3 train/cutout/u2finetune.py --onnx /tmp/package/dist/u2netp.onnx \\
         --init-bin imageops/cutout/u2netp.bin --band-weight 4 --ground 0.5 \\
-        --leave-out cars-seg-0003,cars-seg-0170,cars-seg-0190 --keep-epochs \\
+        --leave-out cars-seg-0003,cars-seg-0170,cars-seg-0190 --keep-epochs --select band \\
         --out /tmp/u2netp-band.pt --lr 3e-5 --seconds 2400
 
 --init-bin starts from a weights file as imageops/cutout embeds it (the shipped fine-tune,
