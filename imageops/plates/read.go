@@ -17,9 +17,17 @@ import (
 // the verifiers' score and the reading: what it says is used for that
 // alone, never logged, stored or returned.
 
-// maxReads is the most lines read a photo, best verifier score first: about
-// 12–16 ms of one core each (train/textrec/README.md).
-const maxReads = 8
+// A photo's reads are bounded, best verifier score first: at most maxReads
+// candidates, and at most readWidth pixels of line in all once each is
+// scaled to the reader's 48-pixel height. A line costs about 10 ms of one
+// core plus 0.04 ms a pixel of its width (BenchmarkRead: 12 ms at 96
+// pixels, 22 at 320), so a photo full of text costs at most about 110 ms.
+// On the validation split the bound reads every plate the judge accepts
+// with 8 reads and no bound (TestFitReadJudge's candidates: 74 of 74).
+const (
+	maxReads  = 6
+	readWidth = 1280
+)
 
 // readFrom is the least verifier probability of a first-stage proposal the
 // finder reads: below it the verifiers are sure it is no plate.
@@ -171,6 +179,7 @@ func (j Judging) candidates(judged []verified) []candidate {
 	})
 	var out []candidate
 	used := make([]bool, len(judged))
+	width := 0.0 // of the lines to read, at the reader's height
 	for _, i := range order {
 		if len(out) == maxReads {
 			break
@@ -199,26 +208,32 @@ func (j Judging) candidates(judged []verified) []candidate {
 				}
 			}
 		}
-		h, w := line.y1-line.y0, line.x1-line.x0
-		if h < minLineHeight || w < minAspect*h || w > maxAspect*h || covered(line) {
+		if h, w := line.y1-line.y0, line.x1-line.x0; h < minLineHeight || w < minAspect*h || w > maxAspect*h || covered(line) {
 			continue
 		}
 		c := candidate{at: i, lines: []box{line}}
-		used[i] = true
-		for _, k := range row {
-			used[k] = true
-		}
+		take := append(row, i) // the proposals this candidate reads
 		if v.text {
 			for k, o := range judged {
-				if used[k] || !o.text || !stacked(line, o.prop) {
-					continue
+				if k != i && !used[k] && !slices.Contains(row, k) && o.text && stacked(line, o.prop) {
+					c.lines = append(c.lines, o.prop)
+					take = append(take, k)
+					break
 				}
-				c.lines = append(c.lines, o.prop)
-				used[k] = true
-				break
 			}
 			slices.SortFunc(c.lines, func(a, b box) int { return int(math.Copysign(1, a.y0-b.y0)) })
 		}
+		w := 0.0
+		for _, l := range c.lines {
+			w += textrec.Height * (l.x1 - l.x0) / (l.y1 - l.y0)
+		}
+		if width+w > readWidth {
+			continue // a narrower line further on may still fit
+		}
+		for _, k := range take {
+			used[k] = true
+		}
+		width += w
 		out = append(out, c)
 	}
 	return out

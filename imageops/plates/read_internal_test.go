@@ -1,6 +1,7 @@
 package plates
 
 import (
+	"slices"
 	"testing"
 
 	"carphoto/imageops/textrec"
@@ -28,6 +29,37 @@ func TestReadCap(t *testing.T) {
 		if want := 38 - k; c.at != want {
 			t.Errorf("read %d is line %d, want %d (the likeliest first, line 39 covered)", k, c.at, want)
 		}
+	}
+}
+
+// TestReadWidth: a photo full of long lines reads as many as fit in
+// readWidth pixels at the reader's height, the likeliest first, and a short
+// line further down the order still gets its read.
+func TestReadWidth(t *testing.T) {
+	j := DefaultSettings().Judge
+	var judged []verified
+	for i := range 10 {
+		y := float64(40 * i)
+		line := box{score: textPrior, text: true, x0: 0, y0: y, x1: 200, y1: y + 20} // 480 px at the reader's height
+		if i == 9 {
+			line.x1 = 40 // 96 px
+		}
+		judged = append(judged, verified{p: 0.6 - 0.02*float64(i), first: textPrior, box: line, quad: quadOf(line), text: true, prop: line})
+	}
+	cands := j.candidates(judged)
+	var got []int
+	width := 0.0
+	for _, c := range cands {
+		got = append(got, c.at)
+		for _, l := range c.lines {
+			width += textrec.Height * (l.x1 - l.x0) / (l.y1 - l.y0)
+		}
+	}
+	if want := []int{0, 1, 9}; !slices.Equal(got, want) {
+		t.Errorf("read lines %v, want %v", got, want)
+	}
+	if width > readWidth {
+		t.Errorf("%.0f pixels of line read, more than %d", width, readWidth)
 	}
 }
 

@@ -38,6 +38,13 @@ func TestFitReadJudge(t *testing.T) {
 	var xs [][]float64
 	var ys []float64
 	photos := 0
+	var dump *os.File
+	if name := os.Getenv("PLATES_FIT_DUMP"); name != "" {
+		if dump, err = os.Create(name); err != nil {
+			t.Fatal(err)
+		}
+		defer dump.Close()
+	}
 	for _, dir := range strings.Split(sets, ":") {
 		raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 		if err != nil {
@@ -95,6 +102,10 @@ func TestFitReadJudge(t *testing.T) {
 				}
 				xs = append(xs, fs[i])
 				ys = append(ys, y)
+				if dump != nil {
+					line, _ := json.Marshal(map[string]any{"set": filepath.Base(dir), "file": l.File, "y": y, "f": fs[i], "box": []float64{u.x0, u.y0, u.x1, u.y1}})
+					fmt.Fprintf(dump, "%s\n", line)
+				}
 			}
 		}
 		t.Logf("%s: %d plates, %d non-plates read", filepath.Base(dir), pos, neg)
