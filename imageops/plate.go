@@ -65,6 +65,13 @@ func plateOp(ctx context.Context, in Input, p Params, blocks bool) (*Output, err
 	} else {
 		found, err = plates.Detect(ctx, photo.Image)
 	}
+	if err == nil && p.Op == PlateLogo { // a design goes only on a plate that reads as one
+		if src != nil {
+			err = plates.ReadPlatesIn(ctx, src, found)
+		} else {
+			err = plates.ReadPlates(ctx, photo.Image, found)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("detect plates: %w", err)
 	}
@@ -163,9 +170,9 @@ func quadsOf(found []plates.Plate) []plates.Quad {
 
 // byConfidence parts the plates found into those that get plate-logo's
 // design (Plate.Designable: a score of at least plates.DesignConfidence,
-// a quad no taller than its text allows) and the doubtful ones, which are
-// blurred: a design on a grille badge shows, a blur
-// hardly does.
+// text on it that reads like a plate, a quad no taller than that text
+// allows) and the doubtful ones, which are blurred: a design on a grille
+// badge or a sign shows, a blur hardly does.
 func byConfidence(found []plates.Plate) (sure, unsure []plates.Quad) {
 	for _, f := range found {
 		if f.Designable() {

@@ -213,8 +213,8 @@ func TestPlateLogoDesignOnlyOnSurePlates(t *testing.T) {
 	lim := codec.Limits{MaxPixels: 1e7}
 	in, q, design := plateLogoPhoto()
 	found := []plates.Plate{
-		{Quad: q[0], Hide: plates.HideOf(q[0]), Score: plates.DesignConfidence + 0.01},
-		{Quad: q[1], Hide: plates.HideOf(q[1]), Score: plates.DesignConfidence - 0.1},
+		{Quad: q[0], Hide: plates.HideOf(q[0]), Score: plates.DesignConfidence + 0.01, TextHeight: 45, Reads: true},
+		{Quad: q[1], Hide: plates.HideOf(q[1]), Score: plates.DesignConfidence - 0.1, TextHeight: 45, Reads: true},
 	}
 	res, err := paintPlates(ctx, Input{Limits: lim}, Params{Op: PlateLogo, RequirePlate: true}, nil, in, design, found)
 	if err != nil {
@@ -255,7 +255,7 @@ func TestPlateLogoDesignOnlyOnSurePlates(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, q, design := plateLogoPhoto()
-			found := []plates.Plate{{Quad: q[1], Hide: plates.HideOf(q[1]), Score: tc.score}}
+			found := []plates.Plate{{Quad: q[1], Hide: plates.HideOf(q[1]), Score: tc.score, TextHeight: 45, Reads: true}}
 			_, err := paintPlates(ctx, Input{Limits: lim}, Params{Op: tc.op, Style: "blur", RequirePlate: true}, nil, in, design, found)
 			switch {
 			case tc.want == "" && err != nil:

@@ -132,6 +132,9 @@ func studioPhoto(ctx context.Context, in Input, p Params) (*codec.Photo, []plate
 		return photo, nil, nil
 	}
 	if p.Plates == PlatesLogo {
+		if err := plates.ReadPlates(ctx, photo.Image, found); err != nil {
+			return nil, nil, fmt.Errorf("detect plates: %w", err)
+		}
 		sure, unsure := byConfidence(found)
 		photo.Image, err = paint.PlaceLogoInPlace(ctx, photo.Image, sure, unsure, design)
 	} else {

@@ -277,7 +277,7 @@ next:
 		}
 		kept = append(kept, v.box)
 		p := plateOf(v.quad, v.score, b)
-		p.TextHeight = textHeight(judged, v.quad)
+		p.lines, p.TextHeight = textLines(judged, v.quad)
 		found = append(found, p)
 	}
 	return found

@@ -44,6 +44,10 @@ type Plate struct {
 	// where it found none: the plate's true height, which a quad that
 	// reaches past the plate onto the grille exceeds (Designable).
 	TextHeight float64
+	// Reads is whether those lines read like a plate (ReadPlates; only
+	// plate-logo reads them).
+	Reads bool
+	lines []box // the text lines on it, in the finder's working frame
 }
 
 // The margin rule. Every edge of the plate's quad is moved outwards, in

@@ -99,21 +99,56 @@ func TestReadingCounts(t *testing.T) {
 	}
 }
 
-// TestDesignOnlyWhereTheTextIs: a sure plate whose quad is much taller than
-// its text lines (reaching onto the grille) gets no design.
+// TestDesignOnlyWhereTheTextIs: a sure plate gets the design only where
+// text on it reads like a plate and its quad is no taller than the plate
+// that text gives (issue 54's BMW: a 57 px quad on lines of 15 px).
 func TestDesignOnlyWhereTheTextIs(t *testing.T) {
 	q := Quad{{100, 100}, {200, 100}, {200, 156}, {100, 156}} // 56 px tall
 	for _, c := range []struct {
-		text float64
-		want bool
-	}{{0, true}, {50, true}, {22, false}} {
-		p := Plate{Quad: q, Score: 0.99, TextHeight: c.text}
+		text  float64
+		reads bool
+		want  bool
+	}{
+		{50, true, true},
+		{36, true, true},   // 1.56×: a US plate's number, about 0.65 of the plate
+		{30, true, false},  // 1.87×: onto the grille
+		{15, true, false},  // the BMW
+		{0, true, true},    // no text lines found, but its quad reads like a plate
+		{50, false, false}, // text that does not read like a plate: a sign, a badge
+	} {
+		p := Plate{Quad: q, Score: 0.99, TextHeight: c.text, Reads: c.reads}
 		if got := p.Designable(); got != c.want {
-			t.Errorf("text %g px: Designable %v, want %v", c.text, got, c.want)
+			t.Errorf("text %g px, reads %v: Designable %v, want %v", c.text, c.reads, got, c.want)
 		}
 	}
-	if (Plate{Quad: q, Score: 0.9}).Designable() {
+	if (Plate{Quad: q, Score: 0.9, TextHeight: 50, Reads: true}).Designable() {
 		t.Error("a plate under DesignConfidence is designable")
+	}
+}
+
+// TestPlateLike: what reads like a plate gets plate-logo's design; a
+// make's badge, a sign, a phone number and a blurred smudge do not.
+func TestPlateLike(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		conf float64
+		want bool
+	}{
+		{"TN21BY0166", 0.9, true},
+		{"WOR 516K", 0.8, true},
+		{"4002", 0.7, true},
+		{"SWIFT", 0.95, false},        // letters alone: a badge (or a vanity plate, hidden instead)
+		{"020 8851 5551", 0.9, false}, // a phone number
+		{"AB1", 0.9, false},           // too short
+		{"KL54A2670", 0.3, false},     // unsure
+	} {
+		conf := make([]float64, len([]rune(c.text)))
+		for i := range conf {
+			conf[i] = c.conf
+		}
+		if got := plateLike(readOf([]textrec.Reading{{Text: c.text, Conf: conf}})); got != c.want {
+			t.Errorf("%q at %.1f: plateLike %v, want %v", c.text, c.conf, got, c.want)
+		}
 	}
 }
 
