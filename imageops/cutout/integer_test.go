@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"carphoto/imageops/internal/nn"
+	"carphoto/imageops/internal/nn/calibration"
 	"carphoto/internal/testenv/datasets"
 	"carphoto/internal/testenv/imgtest"
 )
@@ -84,21 +85,18 @@ func TestCalibrate(t *testing.T) {
 	for _, f := range strings.Split(*float, ",") {
 		keepFloat[f] = true
 	}
-	var b strings.Builder
-	b.WriteString("package cutout\n\nimport \"carphoto/imageops/internal/nn\"\n\n")
-	fmt.Fprintf(&b, "// calibrated is each convolution's input range (intLayers's order) on 40\n")
-	fmt.Fprintf(&b, "// training photos of cars-seg, leaving out %g of the inputs at each end;\n", *clip)
-	b.WriteString("// zero: the layer stays in float. Written by go test -run TestCalibrate\n// -calibrate.\n")
-	b.WriteString("var calibrated = []nn.Range{\n")
+	names, rs := make([]string, len(ls)), make([]nn.Range, len(ls))
 	for i, s := range seen {
-		r := s.Clip(*clip)
-		if keepFloat[fmt.Sprint(i)] {
-			r = nn.Range{}
+		names[i] = ls[i].name
+		if !keepFloat[fmt.Sprint(i)] {
+			rs[i] = s.Clip(*clip)
 		}
-		fmt.Fprintf(&b, "\t{Lo: %g, Hi: %g}, // %d %s: all %g to %g\n", r.Lo, r.Hi, i, ls[i].name, s.All.Lo, s.All.Hi)
 	}
-	b.WriteString("}\n")
-	if err := os.WriteFile("calibration.go", []byte(b.String()), 0o644); err != nil {
+	about := fmt.Sprintf(`calibrated is each convolution's input range (intLayers's order) on 40
+training photos of cars-seg, leaving out %g of the inputs at each end;
+zero: the layer stays in float. Written by go test -run TestCalibrate
+-calibrate.`, *clip)
+	if err := calibration.Write("calibration.go", "cutout", about, names, rs, seen); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"image"
 	_ "image/jpeg"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"carphoto/imageops/internal/nn"
+	"carphoto/imageops/internal/nn/calibration"
 	"carphoto/internal/testenv/datasets"
 )
 
@@ -76,18 +76,15 @@ func TestCalibrate(t *testing.T) {
 			}
 		}
 	}
-	var b strings.Builder
-	b.WriteString("package textdet\n\nimport \"carphoto/imageops/internal/nn\"\n\n")
-	b.WriteString("// calibrated is each integer layer's input range (intLayers's order) on 40\n")
-	fmt.Fprintf(&b, "// training photos of plates-web-cc0 and 40 of plates-dashcam-ro at side 960,\n// leaving out %g of the inputs at each end; zero: the layer stays in float.\n", *clip)
-	b.WriteString("// Written by go test -run TestCalibrate -calibrate.\n")
-	b.WriteString("var calibrated = []nn.Range{\n")
+	names, rs := make([]string, len(ls)), make([]nn.Range, len(ls))
 	for i, s := range seen {
-		r := s.Clip(*clip)
-		fmt.Fprintf(&b, "\t{Lo: %g, Hi: %g}, // %d %s\n", r.Lo, r.Hi, i, ls[i].name)
+		names[i], rs[i] = ls[i].name, s.Clip(*clip)
 	}
-	b.WriteString("}\n")
-	if err := os.WriteFile("calibration.go", []byte(b.String()), 0o644); err != nil {
+	about := fmt.Sprintf(`calibrated is each integer layer's input range (intLayers's order) on 40
+training photos of plates-web-cc0 and 40 of plates-dashcam-ro at side 960,
+leaving out %g of the inputs at each end; zero: the layer stays in float.
+Written by go test -run TestCalibrate -calibrate.`, *clip)
+	if err := calibration.Write("calibration.go", "textdet", about, names, rs, seen); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,13 +9,13 @@ import (
 	"image"
 	_ "image/jpeg"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"carphoto/imageops/internal/nn"
+	"carphoto/imageops/internal/nn/calibration"
 	"carphoto/imageops/textdet"
 	"carphoto/internal/testenv/datasets"
 )
@@ -100,17 +100,16 @@ func TestCalibrate(t *testing.T) {
 			}
 		}
 	}
-	var b strings.Builder
-	b.WriteString("package textrec\n\nimport \"carphoto/imageops/internal/nn\"\n\n")
-	fmt.Fprintf(&b, "// calibrated is each integer layer's input range (intLayers's order) on the\n// %d lines (labelled plates and the text detector's line-shaped regions) of\n// 60 training photos of plates-web-cc0 and 60 of plates-dashcam-ro; zero:\n// the layer stays in float.\n", count)
-	b.WriteString("// Written by go test -run TestCalibrate -calibrate.\n")
-	b.WriteString("var calibrated = []nn.Range{\n")
+	names, rs := make([]string, len(ls)), make([]nn.Range, len(ls))
 	for i, s := range seen {
-		r := s.Clip(0)
-		fmt.Fprintf(&b, "\t{Lo: %g, Hi: %g}, // %d %s\n", r.Lo, r.Hi, i, ls[i].name)
+		names[i], rs[i] = ls[i].name, s.Clip(0)
 	}
-	b.WriteString("}\n")
-	if err := os.WriteFile("calibration.go", []byte(b.String()), 0o644); err != nil {
+	about := fmt.Sprintf(`calibrated is each integer layer's input range (intLayers's order) on the
+%d lines (labelled plates and the text detector's line-shaped regions) of
+60 training photos of plates-web-cc0 and 60 of plates-dashcam-ro; zero:
+the layer stays in float.
+Written by go test -run TestCalibrate -calibrate.`, count)
+	if err := calibration.Write("calibration.go", "textrec", about, names, rs, seen); err != nil {
 		t.Fatal(err)
 	}
 }
