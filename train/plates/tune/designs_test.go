@@ -68,7 +68,7 @@ func TestDesigns(t *testing.T) {
 							best, lh = v, b.H
 						}
 					}
-					fmt.Fprintf(dump, "{\"set\":%q,\"file\":%q,\"quad\":%.1f,\"text\":%.1f,\"label\":%.1f,\"iou\":%.3f,\"reads\":%v}\n", set, p.File, f.Quad.Height(), f.TextHeight, lh, best, f.Reads)
+					fmt.Fprintf(dump, "{\"set\":%q,\"file\":%q,\"quad\":%.1f,\"text\":%.1f,\"label\":%.1f,\"iou\":%.3f,\"reads\":%v,\"score\":%.4f,\"k\":%d}\n", set, p.File, f.Quad.Height(), f.TextHeight, lh, best, f.Reads, f.Score, k)
 				}
 				if !f.Designable() {
 					tooTall++
