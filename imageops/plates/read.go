@@ -400,20 +400,20 @@ const designTaller = 1.3 / 0.8
 // Designable reports whether plate-logo puts the design on p: a score of
 // at least DesignConfidence, a reading like a plate's (ReadPlates), and a
 // quad no taller than designTaller × the text lines on it where the text
-// detector found any (a quad much taller than its characters reads them
-// too small to read, where it found none). A
-// design on a sign, a badge or a bus's name shows; a hide hardly does,
-// so a plate that does not read (a vanity plate of letters alone among
-// them) is hidden.
+// detector found any (where it found none, a quad much taller than its
+// characters reads them too small to read). A design on a sign, a badge
+// or a bus's name shows; a hide hardly does, so a plate that does not
+// read (a vanity plate of letters alone among them) is hidden.
 func (p Plate) Designable() bool {
 	return p.Score >= DesignConfidence && p.Reads && (p.TextHeight == 0 || p.Quad.Height() <= designTaller*p.TextHeight)
 }
 
 // ReadPlates reads each plate of found sure enough for a design, on img,
 // and sets its Reads: whether it reads like a plate (plateLike), read on
-// its own quad rectified and, where that reads next to nothing, on the text
-// lines found on it. plate-logo calls it; blur-plates hides every plate found and
-// needs no reading. What is read is used for that alone.
+// its own quad rectified and, where that reads next to nothing, on the
+// text lines found on it. plate-logo calls it; blur-plates hides every
+// plate found and needs no reading. What is read decides that alone: it
+// is never logged, stored or returned.
 func ReadPlates(ctx context.Context, img image.Image, found []Plate) error {
 	return readPlates(ctx, wholeView(img), found)
 }
