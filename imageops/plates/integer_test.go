@@ -1,19 +1,18 @@
 package plates
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"image"
-	_ "image/jpeg"
 	"math"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"carphoto/imageops/codec"
 	"carphoto/imageops/internal/nn"
 	"carphoto/internal/testenv/datasets"
 )
@@ -21,7 +20,8 @@ import (
 var calibrate = flag.Bool("calibrate", false, "TestCalibrate: measure the integer layers' input ranges on training photos and write calibration.go")
 
 // labelledPhotos returns up to n photos of set whose file names pass keep,
-// each with its labelled plates.
+// decoded as the service and bench plates decode them, each with its
+// labelled plates.
 func labelledPhotos(tb testing.TB, set string, keep func(string) bool, n int) (imgs []image.Image, plates [][]box) {
 	tb.Helper()
 	var labels []struct {
@@ -38,10 +38,11 @@ func labelledPhotos(tb testing.TB, set string, keep func(string) bool, n int) (i
 		if !keep(l.File) {
 			continue
 		}
-		img, _, err := image.Decode(bytes.NewReader(datasets.ReadFile(tb, set, l.File)))
+		photo, err := codec.Decode(context.Background(), datasets.ReadFile(tb, set, l.File), codec.Limits{MaxPixels: codec.DefaultMaxPixels})
 		if err != nil {
 			tb.Fatalf("%s: %v", l.File, err)
 		}
+		img := photo.Image
 		var bs []box
 		for _, p := range l.Plates {
 			bs = append(bs, box{x0: p.X, y0: p.Y, x1: p.X + p.W, y1: p.Y + p.H})
@@ -199,5 +200,74 @@ func TestIntKernelsSameScores(t *testing.T) {
 			}
 		}
 		nn.Free(out)
+	}
+}
+
+var photosSplit = flag.String("photos", "", "TestIntPlatesMatchFloat: the split whose photos to run (validation, heldout)")
+
+var onlyInt = flag.String("only", "", "TestIntPlatesMatchFloat: the integer layers to keep, by index (the others in float); \"none\": all in float")
+
+// TestIntPlatesMatchFloat, with -photos, runs Detect on every photo of a
+// split of both plate sets with the integer layers and in float, and
+// reports for each set the labelled plates found each way (bench plates'
+// rule: ≥ 95% of the box hidden), the plates found one way only and the
+// photos whose number of plates differs: the measure that chose
+// floatLayers (on validation).
+func TestIntPlatesMatchFloat(t *testing.T) {
+	split := map[string]func(string) bool{"validation": datasets.Validation, "heldout": datasets.HeldOut}[*photosSplit]
+	if split == nil {
+		t.Skip("run with -photos validation or -photos heldout")
+	}
+	n, j, err := embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *onlyInt != "" {
+		keep := map[string]bool{}
+		for _, f := range strings.Split(*onlyInt, ",") {
+			keep[f] = true
+		}
+		for i, l := range intLayers(n, j) {
+			if !keep[fmt.Sprint(i)] {
+				saved := l.c.InRange
+				l.c.InRange = nil
+				defer func() { l.c.InRange = saved }()
+			}
+		}
+	}
+	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
+		imgs, labelled := labelledPhotos(t, set, split, 1<<30)
+		var foundInt, foundFloat, onlyOne, photosDiffer, platesInt, platesFloat int
+		for i, img := range imgs {
+			restore := nn.SetIntegers(false)
+			want, err := Detect(context.Background(), img)
+			restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Detect(context.Background(), img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			platesInt, platesFloat = platesInt+len(got), platesFloat+len(want)
+			if len(got) != len(want) {
+				photosDiffer++
+			}
+			for _, b := range labelled[i] {
+				lb := Box{X: b.x0, Y: b.y0, W: b.x1 - b.x0, H: b.y1 - b.y0}
+				fi, ff := lb.CoveredBy(got) >= 0.95, lb.CoveredBy(want) >= 0.95
+				if fi {
+					foundInt++
+				}
+				if ff {
+					foundFloat++
+				}
+				if fi != ff {
+					onlyOne++
+				}
+			}
+		}
+		t.Logf("%s: %d photos: labelled plates found %d (float %d), %d found one way only; plates reported %d (float %d), %d photos with another number",
+			set, len(imgs), foundInt, foundFloat, onlyOne, platesInt, platesFloat, photosDiffer)
 	}
 }
