@@ -112,6 +112,17 @@ func TestCalibrated(t *testing.T) {
 	}
 }
 
+// allInt puts every integer layer of n and j on integers, floatLayers's
+// too, until the test ends: the tests below measure the integer layers
+// whichever the product runs.
+func allInt(t *testing.T, n *net, j jury) {
+	for i, l := range intLayers(n, j) {
+		saved := l.c.InRange
+		l.c.InRange = []nn.Range{calibrated[i]}
+		t.Cleanup(func() { l.c.InRange = saved })
+	}
+}
+
 // sigmoid is the probability of a logit.
 func sigmoid(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 
@@ -123,6 +134,7 @@ func TestIntScoresMatchFloat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	allInt(t, n, j)
 	var firstGap, juryGap float64
 	windows := 0
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
@@ -172,6 +184,7 @@ func TestIntKernelsSameScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	allInt(t, n, j)
 	imgs, labelled := labelledPhotos(t, "plates-web-cc0", datasets.Validation, 1)
 	x, _ := prepare(imgs[0], 640)
 	defer nn.Free(x)
@@ -228,11 +241,12 @@ func TestIntPlatesMatchFloat(t *testing.T) {
 			keep[f] = true
 		}
 		for i, l := range intLayers(n, j) {
-			if !keep[fmt.Sprint(i)] {
-				saved := l.c.InRange
-				l.c.InRange = nil
-				defer func() { l.c.InRange = saved }()
+			saved := l.c.InRange
+			l.c.InRange = nil
+			if keep[fmt.Sprint(i)] {
+				l.c.InRange = []nn.Range{calibrated[i]}
 			}
+			defer func() { l.c.InRange = saved }()
 		}
 	}
 	for _, set := range []string{"plates-web-cc0", "plates-dashcam-ro"} {
