@@ -43,7 +43,7 @@ func intLayers(n *net, j jury) []intLayer {
 // pyramid and head alone 2 and 2, the verifier's five 2 (dash-cam, 104 →
 // 102); its last three alone found the same 77 and 104 (2 dash-cam plates
 // swapped) but changed 40 of 132 recorded answers (TestAnswers) and added
-// a detection on plates-web-cc0-0415, not yet looked at by eye.
+// a detection on plates-web-cc0-0415 where none is labelled.
 var floatLayers = func() map[int]bool {
 	m := map[int]bool{}
 	for i := range 22 {
