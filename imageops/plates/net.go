@@ -125,13 +125,29 @@ func readLayers(data []byte, magic, what string, layers []*nn.Conv) error {
 var (
 	loadOnce   sync.Once
 	loadedNet  *net
-	loadNetErr error
+	loadedJury jury
+	loadErr    error
 )
 
-// embeddedNet parses the embedded weights once.
+// embedded parses the embedded first stage and jury once and gives their
+// integer layers their calibrated ranges (useInt).
+func embedded() (*net, jury, error) {
+	loadOnce.Do(func() {
+		if loadedNet, loadErr = parseNet(weightsBin); loadErr != nil {
+			return
+		}
+		if loadedJury, loadErr = parseJury([][]byte{verifierBin}); loadErr != nil {
+			return
+		}
+		useInt(loadedNet, loadedJury)
+	})
+	return loadedNet, loadedJury, loadErr
+}
+
+// embeddedNet is the embedded first stage.
 func embeddedNet() (*net, error) {
-	loadOnce.Do(func() { loadedNet, loadNetErr = parseNet(weightsBin) })
-	return loadedNet, loadNetErr
+	n, _, err := embedded()
+	return n, err
 }
 
 // forward runs the network on x (3 channels, sides multiples of 32) and

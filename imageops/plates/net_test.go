@@ -29,6 +29,7 @@ func TestForwardMatchesTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer nn.SetIntegers(false)() // torch's figures are float's
 	got, err := n.forward(context.Background(), parityInput(4*h, 4*w))
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +47,7 @@ func TestVerifierMatchesTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer nn.SetIntegers(false)()
 	for i, file := range []string{"testdata/verifier-parity.bin"} {
 		data, err := os.ReadFile(file)
 		if err != nil {

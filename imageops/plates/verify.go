@@ -8,7 +8,6 @@ import (
 	"image"
 	"math"
 	"slices"
-	"sync"
 
 	"carphoto/imageops/internal/nn"
 )
@@ -114,16 +113,10 @@ func parseVerifier(data []byte) (*verifier, error) {
 // jury is the verifiers whose judgements are averaged.
 type jury []*verifier
 
-var (
-	juryOnce    sync.Once
-	loadedJury  jury
-	loadJuryErr error
-)
-
-// embeddedJury parses the embedded verifier once.
+// embeddedJury is the embedded verifier (embedded).
 func embeddedJury() (jury, error) {
-	juryOnce.Do(func() { loadedJury, loadJuryErr = parseJury([][]byte{verifierBin}) })
-	return loadedJury, loadJuryErr
+	_, j, err := embedded()
+	return j, err
 }
 
 // parseJury reads the jury's weights files, in the order given.
