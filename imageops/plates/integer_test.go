@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"image"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"carphoto/imageops/codec"
 	"carphoto/imageops/internal/nn"
+	"carphoto/imageops/internal/nn/calibration"
 	"carphoto/internal/testenv/datasets"
 )
 
@@ -86,17 +86,15 @@ func TestCalibrate(t *testing.T) {
 			count++
 		}
 	}
-	var b strings.Builder
-	b.WriteString("package plates\n\nimport \"carphoto/imageops/internal/nn\"\n\n")
-	fmt.Fprintf(&b, "// calibrated is each integer layer's input range (intLayers's order) on\n// %d training photos (60 of plates-web-cc0, 60 of plates-dashcam-ro) run\n// through DetectUnread; zero: the layer stays in float.\n", count)
-	b.WriteString("// Written by go test -run TestCalibrate -calibrate.\n")
-	b.WriteString("var calibrated = []nn.Range{\n")
+	names, rs := make([]string, len(ls)), make([]nn.Range, len(ls))
 	for i, s := range seen {
-		r := s.Clip(0)
-		fmt.Fprintf(&b, "\t{Lo: %g, Hi: %g}, // %d %s\n", r.Lo, r.Hi, i, ls[i].name)
+		names[i], rs[i] = ls[i].name, s.Clip(0)
 	}
-	b.WriteString("}\n")
-	if err := os.WriteFile("calibration.go", []byte(b.String()), 0o644); err != nil {
+	about := fmt.Sprintf(`calibrated is each integer layer's input range (intLayers's order) on
+%d training photos (60 of plates-web-cc0, 60 of plates-dashcam-ro) run
+through DetectUnread; zero: the layer stays in float.
+Written by go test -run TestCalibrate -calibrate.`, count)
+	if err := calibration.Write("calibration.go", "plates", about, names, rs, seen); err != nil {
 		t.Fatal(err)
 	}
 }
