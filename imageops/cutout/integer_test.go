@@ -2,14 +2,10 @@ package cutout
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"image"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -28,28 +24,13 @@ var (
 	sensN       = flag.Int("sensn", 8, "TestSensitivity: validation photos")
 )
 
-// carsSeg returns the cars-seg photos whose names pass keep, sorted by
-// name, at most n.
+// carsSeg returns the cars-seg photos whose names pass keep, in the order
+// of its labels (by name), at most n.
 func carsSeg(tb testing.TB, keep func(string) bool, n int) []image.Image {
 	tb.Helper()
-	dir := datasets.Set(tb, "cars-seg")
-	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var labels []struct{ File string }
-	if err := json.Unmarshal(raw, &labels); err != nil {
-		tb.Fatal(err)
-	}
-	sort.Slice(labels, func(i, j int) bool { return labels[i].File < labels[j].File })
 	var out []image.Image
-	for _, l := range labels {
-		if len(out) == n {
-			break
-		}
-		if keep(filepath.Base(l.File)) {
-			out = append(out, imgtest.DecodeFile(tb, filepath.Join(dir, l.File)))
-		}
+	for _, l := range datasets.Labels(tb, "cars-seg", keep, n) {
+		out = append(out, imgtest.DecodeFile(tb, datasets.File(tb, "cars-seg", l.File)))
 	}
 	return out
 }

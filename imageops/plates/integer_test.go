@@ -2,7 +2,6 @@ package plates
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"image"
@@ -24,30 +23,16 @@ var calibrate = flag.Bool("calibrate", false, "TestCalibrate: measure the intege
 // labelled plates.
 func labelledPhotos(tb testing.TB, set string, keep func(string) bool, n int) (imgs []image.Image, plates [][]box) {
 	tb.Helper()
-	var labels []struct {
-		File   string
-		Plates []struct{ X, Y, W, H float64 }
-	}
-	if err := json.Unmarshal(datasets.ReadFile(tb, set, "labels.json"), &labels); err != nil {
-		tb.Fatal(err)
-	}
-	for _, l := range labels {
-		if len(imgs) == n {
-			break
-		}
-		if !keep(l.File) {
-			continue
-		}
+	for _, l := range datasets.Labels(tb, set, keep, n) {
 		photo, err := codec.Decode(context.Background(), datasets.ReadFile(tb, set, l.File), codec.Limits{MaxPixels: codec.DefaultMaxPixels})
 		if err != nil {
 			tb.Fatalf("%s: %v", l.File, err)
 		}
-		img := photo.Image
 		var bs []box
 		for _, p := range l.Plates {
 			bs = append(bs, box{x0: p.X, y0: p.Y, x1: p.X + p.W, y1: p.Y + p.H})
 		}
-		imgs, plates = append(imgs, img), append(plates, bs)
+		imgs, plates = append(imgs, photo.Image), append(plates, bs)
 	}
 	return imgs, plates
 }

@@ -3,7 +3,6 @@ package textdet
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"image"
@@ -25,18 +24,8 @@ var calibrate = flag.Bool("calibrate", false, "TestCalibrate: measure the intege
 // most n, in the order of its labels.
 func photos(tb testing.TB, set string, keep func(string) bool, n int) []image.Image {
 	tb.Helper()
-	var labels []struct{ File string }
-	if err := json.Unmarshal(datasets.ReadFile(tb, set, "labels.json"), &labels); err != nil {
-		tb.Fatal(err)
-	}
 	var out []image.Image
-	for _, l := range labels {
-		if len(out) == n {
-			break
-		}
-		if !keep(l.File) {
-			continue
-		}
+	for _, l := range datasets.Labels(tb, set, keep, n) {
 		img, _, err := image.Decode(bytes.NewReader(datasets.ReadFile(tb, set, l.File)))
 		if err != nil {
 			tb.Fatalf("%s: %v", l.File, err)

@@ -3,7 +3,6 @@ package textrec
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"image"
@@ -28,21 +27,8 @@ var calibrate = flag.Bool("calibrate", false, "TestCalibrate: measure the intege
 // as axis-aligned boxes (the plate finder reads boxes).
 func photoLines(tb testing.TB, set string, keep func(string) bool, n int) (imgs []image.Image, lines [][]Quad) {
 	tb.Helper()
-	var labels []struct {
-		File   string
-		Plates []struct{ X, Y, W, H float64 }
-	}
-	if err := json.Unmarshal(datasets.ReadFile(tb, set, "labels.json"), &labels); err != nil {
-		tb.Fatal(err)
-	}
 	box := func(x0, y0, x1, y1 float64) Quad { return Quad{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}} }
-	for _, l := range labels {
-		if len(imgs) == n {
-			break
-		}
-		if !keep(l.File) {
-			continue
-		}
+	for _, l := range datasets.Labels(tb, set, keep, n) {
 		img, _, err := image.Decode(bytes.NewReader(datasets.ReadFile(tb, set, l.File)))
 		if err != nil {
 			tb.Fatalf("%s: %v", l.File, err)
