@@ -20,9 +20,12 @@ import (
 
 // A photo's reads are bounded, best verifier score first: at most maxReads
 // candidates, and at most readWidth pixels of line in all once each is
-// scaled to the reader's 48-pixel height. A line costs about 10 ms of one
-// core plus 0.04 ms a pixel of its width (BenchmarkRead: 12 ms at 96
-// pixels, 22 at 320), so a photo full of text costs at most about 110 ms.
+// scaled to the reader's 48-pixel height. With its integer layers a line
+// costs about 2.7 ms of one core plus 0.033 ms a pixel of its width
+// (BenchmarkRead: 6.7 ms at 96 pixels, 8.0 at 160, 13.3 at 320), so the
+// network's part of a photo full of text is at most about 6 × 2.7 + 1,280
+// × 0.033 ≈ 58 ms (BenchmarkReads, crops and judge included: the slowest
+// of 40 web photos 56 ms).
 // On the validation split the bound reads every plate the judge accepts
 // with 8 reads and no bound (TestFitReadJudge's candidates: 74 of 74).
 const (
