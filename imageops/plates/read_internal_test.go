@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"carphoto/imageops/textrec"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // TestReadCap: of 40 unsure text lines, the finder reads maxReads, the
@@ -166,6 +167,29 @@ func TestSameRow(t *testing.T) {
 	} {
 		if got := sameRow(tn, c.b); got != c.want {
 			t.Errorf("sameRow(%v, %v) = %v, want %v", tn, c.b, got, c.want)
+		}
+	}
+}
+
+// TestDesignReadsBounded: a photo with more sure plates than
+// maxDesignReads reads no more than that; the plates left unread are
+// hidden, not designed.
+func TestDesignReadsBounded(t *testing.T) {
+	img := imgtest.DecodeFile(t, "../../docs/samples/car.jpg")
+	found, err := Detect(t.Context(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Score < DesignConfidence {
+		t.Fatalf("the sample car: %d plates found, want its one sure plate", len(found))
+	}
+	many := slices.Repeat(found, 2*maxDesignReads)
+	if err := ReadPlates(t.Context(), img, many); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range many {
+		if want := i < maxDesignReads; p.Reads != want {
+			t.Errorf("plate %d of %d: Reads %v, want %v (the first %d read)", i, len(many), p.Reads, want, maxDesignReads)
 		}
 	}
 }
