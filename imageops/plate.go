@@ -100,7 +100,7 @@ func paintPlates(ctx context.Context, in Input, p Params, src *paint.BlockJPEG, 
 		}
 		switch {
 		case err == nil:
-			return &Output{ContentType: "image/jpeg", Body: body, PlatesFound: len(found)}, nil
+			return &Output{ContentType: "image/jpeg", Body: body, PlatesFound: len(found), PlatesDesigned: designed(p, sure)}, nil
 		case !errors.Is(err, jpegblock.ErrUnsupported):
 			return nil, fmt.Errorf("%s: %w", p.Op, err)
 		}
@@ -138,7 +138,17 @@ func paintPlates(ctx context.Context, in Input, p Params, src *paint.BlockJPEG, 
 		return nil, err
 	}
 	res.PlatesFound = len(found)
+	res.PlatesDesigned = designed(p, sure)
 	return res, nil
+}
+
+// designed is how many plates got the design: the sure ones, for
+// plate-logo; none for a hiding style.
+func designed(p Params, sure []plates.Quad) int {
+	if p.Op != PlateLogo {
+		return 0
+	}
+	return len(sure)
 }
 
 // required is the answer to requirePlate=true: plate_not_found when no

@@ -452,6 +452,7 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 			return err
 		}
 		whole := readOf([]textrec.Reading{r})
+		p.Printed = Printed{whole.letters, whole.digits, whole.mean}
 		if p.Reads = plateLike(whole); p.Reads || whole.letters+whole.digits >= 4 {
 			continue
 		}
@@ -463,7 +464,11 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 			}
 			rs, reads = append(rs, r), reads+1
 		}
-		p.Reads = len(rs) > 0 && plateLike(readOf(rs))
+		if len(rs) > 0 {
+			lr := readOf(rs)
+			p.Printed = Printed{lr.letters, lr.digits, lr.mean}
+			p.Reads = plateLike(lr)
+		}
 	}
 	return nil
 }
