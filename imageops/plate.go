@@ -178,15 +178,17 @@ func quadsOf(found []plates.Plate) []plates.Quad {
 	return quads
 }
 
-// byConfidence parts the plates found into those that get plate-logo's
-// design (Plate.Designable: a score of at least plates.DesignConfidence,
-// text on it that reads like a plate, a quad no taller than that text
-// allows) and the doubtful ones, which are blurred: a design on a grille
-// badge or a sign shows, a blur hardly does.
+// byConfidence parts the plates found into the quads that get plate-logo's
+// design (Plate.Designable: a sure score, a plate's aspect, nothing read on
+// it that says it is lettering or a number; on Plate.DesignQuad) and those
+// blurred as blur-plates blurs them (a design on a grille badge or a sign
+// shows, a blur hardly does). A design fitted to a band of a taller quad
+// covers every text line found on it (DesignQuad): the rest of the quad,
+// grille or bodywork, is left as it is.
 func byConfidence(found []plates.Plate) (sure, unsure []plates.Quad) {
 	for _, f := range found {
 		if f.Designable() {
-			sure = append(sure, f.Quad)
+			sure = append(sure, f.DesignQuad())
 		} else {
 			unsure = append(unsure, f.Quad)
 		}

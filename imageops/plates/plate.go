@@ -51,6 +51,7 @@ type Plate struct {
 	// lines): letters, digits and the mean confidence. Never the text.
 	Printed Printed
 	lines   []box // the text lines on it, in the finder's working frame
+	origin  Point // where the working frame's (0, 0) lies in the photo
 }
 
 // Printed is what a plate's reading holds, counted: no text.
@@ -67,7 +68,7 @@ func (p Plate) Text() (x0, y0, x1, y1 float64, ok bool) {
 		return 0, 0, 0, 0, false
 	}
 	u := union(p.lines)
-	return u.x0, u.y0, u.x1, u.y1, true
+	return u.x0 + p.origin.X, u.y0 + p.origin.Y, u.x1 + p.origin.X, u.y1 + p.origin.Y, true
 }
 
 // The margin rule. Every edge of the plate's quad is moved outwards, in

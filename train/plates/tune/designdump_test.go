@@ -36,15 +36,20 @@ func TestDesignDump(t *testing.T) {
 	}
 	defer out.Close()
 	enc := json.NewEncoder(out)
-	most := 1 << 30 // DESIGNS_MAX=N: the first N validation photos of each set
-	if s := os.Getenv("DESIGNS_MAX"); s != "" {
-		var err error
-		if most, err = strconv.Atoi(s); err != nil {
-			t.Fatal(err)
+	// DESIGNS_FROM=A DESIGNS_MAX=N: the validation photos A to A+N-1 of
+	// each set (all by default).
+	from, most := 0, 1<<30
+	for name, v := range map[string]*int{"DESIGNS_FROM": &from, "DESIGNS_MAX": &most} {
+		if s := os.Getenv(name); s != "" {
+			var err error
+			if *v, err = strconv.Atoi(s); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, set := range sets {
 		photos := labelled.Photos(t, set, datasets.Validation)
+		photos = photos[min(from, len(photos)):]
 		for _, p := range photos[:min(most, len(photos))] {
 			found, err := plates.Detect(t.Context(), p.Img)
 			if err != nil {
