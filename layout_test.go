@@ -15,8 +15,9 @@ import (
 // here, by name.
 
 // toolPackages may reach into imageops' rooms and the test helpers: the
-// bench and vision commands, the research tools and the helpers themselves.
-var toolPackages = []string{"carphoto/train/", "carphoto/cmd/carphoto/internal/bench", "carphoto/internal/testenv/"}
+// lab (benchmarks and vision measurements), the research tools and the
+// helpers themselves.
+var toolPackages = []string{"carphoto/train/", "carphoto/cmd/carphoto-lab/", "carphoto/internal/testenv/"}
 
 func TestImportRules(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -48,6 +49,25 @@ func TestImportRules(t *testing.T) {
 				if imp != "carphoto" {
 					t.Errorf("%s imports %s: imageops knows nothing of the service around it", pkg, imp)
 				}
+			}
+		}
+	}
+}
+
+// The service binary links none of the lab: no test helper, no benchmark,
+// no research tool.
+func TestServiceLinksNoLab(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	out, err := exec.Command("go", "list", "-deps", "./cmd/carphoto").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, lab := range toolPackages {
+			if strings.HasPrefix(pkg+"/", lab) {
+				t.Errorf("cmd/carphoto links %s: the service binary takes nothing from the lab (%s)", pkg, lab)
 			}
 		}
 	}

@@ -98,12 +98,8 @@ func TestAnswers(t *testing.T) {
 			if c.backdrop {
 				in.Backdrop = backdrop
 			}
-			run := Process
-			if c.full {
-				run = ProcessFull
-			}
 			key := filepath.Base(ph.file) + " " + c.name
-			out, err := run(ctx, in, c.p)
+			out, err := process(ctx, in, c.p, !c.full)
 			if err != nil {
 				got[key] = answer{Error: fmt.Sprint(err)}
 				continue

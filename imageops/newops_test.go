@@ -75,7 +75,7 @@ func alphaOf(t *testing.T, res *Output) *image.Alpha {
 
 // car-cutout answers the cut-out's own matte: on held-out photos its alpha
 // scores the same IoU against the labels as the matte itself (what
-// `carphoto bench cutout` measures), and crop gives a canvas of exactly the
+// `carphoto-lab bench cutout` measures), and crop gives a canvas of exactly the
 // car's bounds plus the padding asked for, the car's pixels unchanged.
 func TestCarCutout(t *testing.T) {
 	photos, masks := cutoutSet(t, 3)

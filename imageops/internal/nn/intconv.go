@@ -130,7 +130,7 @@ func abs32(v float32) float32 {
 }
 
 // onInt is whether layers with a calibrated range run on integers: unless
-// the environment sets CARPHOTO_NN=float (for comparisons: carphoto bench
+// the environment sets CARPHOTO_NN=float (for comparisons: carphoto-lab bench
 // run both ways).
 var onInt = os.Getenv("CARPHOTO_NN") != "float"
 
