@@ -333,7 +333,7 @@ type wireParams struct {
 	Backdrop     bool    `json:"backdrop,omitempty"`
 	FloorY       float64 `json:"floorY,omitempty"`
 	CenterX      float64 `json:"centerX,omitempty"`
-	// car-shadow's and car-cutout's, since issue 60.
+	// car-shadow's and car-cutout's.
 	Plates          string `json:"plates,omitempty"`
 	RequireWholeCar bool   `json:"requireWholeCar,omitempty"`
 }

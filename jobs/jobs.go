@@ -36,7 +36,7 @@ func TaskTypes() []string {
 }
 
 // studioSuffix marks the task type of a studio call with plates hidden or
-// a whole car required (issue 60), which workers of earlier releases
+// a whole car required, which workers of earlier releases
 // would run without: a rolling deploy's old worker handles no such type,
 // so the task fails there and the call ends processing_failed, uncharged,
 // instead of coming back charged with its plates shown or its car cut.

@@ -11,7 +11,7 @@ import (
 	"carphoto/jobs"
 )
 
-// car-shadow and car-cutout as one call for a listing photo (issue 60):
+// car-shadow and car-cutout as one call for a listing photo:
 // the plates hidden on the photo first (plates, with logo, logoAssetId or
 // logoUrl for plates=logo), the sides that cut the car off named, and the
 // car's scale on a backdrop.

@@ -393,8 +393,8 @@ func (c config) videoConfig(store objstore.Store) server.VideoConfig {
 
 // videoRetries is how many times a video job is run again after a run
 // that failed or whose worker process died during it: once, so that a
-// video that kills every worker it touches takes down two at most
-// (issue 46) and then ends failed, uncharged.
+// video that kills every worker it touches takes down two at most and
+// then ends failed, uncharged.
 const videoRetries = 1
 
 // videoLimits are the bounds of a video, checked by the web before its
