@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
+	"carphoto/billing"
 	"carphoto/idempotency"
 	"carphoto/imageops"
 	"carphoto/jobs"
@@ -142,8 +143,12 @@ func (o *once) end(ctx context.Context, c echo.Context) {
 func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.Claim, res *idempotency.Response) error {
 	ctx, cancel := s.redisDeadline(c)
 	defer cancel()
-	op, _ := c.Get(ctxOp).(string)
-	hold, remaining, err := s.placeHold(ctx, account, requestIDOf(c), op)
+	call, ok := c.Get(ctxCall).(billing.Call)
+	if !ok {
+		op, _ := c.Get(ctxOp).(string)
+		call = billing.Call{Op: op}
+	}
+	hold, remaining, err := s.placeHold(ctx, account, requestIDOf(c), call)
 	captured := false
 	defer func() {
 		if !captured {
