@@ -31,6 +31,9 @@ const (
 	StyleBlack    = paint.StyleBlack
 )
 
+// Styles are the hiding styles, the one list of them.
+var Styles = paint.Styles
+
 // ParseStyle maps a request's style field (empty means blur) to a Style;
 // anything else is a *carphoto.Error with code carphoto.EInvalidParams.
 func ParseStyle(s string) (Style, error) { return paint.ParseStyle(s) }

@@ -1,7 +1,6 @@
 package imageops
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -17,8 +16,9 @@ import (
 // spells them, their defaults and ranges, and the check of an image's
 // header against the limits. The web side reads a request's fields with
 // ParseParams and checks its images with CheckImage, CheckBackdrop and
-// CheckCanvas before any work; the task carries the Params to the worker,
-// which hands them to Process.
+// CheckCanvas before any work; the task carries the Params to the worker
+// (in the queue's wire format, which is jobs'), which hands them to
+// Process.
 
 // Ops are the photo operations Process runs, as named in the URL path.
 var Ops = []Op{BlurPlates, PlateLogo, CarShadow, CarCutout, LogoOverlay}
@@ -309,67 +309,4 @@ func CheckCanvas(p Params, width, height int, lim Limits) error {
 // megapixels writes a pixel count in megapixels.
 func megapixels(pixels int) string {
 	return strconv.FormatFloat(float64(pixels)/1e6, 'f', 1, 64) + " MP"
-}
-
-// wireParams is Params as a task carries them: flat, by the API's names,
-// without the op (the task's own field). Its fields, names and order are
-// the task payload's since before Params moved here, so that a worker
-// reads the tasks an older web process queued, and a call's parameters
-// write the same bytes (an Idempotency-Key's record compares them).
-type wireParams struct {
-	Style        string  `json:"style,omitempty"`
-	Reflection   bool    `json:"reflection,omitempty"`
-	RequirePlate bool    `json:"requirePlate,omitempty"`
-	Format       string  `json:"format,omitempty"`
-	Crop         bool    `json:"crop,omitempty"`
-	Padding      float64 `json:"padding,omitempty"`
-	PaddingShare bool    `json:"paddingShare,omitempty"`
-	Aspect       [2]int  `json:"aspect,omitempty"`
-	Background   string  `json:"background,omitempty"`
-	Position     string  `json:"position,omitempty"`
-	Scale        float64 `json:"scale,omitempty"`
-	Opacity      float64 `json:"opacity,omitempty"`
-	Margin       float64 `json:"margin,omitempty"`
-	Backdrop     bool    `json:"backdrop,omitempty"`
-	FloorY       float64 `json:"floorY,omitempty"`
-	CenterX      float64 `json:"centerX,omitempty"`
-	// car-shadow's and car-cutout's.
-	Plates          string `json:"plates,omitempty"`
-	RequireWholeCar bool   `json:"requireWholeCar,omitempty"`
-}
-
-// MarshalJSON writes p as a task carries it.
-func (p Params) MarshalJSON() ([]byte, error) {
-	w := wireParams{
-		Style: string(p.Style), Reflection: p.Reflection, RequirePlate: p.RequirePlate, Format: p.Format,
-		Crop: p.Canvas.Crop, Padding: p.Canvas.Padding, PaddingShare: p.Canvas.PaddingShare, Aspect: p.Canvas.Aspect,
-		Background: p.Background,
-		Position:   p.Overlay.Position, Scale: p.Overlay.Scale, Opacity: p.Overlay.Opacity, Margin: p.Overlay.Margin,
-		Plates: string(p.Plates), RequireWholeCar: p.RequireWholeCar,
-	}
-	if b := p.Backdrop; b != nil {
-		w.Backdrop, w.FloorY, w.Scale, w.CenterX = true, b.FloorY, b.Scale, b.CenterX
-	}
-	return json.Marshal(w)
-}
-
-// UnmarshalJSON reads p as a task carries it, Op left empty: the task's
-// op is the caller's to set.
-func (p *Params) UnmarshalJSON(data []byte) error {
-	var w wireParams
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
-	}
-	*p = Params{
-		Style: paint.Style(w.Style), Reflection: w.Reflection, RequirePlate: w.RequirePlate, Format: w.Format,
-		Canvas:     shadow.Canvas{Crop: w.Crop, Padding: w.Padding, PaddingShare: w.PaddingShare, Aspect: w.Aspect},
-		Background: w.Background,
-		Overlay:    paint.OverlayOptions{Position: w.Position, Scale: w.Scale, Opacity: w.Opacity, Margin: w.Margin},
-		Plates:     Plates(w.Plates), RequireWholeCar: w.RequireWholeCar,
-	}
-	if w.Backdrop {
-		p.Overlay.Scale = 0
-		p.Backdrop = &shadow.Placement{FloorY: w.FloorY, Scale: w.Scale, CenterX: w.CenterX}
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +34,7 @@ type once struct {
 // beginPhotoOnce is beginOnce for a photo request: its content is the
 // operation, its parameters, the asset named and the files.
 func (s *Server) beginPhotoOnce(c echo.Context, req jobs.Request, ids assetIDs) (o *once, replayed bool, err error) {
-	params, err := json.Marshal(req.Params)
+	params, err := jobs.ParamsJSON(req.Params)
 	if err != nil {
 		return &once{s: s}, false, carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
