@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -520,7 +521,17 @@ func TestLargeAnswersChargedOnAcknowledgement(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	_, s, _, _ := hangupService(t, redisDB, "REQUEST_TIMEOUT=60s", "METRICS_TOKEN="+metricsToken)
-	body, ct := multipartBody(t, file("image", carPhotoScaled(t, 12)), field("format", "png"))
+	// The sample photo the repository ships: a real car, whose 12 MP
+	// car-shadow is a PNG of megabytes.
+	sample, err := os.ReadFile(filepath.Join("..", "..", "docs", "samples", "car.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, err := benchphoto.Enlarge(context.Background(), sample, 12, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, ct := multipartBody(t, file("image", large), field("format", "png"))
 	addr := hostPort(t, s.url)
 	const headerOnly, whole = 8, 2
 	type result struct {
