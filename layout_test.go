@@ -40,9 +40,9 @@ func TestImportRules(t *testing.T) {
 			}
 			switch {
 			case strings.HasPrefix(imp, "carphoto/internal/testenv/") && !tool(pkg):
-				t.Errorf("%s imports the test helper %s: only tests, train/ and the bench commands may", pkg, imp)
+				t.Errorf("%s imports the test helper %s: only tests, train/ and the lab may", pkg, imp)
 			case strings.HasPrefix(imp, "carphoto/imageops/") && !strings.HasPrefix(pkg, "carphoto/imageops") && !tool(pkg):
-				t.Errorf("%s imports %s: outside imageops only train/, the bench commands and the test helpers import its rooms; go through imageops", pkg, imp)
+				t.Errorf("%s imports %s: outside imageops only train/, the lab and the test helpers import its rooms; go through imageops", pkg, imp)
 			case strings.HasPrefix(pkg, "carphoto/video") && (imp == "carphoto/imageops/plates" || imp == "carphoto/imageops/paint"):
 				t.Errorf("%s imports %s: video works through imageops' frame operation", pkg, imp)
 			case strings.HasPrefix(pkg, "carphoto/imageops") && !strings.HasPrefix(imp, "carphoto/imageops"):

@@ -2,6 +2,8 @@ package imageops
 
 import (
 	"errors"
+	"fmt"
+	"image/color"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,10 +145,11 @@ func parseCanvas(v map[string]string, p *Params) (err error) {
 		p.Canvas.Padding, p.Canvas.PaddingShare = f, share
 	}
 	if bg := v["background"]; bg != "" && bg != "transparent" {
-		if _, err := shadow.ParseColour(bg); err != nil {
+		c, err := shadow.ParseColour(bg)
+		if err != nil {
 			return err
 		}
-		p.Background = bg
+		p.Background = (*Colour)(&c)
 	}
 	if a := v["aspect"]; a != "" {
 		w, h, ok := strings.Cut(a, ":")
@@ -244,6 +247,22 @@ func agree(names []string, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// Colour is a background colour, written #rrggbb (MarshalText) and read
+// from #RRGGBB in either case (UnmarshalText).
+type Colour color.NRGBA
+
+// MarshalText writes c as #rrggbb.
+func (c Colour) MarshalText() ([]byte, error) {
+	return fmt.Appendf(nil, "#%02x%02x%02x", c.R, c.G, c.B), nil
+}
+
+// UnmarshalText reads c from #RRGGBB.
+func (c *Colour) UnmarshalText(text []byte) error {
+	v, err := shadow.ParseColour(string(text))
+	*c = Colour(v)
+	return err
 }
 
 // CheckImage refuses an image that is empty, not an image, too large in

@@ -32,7 +32,7 @@ func TestParseParams(t *testing.T) {
 		{op: BlurPlates, v: map[string]string{"style": "sparkle"}, says: "style must be one of blur, pixelate, white, black"},
 		{op: PlateLogo, v: map[string]string{"format": "png"}, want: Params{Op: PlateLogo, Format: "png"}},
 		{op: CarShadow, v: map[string]string{"crop": "true", "padding": "5%", "aspect": "4:3", "background": "#FFFFFF", "reflection": "true"},
-			want: Params{Op: CarShadow, Reflection: true, Canvas: shadow.Canvas{Crop: true, Padding: 0.05, PaddingShare: true, Aspect: [2]int{4, 3}}, Background: "#FFFFFF"}},
+			want: Params{Op: CarShadow, Reflection: true, Canvas: shadow.Canvas{Crop: true, Padding: 0.05, PaddingShare: true, Aspect: [2]int{4, 3}}, Background: &Colour{R: 255, G: 255, B: 255, A: 255}}},
 		{op: CarCutout, v: map[string]string{"background": "transparent"}, want: Params{Op: CarCutout}},
 		{op: CarCutout, v: map[string]string{"aspect": "0:3"}, says: "aspect must be width:height"},
 		{op: CarCutout, v: map[string]string{"scale": "0.5", "floorY": "0.9"}, says: "floorY, scale place the car on a backdrop"},

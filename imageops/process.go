@@ -30,6 +30,14 @@ type Input struct {
 	Limits   codec.Limits
 }
 
+// The parameter types of the rooms that Params carry, named here so that
+// the packages outside imageops go through its door.
+type (
+	Canvas         = shadow.Canvas        // how car-shadow and car-cutout frame the car
+	Placement      = shadow.Placement     // where the car stands on a backdrop
+	OverlayOptions = paint.OverlayOptions // logo-overlay's position, scale, opacity and margin
+)
+
 // Params are the client's choices for an operation, already checked by the
 // web side.
 type Params struct {
@@ -45,7 +53,7 @@ type Params struct {
 	// car-shadow and car-cutout.
 	Reflection bool          // car-shadow: the floor reflection too
 	Canvas     shadow.Canvas // how the car is framed
-	Background string        // "" for transparent, else "#rrggbb"
+	Background *Colour       // nil for transparent
 	// Backdrop, when set, stands the car on Input.Backdrop where it says
 	// instead of framing it (Canvas and Background unused).
 	Backdrop *shadow.Placement

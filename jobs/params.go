@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 
 	"carphoto/imageops"
-	"carphoto/imageops/paint"
-	"carphoto/imageops/shadow"
 )
 
 // The queue's wire format of a photo task's parameters: jobs' own, so that
@@ -17,22 +15,22 @@ import (
 // reads the tasks an older web process queued, and a call's parameters
 // write the same bytes (an Idempotency-Key's record compares them).
 type wireParams struct {
-	Style        string  `json:"style,omitempty"`
-	Reflection   bool    `json:"reflection,omitempty"`
-	RequirePlate bool    `json:"requirePlate,omitempty"`
-	Format       string  `json:"format,omitempty"`
-	Crop         bool    `json:"crop,omitempty"`
-	Padding      float64 `json:"padding,omitempty"`
-	PaddingShare bool    `json:"paddingShare,omitempty"`
-	Aspect       [2]int  `json:"aspect,omitempty"`
-	Background   string  `json:"background,omitempty"`
-	Position     string  `json:"position,omitempty"`
-	Scale        float64 `json:"scale,omitempty"`
-	Opacity      float64 `json:"opacity,omitempty"`
-	Margin       float64 `json:"margin,omitempty"`
-	Backdrop     bool    `json:"backdrop,omitempty"`
-	FloorY       float64 `json:"floorY,omitempty"`
-	CenterX      float64 `json:"centerX,omitempty"`
+	Style        string           `json:"style,omitempty"`
+	Reflection   bool             `json:"reflection,omitempty"`
+	RequirePlate bool             `json:"requirePlate,omitempty"`
+	Format       string           `json:"format,omitempty"`
+	Crop         bool             `json:"crop,omitempty"`
+	Padding      float64          `json:"padding,omitempty"`
+	PaddingShare bool             `json:"paddingShare,omitempty"`
+	Aspect       [2]int           `json:"aspect,omitempty"`
+	Background   *imageops.Colour `json:"background,omitempty"`
+	Position     string           `json:"position,omitempty"`
+	Scale        float64          `json:"scale,omitempty"`
+	Opacity      float64          `json:"opacity,omitempty"`
+	Margin       float64          `json:"margin,omitempty"`
+	Backdrop     bool             `json:"backdrop,omitempty"`
+	FloorY       float64          `json:"floorY,omitempty"`
+	CenterX      float64          `json:"centerX,omitempty"`
 	// car-shadow's and car-cutout's.
 	Plates          string `json:"plates,omitempty"`
 	RequireWholeCar bool   `json:"requireWholeCar,omitempty"`
@@ -60,15 +58,15 @@ func (w wireParams) params(op imageops.Op) (imageops.Params, error) {
 		return imageops.Params{}, err
 	}
 	p := imageops.Params{
-		Op: op, Style: paint.Style(w.Style), Reflection: w.Reflection, RequirePlate: w.RequirePlate, Format: w.Format,
-		Canvas:     shadow.Canvas{Crop: w.Crop, Padding: w.Padding, PaddingShare: w.PaddingShare, Aspect: w.Aspect},
+		Op: op, Style: imageops.Style(w.Style), Reflection: w.Reflection, RequirePlate: w.RequirePlate, Format: w.Format,
+		Canvas:     imageops.Canvas{Crop: w.Crop, Padding: w.Padding, PaddingShare: w.PaddingShare, Aspect: w.Aspect},
 		Background: w.Background,
-		Overlay:    paint.OverlayOptions{Position: w.Position, Scale: w.Scale, Opacity: w.Opacity, Margin: w.Margin},
+		Overlay:    imageops.OverlayOptions{Position: w.Position, Scale: w.Scale, Opacity: w.Opacity, Margin: w.Margin},
 		Plates:     plates, RequireWholeCar: w.RequireWholeCar,
 	}
 	if w.Backdrop {
 		p.Overlay.Scale = 0
-		p.Backdrop = &shadow.Placement{FloorY: w.FloorY, Scale: w.Scale, CenterX: w.CenterX}
+		p.Backdrop = &imageops.Placement{FloorY: w.FloorY, Scale: w.Scale, CenterX: w.CenterX}
 	}
 	return p, nil
 }
