@@ -10,10 +10,10 @@ import (
 // imageops knows nothing of the queue.
 
 // wireParams is imageops.Params as a task carries them: flat, by the API's
-// names, without the op (the task's own field). Its fields, names and order are
-// the task payload's since before Params moved here, so that a worker
-// reads the tasks an older web process queued, and a call's parameters
-// write the same bytes (an Idempotency-Key's record compares them).
+// names, without the op (the task's own field). Its fields, names and
+// order stay as they are, so that a worker reads the tasks an older web
+// process queued, and a call's parameters write the same bytes (an
+// Idempotency-Key's record compares them).
 type wireParams struct {
 	Style        string           `json:"style,omitempty"`
 	Reflection   bool             `json:"reflection,omitempty"`
