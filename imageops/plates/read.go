@@ -102,9 +102,9 @@ func readOf(rs []textrec.Reading) reading {
 // least confidence, whether it reads like a plate (4 or more letters and
 // digits, a digit among them), a long all-digit number (a phone number, a
 // date), the line's height (log) and aspect (log), two stacked lines, and
-// where it sits (its centre's height in the photo), and issue 54's crude
-// rule (4 or more letters and digits with a digit, mean confidence at
-// least 0.6, not a long all-digit number).
+// where it sits (its centre's height in the photo), and the plain rule (4
+// or more letters and digits with a digit, mean confidence at least 0.6,
+// not a long all-digit number).
 func features(v verified, c candidate, r reading, ph float64) []float64 {
 	u := union(c.lines)
 	h := max(u.y1-u.y0, 1)
@@ -390,7 +390,7 @@ func DetectUnread(ctx context.Context, img image.Image) ([]Plate, error) {
 }
 
 // The design rule reads the plate itself, never a ratio that one
-// country's plates fail (issue 67): the verifier's score, the quad's
+// country's plates fail: the verifier's score, the quad's
 // aspect against the world's plate formats, and what is printed on it.
 const (
 	// minPlateAspect and maxPlateAspect bound a plate's width ÷ height:
@@ -412,7 +412,7 @@ const (
 	// may be: a US plate's characters are about half its height (a state's
 	// name above, a slogan below), an EU plate's about three quarters. A
 	// quad taller than that reaches past the plate (onto a grille or a
-	// badge: issue 54's BMW, 57 px on lines of 15) and the design is
+	// badge: a BMW's, 57 px on lines of 15) and the design is
 	// fitted to the band of that height centred on the lines (DesignQuad).
 	fitTaller = 2.1
 )
