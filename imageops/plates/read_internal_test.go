@@ -121,6 +121,7 @@ func TestDesignRule(t *testing.T) {
 		{"a vanity plate", 0.99, q, false, Printed{6, 0, 0.95}, true},
 		{"a plate too blurred to read", 0.96, q, false, Printed{1, 0, 0.3}, true},
 		{"three digits read", 0.96, q, false, Printed{0, 3, 0.8}, true},
+		{"nothing read, the verifier less sure", 0.945, q, false, Printed{0, 2, 0.78}, false},
 		{"lettering", 0.961, q, false, Printed{6, 0, 0.99}, false},
 		{"a bumper's two letters", 0.969, q, false, Printed{2, 0, 0.97}, false},
 		{"a phone number", 0.99, q, false, Printed{0, 10, 0.9}, false},
