@@ -261,7 +261,8 @@ func TestTryItPageBlursPlates(t *testing.T) {
 }
 
 // TestDocsPage renders /docs with the vendored Redoc, opens the blur-plates
-// operation and finds its headers, with no request leaving the server.
+// operation and finds its headers, and finds it with the search box, with
+// no request leaving the server.
 func TestDocsPage(t *testing.T) {
 	ctx := browser(t)
 	s := startService(t, nil)
@@ -287,6 +288,21 @@ func TestDocsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	see("the blur-plates operation", "X-Credits-Remaining", "X-Plates-Found", "Idempotency-Key")
+
+	// The search box (issue 68: it once stayed on "Loading…"): open it,
+	// type "blur", and the blur-plates operation is among the results.
+	err = chromedp.Do(ctx, chromedp.Click(`[data-testid="search-trigger"]`),
+		chromedp.SendKeys(`input[placeholder="Search docs..."]`, "blur"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const results = `(() => { const i = document.querySelector('input[placeholder="Search docs..."]');
+		return i ? i.parentElement.parentElement.parentElement.innerText : "" })()`
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](results+`.includes("/v1/blur-plates")`, chromedp.WithPollingTimeout(30*time.Second)))
+	if err != nil {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](results+`.slice(0, 500)`))
+		t.Errorf("search for \"blur\": no /v1/blur-plates among the results: %v; the search box shows %q", err, text)
+	}
 	if out := requests.elsewhere(s.url); len(out) > 0 {
 		t.Errorf("the page fetched from elsewhere: %v", out)
 	}
