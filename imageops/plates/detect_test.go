@@ -180,6 +180,7 @@ func listedCopyFree(tb testing.TB, set string) []entry {
 // detection; they only stop the detector getting worse (whole held-out
 // splits: `carphoto bench plates`, docs/BENCHMARKS.md).
 func TestDetectHeldOutCharacters(t *testing.T) {
+	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	seen := auditedPlates(t)
 	chars, err := platechars.Load("../../train/plates/heldout-chars.json")
 	if err != nil {
@@ -218,6 +219,7 @@ func TestDetectHeldOutCharacters(t *testing.T) {
 // splits, are in docs/BENCHMARKS.md). The two larger sets are used where
 // they have been built.
 func TestDetectHeldOutRecall(t *testing.T) {
+	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	seen := auditedPlates(t)
 	for _, tc := range []struct {
 		set string
@@ -375,6 +377,7 @@ func checkDetections(t *testing.T, photos []entry, seen map[string][]plates.Box,
 // measured figures less a margin; without the first stage's coarse look
 // these crops measured 0.682 and 0.500 (docs/BENCHMARKS.md).
 func TestDetectCloseUps(t *testing.T) {
+	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	for _, tc := range []struct {
 		frac, minRecall float64
 	}{
