@@ -2,13 +2,14 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
+	"carphoto/billing"
 	"carphoto/idempotency"
 	"carphoto/imageops"
 	"carphoto/jobs"
@@ -33,7 +34,7 @@ type once struct {
 // beginPhotoOnce is beginOnce for a photo request: its content is the
 // operation, its parameters, the asset named and the files.
 func (s *Server) beginPhotoOnce(c echo.Context, req jobs.Request, ids assetIDs) (o *once, replayed bool, err error) {
-	params, err := json.Marshal(req.Params)
+	params, err := jobs.ParamsJSON(req.Params)
 	if err != nil {
 		return &once{s: s}, false, carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
@@ -96,7 +97,7 @@ func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o
 		h.Set("Idempotent-Replayed", "true")
 		// Its length announced, as the first answer's was (writeAnswer): a
 		// large answer replayed is not sent chunked.
-		_, err := writeAnswer(c, res.Status, res.Header[echo.HeaderContentType], res.Body)
+		_, err := s.writeAnswer(c, time.Time{}, res.Status, res.Header[echo.HeaderContentType], res.Body)
 		return o, true, err
 	}
 	o.claim = claim
@@ -141,8 +142,12 @@ func (o *once) end(ctx context.Context, c echo.Context) {
 func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.Claim, res *idempotency.Response) error {
 	ctx, cancel := s.redisDeadline(c)
 	defer cancel()
-	op, _ := c.Get(ctxOp).(string)
-	hold, remaining, err := s.placeHold(ctx, account, requestIDOf(c), op)
+	call, ok := c.Get(ctxCall).(billing.Call)
+	if !ok {
+		op, _ := c.Get(ctxOp).(string)
+		call = billing.Call{Op: op}
+	}
+	hold, remaining, err := s.placeHold(ctx, account, requestIDOf(c), call)
 	captured := false
 	defer func() {
 		if !captured {
@@ -159,7 +164,7 @@ func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.
 	h.Set("Idempotent-Replayed", "true")
 	h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
 	h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
-	delivered, err := writeAnswer(c, res.Status, res.Header[echo.HeaderContentType], res.Body)
+	delivered, err := s.writeAnswer(c, ackUntil(ctx), res.Status, res.Header[echo.HeaderContentType], res.Body)
 	if !delivered {
 		return err
 	}

@@ -18,8 +18,8 @@ import (
 // photoHandler serves POST /v1/<op>: take one of its key's slots (waiting
 // in arrival order for one), read and validate the upload, hold the
 // credits, then take one of the process's photo slots, run the task
-// through the queue, write the answer, and capture once its last byte
-// was written and flushed, or release on anything else (deliver.go).
+// through the queue, write the answer, and capture once the client
+// acknowledged its last byte, or release on anything else (deliver.go).
 // Everything a client controls (a slow upload, a bad field, an empty
 // balance) is settled before a process slot is taken, so it never makes
 // other keys' requests wait. The caller is charged only for an answer
@@ -46,6 +46,8 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		}
 		account := accountID(c)
 		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
+		call := callOf(req.Params)
+		c.Set(ctxCall, call)
 		// A retry with the Idempotency-Key of a finished request gets its
 		// answer again here, uncharged; duplicates never reach the hold.
 		idem, replayed, err := s.beginPhotoOnce(c, req, ids)
@@ -61,7 +63,7 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		// the deadline (billing rides through): a restart or failover of a few seconds
 		// costs the request time, not its answer. The hold is released on
 		// every end but a delivered answer's capture (deliver.go).
-		hold, remaining, err := s.placeHold(ctx, account, req.ID, priced(req.Params))
+		hold, remaining, err := s.placeHold(ctx, account, req.ID, call)
 		captured := false
 		defer func() {
 			if !captured {

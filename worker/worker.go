@@ -132,7 +132,6 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 		w.log.Error().Err(err).Str("type", t.Type()).Msg("undecodable task dropped")
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
-	p.Params.Op = p.Op // the payload carries the op once, outside the params
 	log := w.log.With().Str("request_id", p.RequestID).Str("op", string(p.Op)).Str("account", p.AccountID).Logger()
 	start := time.Now()
 	wait := start.Sub(p.EnqueuedAt)
@@ -207,7 +206,10 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 		log.Warn().Dur("queue_wait_ms", wait).Dur("processing_ms", res.Processing).Msg("result too late, dropped")
 		return nil
 	}
-	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	// Delivery rides through a Redis restart or failover until the
+	// request's own deadline, as the web side's steps do: the request
+	// waits for the result until then.
+	dctx, dcancel := context.WithDeadline(context.WithoutCancel(ctx), p.Deadline)
 	defer dcancel()
 	if err := jobs.Deliver(dctx, w.rdb, p, res); err != nil {
 		return fmt.Errorf("deliver result: %w", err)

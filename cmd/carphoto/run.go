@@ -22,7 +22,6 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/cmd/carphoto/internal/bench"
 	"carphoto/jobs"
 	"carphoto/metrics"
 	"carphoto/objstore"
@@ -46,11 +45,8 @@ Admin (against REDIS_URL or REDIS_CLUSTER_URL):
 Tools:
   carphoto plates [--json] FILE...       find licence plates
   carphoto cutout -o DIR FILE...         cut the car out to DIR/<name>.png
-  carphoto bench service [flags]         latency through HTTP → queue → worker
-  carphoto bench idle [flags]            idle CPU of a worker
-  carphoto bench plates DIR              plates whose characters are hidden, recall, false detections, time
-  carphoto bench cutout DIR              cut-out IoU and time
-  carphoto bench codec [flags] FILE      blur-plates CPU: block path, full path, djpeg|cjpeg
+
+The benchmarks and vision measurements are carphoto-lab's (go run ./cmd/carphoto-lab help).
 `
 
 // run is the whole program: main only adds signals and the exit code.
@@ -71,26 +67,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "migrate":
 		return runMigrate(ctx, getenv, args, stdout)
 	case "plates":
-		return bench.FindPlates(ctx, args, stdout, stderr)
+		return runPlates(ctx, args, stdout, stderr)
 	case "cutout":
-		return bench.CutCars(ctx, args, stdout, stderr)
-	case "bench":
-		if len(args) == 0 {
-			return errors.New("bench: say what to measure: service, idle, plates, cutout or codec")
-		}
-		switch args[0] {
-		case "service":
-			return runBenchService(ctx, args[1:], getenv, stdout)
-		case "idle":
-			return runBenchIdle(ctx, args[1:], getenv, stdout)
-		case "plates":
-			return bench.Plates(ctx, args[1:], stdout)
-		case "cutout":
-			return bench.Cutout(ctx, args[1:], stdout)
-		case "codec":
-			return bench.Codec(ctx, args[1:], stdout)
-		}
-		return fmt.Errorf("bench: unknown benchmark %q: want service, idle, plates, cutout or codec", args[0])
+		return runCutout(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		_, err := io.WriteString(stdout, usage)
 		return err
@@ -231,6 +210,7 @@ func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.Un
 	srv := server.New(sc, log, rdb, b, jc)
 	hs := &http.Server{
 		Handler:           srv.Handler(),
+		ConnContext:       server.ConnContext, // an answer is charged once the client acknowledged it
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       cfg.RequestTimeout,
 		WriteTimeout:      cfg.RequestTimeout + 10*time.Second,
