@@ -11,6 +11,7 @@ import (
 	"carphoto/imageops/codec"
 	"carphoto/imageops/internal/nn"
 	"carphoto/internal/testenv/datasets"
+	"carphoto/internal/testenv/imgtest"
 )
 
 var calibrate = flag.Bool("calibrate", false, "TestCalibrate: measure the integer layers' input ranges on training photos and write calibration.go")
@@ -118,7 +119,14 @@ func TestIntKernelsSameScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	allInt(t, n, j)
-	imgs, labelled := labelledPhotos(t, "plates-web-cc0", datasets.Validation, 1)
+	// The sample photo (docs/samples/car.jpg) and its labelled plate.
+	photo, err := codec.Decode(context.Background(), imgtest.Sample(t, "car.jpg"), codec.Limits{MaxPixels: codec.DefaultMaxPixels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := imgtest.SamplePlate
+	imgs := []image.Image{photo.Image}
+	labelled := [][]box{{{x0: float64(sp.Min.X), y0: float64(sp.Min.Y), x1: float64(sp.Max.X), y1: float64(sp.Max.Y)}}}
 	x, _ := prepare(imgs[0], 640)
 	defer nn.Free(x)
 	var ref []float32
