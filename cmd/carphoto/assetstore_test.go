@@ -84,9 +84,12 @@ func meterRedis(t *testing.T, rs *redistest.Server) (*redisMeter, string) {
 				}
 				defer r.Close()
 				done := make(chan struct{}, 2)
+				// What passes is counted as it is read (countingConn),
+				// never again at the end: a connection closed during the
+				// measured call (a cancelled BLPOP's) would add its whole
+				// past traffic.
 				pipe := func(dst, src net.Conn) {
-					n, _ := io.Copy(dst, src)
-					m.bytes.Add(n)
+					_, _ = io.Copy(dst, src)
 					// Half-closed either way ends both.
 					dst.Close()
 					src.Close()
@@ -101,6 +104,22 @@ func meterRedis(t *testing.T, rs *redistest.Server) (*redisMeter, string) {
 	}()
 	u.Host = ln.Addr().String()
 	return m, u.String()
+}
+
+// settle waits until the Redis traffic is quiet (under 20 KB in 300 ms):
+// the web process's first expiry sweep, which asks every slot's index
+// (about 2 MB of commands), and the processes' start-up are over, so that
+// what is measured next is the call's.
+func (m *redisMeter) settle(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		from := m.bytes.Load()
+		time.Sleep(300 * time.Millisecond)
+		if m.bytes.Load()-from < 20<<10 {
+			return
+		}
+	}
+	t.Fatal("the Redis traffic did not settle within 20 s")
 }
 
 // countingConn counts what is read from it as it goes (io.Copy's total
@@ -182,6 +201,7 @@ func backdropAssetApart(t *testing.T, storeEnv []string) string {
 	}
 
 	photo := samplePhoto(t)
+	meter.settle(t)
 	before := meter.bytes.Load()
 	// scale=0.5: the sample car at the default 0.8 would be enlarged past
 	// 1.5×, and the answer scaled down from the backdrop's size.
