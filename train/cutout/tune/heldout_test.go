@@ -3,15 +3,20 @@
 package tune
 
 // The studio sheet's photos (issue 70, item 6), fixed before any training
-// on new data: 24 photos of plates-web-cc0 (CC0; whole-car web photos the
-// cut-out never learnt from or was tuned on), from its held-out split, in
-// the order of fnv32a of the file name, a photo left out when it is a copy
-// of one picked before (the set holds the same photo under several names).
+// on new data: 8 photos from the held-out split of each of three sets the
+// cut-out never learnt from or was tuned on (plates-web-cc0, CC0; and the
+// extra sets plates-openimages, CC BY, and plates-openlpr, Apache-2.0, built
+// by ../shared/datasets/extra/build.py), in the order of fnv32a of the file
+// name, keeping a photo when it is at least 400 px wide, no plate close-up
+// (no labelled plate wider than 30% of it, the rule of
+// train/shadow/studiosheet) and no copy of one picked before. The cut-out
+// plays no part in the choice.
 //
-//	go test -tags cutouttune -run TestPickStudioSheet -v ./train/cutout/tune/ > train/cutout/heldout.txt
+//	go test -tags cutouttune -run TestPickStudioSheet -v ./train/cutout/tune/ | grep -v '^[=-]' > train/cutout/heldout.txt
 
 import (
 	"carphoto/internal/testenv/datasets"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"image/jpeg"
@@ -23,34 +28,62 @@ import (
 )
 
 func TestPickStudioSheet(t *testing.T) {
-	dir := datasets.Set(t, "plates-web-cc0")
-	photos := datasets.Labels(t, "plates-web-cc0", datasets.HeldOut, -1)
 	hash := func(name string) uint32 {
 		h := fnv.New32a()
 		h.Write([]byte(path.Base(name)))
 		return h.Sum32()
 	}
-	sort.Slice(photos, func(i, j int) bool { return hash(photos[i].File) < hash(photos[j].File) })
 	var picked []*datasets.Fingerprint
-	fmt.Println("# plates-web-cc0 held-out photos for the studio sheet (issue 70): see heldout_test.go")
-	for _, p := range photos {
-		if len(picked) == 24 {
-			break
+	fmt.Println("# the studio sheet's 24 held-out photos (issue 70): see train/cutout/tune/heldout_test.go")
+	for _, set := range []string{"plates-web-cc0", "plates-openimages", "plates-openlpr"} {
+		dir := filepath.Join(datasets.Dir(), set)
+		if set != "plates-web-cc0" {
+			dir = datasets.Extra(t, set)
 		}
-		f, err := os.Open(filepath.Join(dir, p.File))
+		raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := jpeg.Decode(f)
-		f.Close()
-		if err != nil {
+		var labels []struct {
+			File   string
+			Width  int
+			Plates []struct{ W float64 }
+		}
+		if err := json.Unmarshal(raw, &labels); err != nil {
 			t.Fatal(err)
 		}
-		fp := datasets.FingerprintOf(img)
-		if fp.CopiedIn(picked) {
-			continue
+		sort.Slice(labels, func(i, j int) bool { return hash(labels[i].File) < hash(labels[j].File) })
+		n := 0
+		for _, l := range labels {
+			if n == 8 {
+				break
+			}
+			if !datasets.HeldOut(l.File) || l.Width < 400 {
+				continue
+			}
+			closeUp := false
+			for _, p := range l.Plates {
+				closeUp = closeUp || p.W > 0.3*float64(l.Width)
+			}
+			if closeUp {
+				continue
+			}
+			f, err := os.Open(filepath.Join(dir, l.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := jpeg.Decode(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fp := datasets.FingerprintOf(img)
+			if fp.CopiedIn(picked) {
+				continue
+			}
+			picked = append(picked, fp)
+			n++
+			fmt.Printf("%s/%s\n", set, l.File)
 		}
-		picked = append(picked, fp)
-		fmt.Printf("plates-web-cc0/%s\n", p.File)
 	}
 }
