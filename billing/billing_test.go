@@ -385,6 +385,72 @@ func TestExpiredHoldComesBack(t *testing.T) {
 	}
 }
 
+// TestSweepFollowsListedSlots: the sweep asks only the slots listed in
+// cp:holdslots, so its cost follows the slots in use; a hold whose slot is
+// missing from the list (placed by a process before the list, or the
+// listing lost in a failover) is still returned by the hourly full scan;
+// an empty slot unused for an hour leaves the list, and one a hold was
+// placed in since stays.
+func TestSweepFollowsListedSlots(t *testing.T) {
+	ctx := context.Background()
+	s, r := newService(t, billing.Config{HoldTTL: time.Minute})
+	a, _ := createAccount(t, s, 3)
+	if _, err := s.Hold(ctx, a.ID, "req-dead", "blur-plates"); err != nil {
+		t.Fatal(err)
+	}
+	listed := r.Client.ZRange(ctx, "cp:holdslots", 0, -1).Val()
+	if len(listed) != 1 {
+		t.Fatalf("cp:holdslots %v after one hold, want its slot alone", listed)
+	}
+	if n, err := s.OpenHolds(ctx); err != nil || n != 1 {
+		t.Fatalf("OpenHolds %d (%v), want 1", n, err)
+	}
+
+	// The listing is lost: the sweep of the listed slots misses the hold,
+	// the full scan (its hourly turn free) returns it and lists the slot.
+	later := func() time.Time { return time.Now().Add(2 * time.Minute) }
+	r.Client.Del(ctx, "cp:holdslots")
+	r.Client.Set(ctx, "cp:holdscan", 1, time.Hour)
+	sweeper := billing.New(r.Client, billing.Config{HoldTTL: time.Minute})
+	sweeper.SetNow(later)
+	if n, err := sweeper.Reap(ctx); err != nil || n != 0 {
+		t.Fatalf("sweep of the listed slots closed %d (%v), want 0: none is listed", n, err)
+	}
+	r.Client.Del(ctx, "cp:holdscan")
+	if n, err := sweeper.Reap(ctx); err != nil || n != 1 {
+		t.Fatalf("full scan closed %d holds (%v), want 1", n, err)
+	}
+	if got := balance(t, s, a.ID); got != 3 {
+		t.Fatalf("balance %d, want 3: the expired hold must come back", got)
+	}
+
+	// A listed slot, empty and unused for over an hour, leaves the list;
+	// a hold placed there since keeps it listed.
+	fresh := billing.New(r.Client, billing.Config{HoldTTL: time.Minute})
+	h, err := fresh.Hold(ctx, a.ID, "req-2", "blur-plates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Release(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	sweeper.SetNow(func() time.Time { return time.Now().Add(2 * time.Hour) })
+	r.Client.Set(ctx, "cp:holdscan", 1, time.Hour)
+	if _, err := sweeper.Reap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if listed := r.Client.ZRange(ctx, "cp:holdslots", 0, -1).Val(); len(listed) != 0 {
+		t.Errorf("cp:holdslots %v: an empty slot unused for two hours should leave the list", listed)
+	}
+	fresh2 := billing.New(r.Client, billing.Config{HoldTTL: time.Minute})
+	if _, err := fresh2.Hold(ctx, a.ID, "req-3", "blur-plates"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.OpenHolds(ctx); err != nil || n != 1 {
+		t.Errorf("OpenHolds %d (%v) after a hold in a slot listed again, want 1", n, err)
+	}
+}
+
 // TestRunSweeps checks that Run, the loop every web process runs, returns
 // expired holds and stops when its context ends.
 func TestRunSweeps(t *testing.T) {

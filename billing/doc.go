@@ -15,6 +15,8 @@
 //	cp:key:<sha256(api_key)>          string account_id of the key's account (an index)
 //	cp:hold:{<account_id>}:<hold_id>  hash   account, request_id, op, amount, state, expires_at
 //	cp:holds:{<slot tag>}             zset   <account_id>:<hold_id> of one slot's open holds by expires_at
+//	cp:holdslots                      zset   slot numbers whose cp:holds index may hold holds, by the last hold placed (Unix ms)
+//	cp:holdscan                       string the full scan's turn (SET NX, an hour): every slot's index, not only the listed
 //	cp:ledger:{<account_id>}          stream kind, request_id, op, amount, delta, balance, hold_id, at
 //	cp:assets:{<account_id>}          zset   asset_id scored by created_at (Unix ms)
 //	cp:asset:{<account_id>}:<asset>   hash   account, name, content_type, bytes, width, height, created_at, data

@@ -168,6 +168,9 @@ func (s *Service) Place(ctx context.Context, h Hold) (remaining int64, err error
 	if !validID(h.accountID) {
 		return 0, fmt.Errorf("billing: hold: account %q does not exist", h.accountID)
 	}
+	if err := s.enlist(ctx, redisha.Slot(acctKey(h.accountID))); err != nil {
+		return 0, storeErr("hold", err)
+	}
 	now := s.now()
 	cmd, err := s.write(ctx, true, holdScript,
 		[]string{acctKey(h.accountID), holdKey(h.accountID, h.id), holdsKey(h.accountID), ledgerKey(h.accountID)},
@@ -254,15 +257,47 @@ const reapBatch = 100
 
 // reap returns every hold past its expiry to its balance and reports how
 // many it closed or cleared. Holds are indexed per hash slot (an account's
-// index shares its slot, so the hold script writes both), and a pipeline
-// asks every slot's index for one hold past due; only those slots are
-// swept.
+// index shares its slot, so the hold script writes both), and the slots
+// that hold any are listed in cp:holdslots (enlist): a pipeline asks each
+// listed slot's index for one hold past due, and only those are swept. A
+// sweep's cost follows the slots in use, not the holds ever placed. Once
+// every fullScanEvery, the sweep whose turn it is asks all 16 384 slots
+// instead, so a hold placed by a process that did not list its slot (a
+// release before the list, a write lost in a failover) is still returned.
 func (s *Service) reap(ctx context.Context) (int, error) {
-	now := unixMS(s.now())
-	due := make([]*redis.StringSliceCmd, redisha.Slots)
+	now := s.now()
+	slots, err := s.holdSlots(ctx)
+	if err != nil {
+		return 0, storeErr("expire holds", err)
+	}
+	if first, _ := s.rdb.SetNX(ctx, fullScanTurn, 1, fullScanEvery).Result(); first {
+		slots = allSlots()
+	}
+	total := 0
+	for len(slots) > 0 {
+		batch := slots[:min(len(slots), reapPipeline)]
+		slots = slots[len(batch):]
+		n, err := s.reapSlots(ctx, batch, now)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// reapPipeline bounds the slots one pipeline asks about, so that a full
+// scan never holds a Redis connection past its read timeout.
+const reapPipeline = 1024
+
+// reapSlots sweeps the slots given: those with a hold past due.
+func (s *Service) reapSlots(ctx context.Context, slots []holdSlot, now time.Time) (int, error) {
+	due := make([]*redis.StringSliceCmd, len(slots))
+	open := make([]*redis.IntCmd, len(slots))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for slot := range due {
-			due[slot] = p.ZRangeByScore(ctx, slotHoldsKey(slot), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now, 10), Count: 1})
+		for i, slot := range slots {
+			due[i] = p.ZRangeByScore(ctx, slotHoldsKey(slot.n), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(unixMS(now), 10), Count: 1})
+			open[i] = p.ZCard(ctx, slotHoldsKey(slot.n))
 		}
 		return nil
 	})
@@ -270,13 +305,10 @@ func (s *Service) reap(ctx context.Context) (int, error) {
 		return 0, storeErr("expire holds", err)
 	}
 	total := 0
-	for slot, cmd := range due {
-		if len(cmd.Val()) == 0 {
-			continue
-		}
-		for {
-			c, err := s.durable.Durable(ctx, s.rdb, reapScript, []string{slotHoldsKey(slot)},
-				prefix, now, reapBatch, s.cfg.LedgerMax)
+	for i, slot := range slots {
+		for len(due[i].Val()) > 0 {
+			c, err := s.durable.Durable(ctx, s.rdb, reapScript, []string{slotHoldsKey(slot.n)},
+				prefix, unixMS(now), reapBatch, s.cfg.LedgerMax)
 			if err != nil {
 				return total, storeErr("expire holds", err)
 			}
@@ -286,8 +318,97 @@ func (s *Service) reap(ctx context.Context) (int, error) {
 				break
 			}
 		}
+		s.settleSlot(ctx, slot, open[i].Val(), now)
 	}
 	return total, nil
+}
+
+// holdSlot is a slot listed in cp:holdslots, with when a hold was last
+// placed in it (ms).
+type holdSlot struct {
+	n    int
+	used int64
+}
+
+// holdSlots returns the slots cp:holdslots lists.
+func (s *Service) holdSlots(ctx context.Context) ([]holdSlot, error) {
+	zs, err := s.rdb.ZRangeWithScores(ctx, holdSlotsKey, 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	slots := make([]holdSlot, 0, len(zs))
+	for _, z := range zs {
+		m, _ := z.Member.(string)
+		n, err := strconv.Atoi(m)
+		if err != nil || n < 0 || n >= redisha.Slots {
+			continue
+		}
+		slots = append(slots, holdSlot{n: n, used: int64(z.Score)})
+	}
+	return slots, nil
+}
+
+// allSlots is every slot, for the full scan: a slot found holding holds
+// is listed again (settleSlot), one found empty is left as it is.
+func allSlots() []holdSlot {
+	slots := make([]holdSlot, redisha.Slots)
+	for i := range slots {
+		slots[i] = holdSlot{n: i, used: -1}
+	}
+	return slots
+}
+
+// settleSlot keeps the list in step with a slot the sweep found holding
+// open holds before it swept: one missing from the list (found by the
+// full scan) is listed; a listed one whose index was empty and in which no
+// hold was placed for slotIdle leaves the list, unless a hold was placed
+// in it since the sweep read it (unlistScript compares the time).
+func (s *Service) settleSlot(ctx context.Context, slot holdSlot, open int64, now time.Time) {
+	switch {
+	case open > 0 && slot.used < 0:
+		s.rdb.ZAddNX(ctx, holdSlotsKey, redis.Z{Score: float64(unixMS(now)), Member: strconv.Itoa(slot.n)})
+	case open == 0 && slot.used >= 0 && slot.used < unixMS(now.Add(-slotIdle)):
+		unlistScript.Run(ctx, s.rdb, []string{holdSlotsKey}, strconv.Itoa(slot.n), slot.used)
+	}
+}
+
+// unlistScript removes ARGV[1] from the list KEYS[1] if its score is still
+// ARGV[2]: a hold placed since re-listed it, and it stays.
+var unlistScript = redis.NewScript(`
+local used = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if used and tonumber(used) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+`)
+
+// The list of slots with holds. A process lists a slot before it places a
+// hold there (enlist), at most every enlistEvery per slot; the sweep drops
+// a slot from it once its index is empty and no hold was placed there for
+// slotIdle, which is longer, so a slot this process listed moments ago is
+// never dropped while it still counts on it.
+const (
+	holdSlotsKey  = prefix + "holdslots"
+	fullScanTurn  = prefix + "holdscan"
+	fullScanEvery = time.Hour
+	enlistEvery   = 10 * time.Minute
+	slotIdle      = time.Hour
+)
+
+// enlist lists slot in cp:holdslots (scored by now), unless this process
+// did so within enlistEvery.
+func (s *Service) enlist(ctx context.Context, slot int) error {
+	now := s.now()
+	if last, ok := s.enlisted.Load(slot); ok && now.Sub(last.(time.Time)) < enlistEvery {
+		return nil
+	}
+	err := rideThrough(ctx, func(ctx context.Context) error {
+		return s.rdb.ZAddArgs(ctx, holdSlotsKey, redis.ZAddArgs{GT: true,
+			Members: []redis.Z{{Score: float64(unixMS(now)), Member: strconv.Itoa(slot)}}}).Err()
+	})
+	if err != nil {
+		return err
+	}
+	s.enlisted.Store(slot, now)
+	return nil
 }
 
 // sweepTurn is taken (SET NX) by the web process that sweeps, for half a
@@ -328,25 +449,30 @@ func plural(n int64, word string) string {
 }
 
 // OpenHolds counts the holds not yet captured, released or expired, over
-// every slot's index: for tests and operators checking that no credits
-// stay held.
+// the indexes of the slots listed in cp:holdslots: for tests and operators
+// checking that no credits stay held.
 func (s *Service) OpenHolds(ctx context.Context) (int64, error) {
-	cards := make([]*redis.IntCmd, redisha.Slots)
+	var n int64
 	err := rideThrough(ctx, func(ctx context.Context) error {
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for slot := range cards {
-				cards[slot] = p.ZCard(ctx, slotHoldsKey(slot))
+		slots, err := s.holdSlots(ctx)
+		if err != nil {
+			return err
+		}
+		cards := make([]*redis.IntCmd, len(slots))
+		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, slot := range slots {
+				cards[i] = p.ZCard(ctx, slotHoldsKey(slot.n))
 			}
 			return nil
 		})
+		n = 0
+		for _, c := range cards {
+			n += c.Val()
+		}
 		return err
 	})
 	if err != nil {
 		return 0, storeErr("count holds", err)
-	}
-	var n int64
-	for _, c := range cards {
-		n += c.Val()
 	}
 	return n, nil
 }

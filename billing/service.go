@@ -29,6 +29,7 @@ type Service struct {
 	assets   objstore.Store   // where assets' images are (Config.Assets)
 	waiters  waiters          // requests of this process waiting for a key's slot
 	wakeOnce sync.Once        // starts listenWakes
+	enlisted sync.Map         // slot → when this process last listed it in cp:holdslots
 }
 
 // New returns a Service over rdb. Zero Config fields take their defaults.

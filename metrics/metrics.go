@@ -34,6 +34,7 @@ type Metrics struct {
 
 	tasks        *prometheus.CounterVec
 	taskDuration *prometheus.HistogramVec
+	delivery     *prometheus.CounterVec
 }
 
 // photoBuckets span a cached small photo (tens of ms) to the request
@@ -97,12 +98,16 @@ func New() *Metrics {
 			Help:    "Time a worker spent on a photo task, by operation.",
 			Buckets: photoBuckets,
 		}, []string{"op"}),
+		delivery: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "carphoto_answer_delivery_total",
+			Help: "Photo answers written, by how the wait for the client's TCP acknowledgement ended: acknowledged (charged), closed, deadline (the client read too slowly to be charged) or unknown (the transport cannot tell: not charged).",
+		}, []string{"outcome"}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.duration, m.queueWait, m.processing, m.photosInFlight,
-		m.plates, m.credits, m.refusals, m.redisErrors, m.tasks, m.taskDuration,
+		m.plates, m.credits, m.refusals, m.redisErrors, m.tasks, m.taskDuration, m.delivery,
 	)
 	return m
 }
@@ -183,6 +188,15 @@ func (m *Metrics) RequestDone(r Request) {
 	if r.Code == "rate_limited" {
 		m.refusals.WithLabelValues(r.Op).Inc()
 	}
+}
+
+// AnswerDelivery records how the wait for a written answer's
+// acknowledgement ended (server: acknowledged, closed, deadline, unknown).
+func (m *Metrics) AnswerDelivery(outcome string) {
+	if m == nil {
+		return
+	}
+	m.delivery.WithLabelValues(outcome).Inc()
 }
 
 // PhotoStarted counts a photo request in flight until done is called.

@@ -19,10 +19,10 @@ import (
 // A photo call's money, from hold to capture: the hold's id is chosen
 // before it is placed, so every end of the call (a client gone, the
 // deadline, a Redis error, a worker's death) releases that very hold, once;
-// a capture happens only once the answer's last byte was written and
-// flushed without error (deliver). What the server cannot know (a small
-// answer the kernel took just as the client left, a process killed
-// between the write and the capture) is settled in the customer's favour:
+// a capture happens only once the client's TCP stack acknowledged the
+// answer's last byte (deliver, ack.go). What the server cannot know (a
+// platform whose sockets cannot say, a process killed between the
+// acknowledgement and the capture) is settled in the customer's favour:
 // the hold is released, or lapses to the sweep.
 
 // placeHold names and places the call's hold. The hold it returns is to be
@@ -64,12 +64,19 @@ func (s *Server) cut(ctx context.Context, err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
-			"processing did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
+		return s.overDeadline(err)
 	case ctx.Err() != nil:
 		return errClientGone(err)
 	}
 	return err
+}
+
+// overDeadline is the answer to a call whose deadline (REQUEST_TIMEOUT
+// from its arrival) passed before its answer was ready, whatever step it
+// was at.
+func (s *Server) overDeadline(err error) error {
+	return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
+		"processing did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
 }
 
 func errClientGone(err error) error {
@@ -89,7 +96,7 @@ func (s *Server) deliver(ctx context.Context, c echo.Context, hold billing.Hold,
 	if op, _ := c.Get(ctxOp).(string); op == string(imageops.BlurPlates) || op == string(imageops.PlateLogo) {
 		h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
 	}
-	delivered, err := writeAnswer(c, http.StatusOK, res.ContentType, res.Body)
+	delivered, err := s.writeAnswer(c, ackUntil(ctx), http.StatusOK, res.ContentType, res.Body)
 	idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body, !delivered)
 	if !delivered {
 		logFor(c).Warn().Err(err).Str("hold", hold.ID()).Msg("the answer did not reach the client: not charged")
@@ -115,12 +122,14 @@ func (s *Server) capture(ctx context.Context, c echo.Context, hold billing.Hold)
 	return true
 }
 
-// writeAnswer sends body as the whole answer, its length announced, and
-// reports whether its last byte was written and flushed without error. A
+// writeAnswer sends body as the whole answer, its length announced, and,
+// unless until is zero, reports whether the client has it: its last byte
+// written and flushed without error, then acknowledged by the client's
+// TCP stack by until (awaitAcked); how that wait ended is counted. A
 // client already gone (net/http saw its connection close, which ends the
 // request's context) is sent nothing: err says so. A failed write leaves a
 // cut-short answer, which the client sees as such by its length.
-func writeAnswer(c echo.Context, status int, contentType string, body []byte) (delivered bool, err error) {
+func (s *Server) writeAnswer(c echo.Context, until time.Time, status int, contentType string, body []byte) (delivered bool, err error) {
 	if err := c.Request().Context().Err(); err != nil {
 		return false, errClientGone(err)
 	}
@@ -129,10 +138,30 @@ func writeAnswer(c echo.Context, status int, contentType string, body []byte) (d
 	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	c.Response().WriteHeader(status)
 	if _, err := c.Response().Write(body); err != nil {
+		s.cfg.Metrics.AnswerDelivery(string(ackClosed))
 		return false, nil
 	}
 	if err := http.NewResponseController(c.Response().Writer).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.cfg.Metrics.AnswerDelivery(string(ackClosed))
 		return false, nil
 	}
+	if until.IsZero() {
+		return true, nil
+	}
+	outcome := awaitAcked(connOf(c.Request().Context()), until)
+	s.cfg.Metrics.AnswerDelivery(string(outcome))
+	if outcome != ackAcknowledged {
+		return false, fmt.Errorf("the answer was written but not acknowledged by the client (%s)", outcome)
+	}
 	return true, nil
+}
+
+// ackUntil is how long a call's answer may wait for the client's
+// acknowledgement: until the call's deadline, or a few seconds where it
+// has none.
+func ackUntil(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(settleGrace)
 }

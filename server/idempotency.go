@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -96,7 +97,7 @@ func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o
 		h.Set("Idempotent-Replayed", "true")
 		// Its length announced, as the first answer's was (writeAnswer): a
 		// large answer replayed is not sent chunked.
-		_, err := writeAnswer(c, res.Status, res.Header[echo.HeaderContentType], res.Body)
+		_, err := s.writeAnswer(c, time.Time{}, res.Status, res.Header[echo.HeaderContentType], res.Body)
 		return o, true, err
 	}
 	o.claim = claim
@@ -159,7 +160,7 @@ func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.
 	h.Set("Idempotent-Replayed", "true")
 	h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
 	h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
-	delivered, err := writeAnswer(c, res.Status, res.Header[echo.HeaderContentType], res.Body)
+	delivered, err := s.writeAnswer(c, ackUntil(ctx), res.Status, res.Header[echo.HeaderContentType], res.Body)
 	if !delivered {
 		return err
 	}

@@ -18,8 +18,8 @@ import (
 // photoHandler serves POST /v1/<op>: take one of its key's slots (waiting
 // in arrival order for one), read and validate the upload, hold the
 // credits, then take one of the process's photo slots, run the task
-// through the queue, write the answer, and capture once its last byte
-// was written and flushed, or release on anything else (deliver.go).
+// through the queue, write the answer, and capture once the client
+// acknowledged its last byte, or release on anything else (deliver.go).
 // Everything a client controls (a slow upload, a bad field, an empty
 // balance) is settled before a process slot is taken, so it never makes
 // other keys' requests wait. The caller is charged only for an answer

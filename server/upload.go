@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"carphoto"
 	"carphoto/imageops"
 	"carphoto/jobs"
 )
@@ -49,7 +50,14 @@ func (s *Server) readUpload(c echo.Context, op imageops.Op, deadline time.Time) 
 		up, err = s.readMultipart(c.Response().Writer, c.Request(), op)
 		return err
 	}
+	// Where the call's deadline comes before UploadTimeout (its wait for
+	// the key's slot took the rest), a read cut at it is the deadline's
+	// answer, not 408: the upload may well have arrived.
+	bounded := !deadline.IsZero() && deadline.Before(time.Now().Add(s.cfg.UploadTimeout))
 	if err := uploading(c, s.cfg.UploadTimeout, deadline, read); err != nil {
+		if bounded && carphoto.ErrorCode(err) == carphoto.ERequestTimeout {
+			err = s.overDeadline(err)
+		}
 		return jobs.Request{Params: imageops.Params{Op: op}}, assetIDs{}, err
 	}
 	return s.checkUpload(c.Request().Context(), op, up)

@@ -207,7 +207,10 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 		log.Warn().Dur("queue_wait_ms", wait).Dur("processing_ms", res.Processing).Msg("result too late, dropped")
 		return nil
 	}
-	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	// Delivery rides through a Redis restart or failover until the
+	// request's own deadline, as the web side's steps do: the request
+	// waits for the result until then.
+	dctx, dcancel := context.WithDeadline(context.WithoutCancel(ctx), p.Deadline)
 	defer dcancel()
 	if err := jobs.Deliver(dctx, w.rdb, p, res); err != nil {
 		return fmt.Errorf("deliver result: %w", err)

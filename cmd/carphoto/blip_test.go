@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -184,4 +185,74 @@ func TestRedisBlip(t *testing.T) {
 func startedTask(s *service) bool {
 	n, _ := s.rs.Client.LLen(context.Background(), "asynq:{photos}:active").Result()
 	return n > 0
+}
+
+// TestRedisRestartDuringCalls: 40 blur-plates calls in flight, and Redis
+// (AOF on) stopped for 8 s and started again with its data, as a
+// production Redis restarts. Every call is answered 200 within its
+// deadline and charged once: a worker that finished a photo while Redis
+// was down hands it over once Redis is back (it rides through until the
+// request's deadline; with a fixed 5 s it gave up, and its call waited
+// for nothing until its deadline), and no hold stays open.
+func TestRedisRestartDuringCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	url, restart := ownRedis(t)
+	env := []string{"REDIS_URL=" + url, "PORT=0", "REQUEST_TIMEOUT=45s", "MAX_IN_FLIGHT_PER_KEY=40"}
+	rs := &redistest.Server{URL: url, Client: redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0")})}
+	defer rs.Client.Close()
+	_, s := startWeb(t, rs, env...)
+	startProc(t, "worker", env...)
+	startProc(t, "worker", env...)
+	waitReady(t, s.url)
+	const n = 40
+	id, key := s.account(t, n)
+	photo := carPhoto(t)
+
+	statuses := make([]int, n)
+	took := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			status, _, body := post(t, s.url+"/v1/blur-plates", key, file("image", photo))
+			took[i] = time.Since(start)
+			if status != http.StatusOK {
+				t.Logf("call %d: %d after %v: %.300s", i, status, took[i].Round(time.Millisecond), body)
+			}
+			statuses[i] = status
+		}()
+	}
+	for deadline := time.Now().Add(20 * time.Second); !startedTask(s); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no task started")
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // some answered, some in the workers' hands
+	stopped := time.Now()
+	restart(8 * time.Second)
+	t.Logf("Redis down %v", time.Since(stopped).Round(time.Millisecond))
+	wg.Wait()
+	t.Logf("calls took %v", slices.Sorted(slices.Values(took)))
+	ok := 0
+	for i, st := range statuses {
+		if st == http.StatusOK {
+			ok++
+		}
+		if took[i] >= 45*time.Second {
+			t.Errorf("call %d took %v: past its deadline", i, took[i])
+		}
+	}
+	if ok != n {
+		t.Errorf("statuses %v: want all %d answered 200 through an 8 s Redis restart", statuses, n)
+	}
+	if got := s.credits(t, id); got != n-int64(ok) {
+		t.Errorf("balance %d after %d answers from %d: a credit was lost, held or charged twice", got, ok, n)
+	}
+	if held, _ := s.b.OpenHolds(context.Background()); held != 0 {
+		t.Errorf("%d holds still open after every call ended", held)
+	}
 }

@@ -123,6 +123,7 @@ func TestMetricsAfterCalls(t *testing.T) {
 		{"carphoto_http_requests_total", []string{"op", "/v1/account", "status", "200"}, 1},
 		{"carphoto_rate_limit_refusals_total", []string{"op", "blur-plates"}, 1},
 		{"carphoto_credits_charged_total", []string{"op", "blur-plates"}, 2},
+		{"carphoto_answer_delivery_total", []string{"outcome", "acknowledged"}, 2},
 		{"carphoto_photos_in_flight", nil, 0},
 		{"carphoto_worker_tasks_total", []string{"op", "blur-plates", "outcome", "ok"}, 2},
 		{"carphoto_worker_tasks_running", nil, 0},

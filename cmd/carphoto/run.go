@@ -227,6 +227,7 @@ func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.Un
 	srv := server.New(sc, log, rdb, b, jc)
 	hs := &http.Server{
 		Handler:           srv.Handler(),
+		ConnContext:       server.ConnContext, // an answer is charged once the client acknowledged it
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       cfg.RequestTimeout,
 		WriteTimeout:      cfg.RequestTimeout + 10*time.Second,
