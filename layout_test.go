@@ -15,8 +15,9 @@ import (
 // here, by name.
 
 // toolPackages may reach into imageops' rooms and the test helpers: the
-// bench and vision commands, the research tools and the helpers themselves.
-var toolPackages = []string{"carphoto/train/", "carphoto/cmd/carphoto/internal/bench", "carphoto/internal/testenv/"}
+// lab (benchmarks and vision measurements), the research tools and the
+// helpers themselves.
+var toolPackages = []string{"carphoto/train/", "carphoto/cmd/carphoto-lab/", "carphoto/internal/testenv/"}
 
 func TestImportRules(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -39,15 +40,34 @@ func TestImportRules(t *testing.T) {
 			}
 			switch {
 			case strings.HasPrefix(imp, "carphoto/internal/testenv/") && !tool(pkg):
-				t.Errorf("%s imports the test helper %s: only tests, train/ and the bench commands may", pkg, imp)
+				t.Errorf("%s imports the test helper %s: only tests, train/ and the lab may", pkg, imp)
 			case strings.HasPrefix(imp, "carphoto/imageops/") && !strings.HasPrefix(pkg, "carphoto/imageops") && !tool(pkg):
-				t.Errorf("%s imports %s: outside imageops only train/, the bench commands and the test helpers import its rooms; go through imageops", pkg, imp)
+				t.Errorf("%s imports %s: outside imageops only train/, the lab and the test helpers import its rooms; go through imageops", pkg, imp)
 			case strings.HasPrefix(pkg, "carphoto/video") && (imp == "carphoto/imageops/plates" || imp == "carphoto/imageops/paint"):
 				t.Errorf("%s imports %s: video works through imageops' frame operation", pkg, imp)
 			case strings.HasPrefix(pkg, "carphoto/imageops") && !strings.HasPrefix(imp, "carphoto/imageops"):
 				if imp != "carphoto" {
 					t.Errorf("%s imports %s: imageops knows nothing of the service around it", pkg, imp)
 				}
+			}
+		}
+	}
+}
+
+// The service binary links none of the lab: no test helper, no benchmark,
+// no research tool.
+func TestServiceLinksNoLab(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	out, err := exec.Command("go", "list", "-deps", "./cmd/carphoto").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, lab := range toolPackages {
+			if strings.HasPrefix(pkg+"/", lab) {
+				t.Errorf("cmd/carphoto links %s: the service binary takes nothing from the lab (%s)", pkg, lab)
 			}
 		}
 	}

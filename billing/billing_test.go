@@ -176,7 +176,7 @@ func TestKeysNeverStoredInClear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := s.Hold(ctx, a.ID, "req-1", "blur-plates")
+	h, err := s.Hold(ctx, a.ID, "req-1", billing.Call{Op: "blur-plates"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestHoldCaptureCharges(t *testing.T) {
 	s, _ := newService(t, billing.Config{CostPerOp: map[string]int64{"plate-logo": 2}})
 	a, _ := createAccount(t, s, 5)
 
-	h, err := s.Hold(ctx, a.ID, "req-1", "plate-logo")
+	h, err := s.Hold(ctx, a.ID, "req-1", billing.Call{Op: "plate-logo"})
 	if err != nil {
 		t.Fatalf("Hold: %v", err)
 	}
@@ -265,7 +265,7 @@ func TestHoldReleaseRefunds(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newService(t, billing.Config{})
 	a, _ := createAccount(t, s, 1)
-	h, err := s.Hold(ctx, a.ID, "req-1", "blur-plates")
+	h, err := s.Hold(ctx, a.ID, "req-1", billing.Call{Op: "blur-plates"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestHoldInsufficientCredits(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newService(t, billing.Config{CostPerOp: map[string]int64{"car-shadow": 3}})
 	a, _ := createAccount(t, s, 2)
-	_, err := s.Hold(ctx, a.ID, "req-1", "car-shadow")
+	_, err := s.Hold(ctx, a.ID, "req-1", billing.Call{Op: "car-shadow"})
 	wantCode(t, err, carphoto.EInsufficientCredits)
 	if want := "this call costs 3 credits; the balance is 2"; carphoto.ErrorMessage(err) != want {
 		t.Fatalf("message %q, want %q", carphoto.ErrorMessage(err), want)
@@ -316,7 +316,7 @@ func TestConcurrentHolds(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h, err := s.Hold(ctx, a.ID, "req", "blur-plates")
+			h, err := s.Hold(ctx, a.ID, "req", billing.Call{Op: "blur-plates"})
 			if err == nil {
 				_, err = s.Capture(ctx, h)
 			}
@@ -352,7 +352,7 @@ func TestExpiredHoldComesBack(t *testing.T) {
 	ctx := context.Background()
 	s, r := newService(t, billing.Config{HoldTTL: time.Minute})
 	a, _ := createAccount(t, s, 2)
-	h, err := s.Hold(ctx, a.ID, "req-dead", "blur-plates")
+	h, err := s.Hold(ctx, a.ID, "req-dead", billing.Call{Op: "blur-plates"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestSweepFollowsListedSlots(t *testing.T) {
 	ctx := context.Background()
 	s, r := newService(t, billing.Config{HoldTTL: time.Minute})
 	a, _ := createAccount(t, s, 3)
-	if _, err := s.Hold(ctx, a.ID, "req-dead", "blur-plates"); err != nil {
+	if _, err := s.Hold(ctx, a.ID, "req-dead", billing.Call{Op: "blur-plates"}); err != nil {
 		t.Fatal(err)
 	}
 	listed := r.Client.ZRange(ctx, "cp:holdslots", 0, -1).Val()
@@ -427,7 +427,7 @@ func TestSweepFollowsListedSlots(t *testing.T) {
 	// A listed slot, empty and unused for over an hour, leaves the list;
 	// a hold placed there since keeps it listed.
 	fresh := billing.New(r.Client, billing.Config{HoldTTL: time.Minute})
-	h, err := fresh.Hold(ctx, a.ID, "req-2", "blur-plates")
+	h, err := fresh.Hold(ctx, a.ID, "req-2", billing.Call{Op: "blur-plates"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +443,7 @@ func TestSweepFollowsListedSlots(t *testing.T) {
 		t.Errorf("cp:holdslots %v: an empty slot unused for two hours should leave the list", listed)
 	}
 	fresh2 := billing.New(r.Client, billing.Config{HoldTTL: time.Minute})
-	if _, err := fresh2.Hold(ctx, a.ID, "req-3", "blur-plates"); err != nil {
+	if _, err := fresh2.Hold(ctx, a.ID, "req-3", billing.Call{Op: "blur-plates"}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.OpenHolds(ctx); err != nil || n != 1 {
@@ -457,7 +457,7 @@ func TestRunSweeps(t *testing.T) {
 	ctx := context.Background()
 	s, r := newService(t, billing.Config{HoldTTL: time.Minute})
 	a, _ := createAccount(t, s, 1)
-	if _, err := s.Hold(ctx, a.ID, "req-dead", "blur-plates"); err != nil {
+	if _, err := s.Hold(ctx, a.ID, "req-dead", billing.Call{Op: "blur-plates"}); err != nil {
 		t.Fatal(err)
 	}
 	sweeper := billing.New(r.Client, billing.Config{HoldTTL: time.Minute, ReapInterval: 10 * time.Millisecond})
@@ -490,7 +490,7 @@ func TestCloseRaces(t *testing.T) {
 	want := int64(1000)
 	captures := 0
 	for i := range 40 {
-		h, err := s.Hold(ctx, a.ID, "req", "blur-plates")
+		h, err := s.Hold(ctx, a.ID, "req", billing.Call{Op: "blur-plates"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -518,15 +518,36 @@ func TestCloseRaces(t *testing.T) {
 	}
 }
 
-func TestCost(t *testing.T) {
+func TestPrice(t *testing.T) {
 	s, _ := newService(t, billing.Config{CostPerOp: map[string]int64{"car-shadow": 3}, DefaultCost: 2})
-	for op, want := range map[string]int64{"car-shadow": 3, "blur-plates": 2, "car-shadow+blur-plates": 5, "car-cutout+plate-logo": 4} {
-		if got := s.Cost(op); got != want {
-			t.Errorf("Cost(%q) = %d, want %d", op, got, want)
+	for _, c := range []struct {
+		call billing.Call
+		name string
+		want int64
+	}{
+		{billing.Call{Op: "car-shadow"}, "car-shadow", 3},
+		{billing.Call{Op: "blur-plates"}, "blur-plates", 2},
+		{billing.Call{Op: "car-shadow", PlateOp: "blur-plates"}, "car-shadow+blur-plates", 5},
+		{billing.Call{Op: "car-cutout", PlateOp: "plate-logo"}, "car-cutout+plate-logo", 4},
+	} {
+		if got := s.Price(c.call); got != c.want {
+			t.Errorf("Price(%+v) = %d, want %d", c.call, got, c.want)
+		}
+		if got := c.call.Name(); got != c.name {
+			t.Errorf("%+v named %q, want %q", c.call, got, c.name)
 		}
 	}
-	if got := billing.New(nil, billing.Config{}).Cost("blur-plates"); got != 1 {
-		t.Errorf("default Cost = %d, want 1", got)
+	if got := billing.New(nil, billing.Config{}).Price(billing.Call{Op: "blur-plates"}); got != 1 {
+		t.Errorf("default price = %d, want 1", got)
+	}
+	// video-blur: per started 10 seconds, DefaultCost unless set.
+	for secs, want := range map[float64]int64{0.5: 2, 10: 2, 10.1: 4, 25: 6} {
+		if got := s.VideoPrice(secs); got != want {
+			t.Errorf("VideoPrice(%g) = %d, want %d", secs, got, want)
+		}
+	}
+	if got := billing.New(nil, billing.Config{VideoCostPer10s: 5}).VideoPrice(21); got != 15 {
+		t.Errorf("VideoPrice(21) at 5 a 10 s = %d, want 15", got)
 	}
 }
 
@@ -565,7 +586,7 @@ func TestCompanionTopUp(t *testing.T) {
 	if err != nil || got.Credits != 7 {
 		t.Fatalf("after the app's top-up Authenticate = %+v, %v; want 7 credits", got, err)
 	}
-	if _, err := s.Hold(ctx, a.ID, "req", "blur-plates"); err != nil {
+	if _, err := s.Hold(ctx, a.ID, "req", billing.Call{Op: "blur-plates"}); err != nil {
 		t.Fatalf("Hold after top-up: %v", err)
 	}
 }
@@ -952,7 +973,7 @@ func TestHoldNamedBeforePlaced(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newService(t, billing.Config{})
 	a, _ := createAccount(t, s, 5)
-	h := s.NewHold(a.ID, "req-1", "blur-plates")
+	h := s.NewHold(a.ID, "req-1", billing.Call{Op: "blur-plates"})
 	for range 2 {
 		if left, err := s.Place(ctx, h); err != nil || left != 4 {
 			t.Fatalf("Place: %d, %v; want 4 left", left, err)
@@ -965,7 +986,7 @@ func TestHoldNamedBeforePlaced(t *testing.T) {
 		t.Fatalf("balance %d after the release, want 5", got)
 	}
 
-	late := s.NewHold(a.ID, "req-2", "blur-plates")
+	late := s.NewHold(a.ID, "req-2", billing.Call{Op: "blur-plates"})
 	if err := s.Release(ctx, late); err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,12 @@ import (
 type Config struct {
 	// CostPerOp maps an operation name ("blur-plates", "plate-logo",
 	// "car-shadow") to its price in credits; operations not listed cost
-	// DefaultCost.
+	// DefaultCost (Price).
 	CostPerOp   map[string]int64
 	DefaultCost int64 // default 1
+	// VideoCostPer10s is video-blur's price per started 10 seconds of
+	// video (VideoPrice); default DefaultCost.
+	VideoCostPer10s int64
 
 	RateLimitPerMinute int // per API key; default 60
 
@@ -102,6 +105,9 @@ const (
 func (c Config) withDefaults() Config {
 	if c.DefaultCost <= 0 {
 		c.DefaultCost = DefaultCost
+	}
+	if c.VideoCostPer10s <= 0 {
+		c.VideoCostPer10s = c.DefaultCost
 	}
 	if c.RateLimitPerMinute <= 0 {
 		c.RateLimitPerMinute = DefaultRatePerMinute

@@ -125,20 +125,20 @@ end
 return #ids
 `)
 
-// Hold reserves the price of op for requestID, if the balance covers it.
+// Hold reserves the price of call for requestID, if the balance covers it.
 // The check and the reservation are one atomic step, so concurrent calls
 // can never spend more than the balance. A short balance is
 // EInsufficientCredits. On a store error the hold may have been made all
 // the same (the answer, not the script, was lost): the Hold returned then
 // names it, for the caller to Release; on a refusal it is the zero Hold.
-func (s *Service) Hold(ctx context.Context, accountID, requestID, op string) (Hold, error) {
-	return s.HoldFor(ctx, accountID, requestID, op, s.Cost(op), s.cfg.HoldTTL)
+func (s *Service) Hold(ctx context.Context, accountID, requestID string, call Call) (Hold, error) {
+	return s.HoldFor(ctx, accountID, requestID, call, s.Price(call), s.cfg.HoldTTL)
 }
 
 // HoldFor is Hold for a given amount that lives ttl before the sweep
 // returns it: a video job's credits, held for as long as the job may run.
-func (s *Service) HoldFor(ctx context.Context, accountID, requestID, op string, amount int64, ttl time.Duration) (Hold, error) {
-	h := s.newHold(accountID, requestID, op, amount, ttl)
+func (s *Service) HoldFor(ctx context.Context, accountID, requestID string, call Call, amount int64, ttl time.Duration) (Hold, error) {
+	h := s.newHold(accountID, requestID, call.Name(), amount, ttl)
 	if _, err := s.Place(ctx, h); err != nil {
 		if carphoto.ErrorCode(err) != carphoto.EUnavailable {
 			return Hold{}, err
@@ -148,12 +148,12 @@ func (s *Service) HoldFor(ctx context.Context, accountID, requestID, op string, 
 	return h, nil
 }
 
-// NewHold names a hold of op's price for requestID without placing it:
+// NewHold names a hold of call's price for requestID without placing it:
 // its id is chosen once, so that every try of Place, and the Release that
 // settles it whatever happened, are about the same hold, even when a
 // try's answer was lost after Redis had made it.
-func (s *Service) NewHold(accountID, requestID, op string) Hold {
-	return s.newHold(accountID, requestID, op, s.Cost(op), s.cfg.HoldTTL)
+func (s *Service) NewHold(accountID, requestID string, call Call) Hold {
+	return s.newHold(accountID, requestID, call.Name(), s.Price(call), s.cfg.HoldTTL)
 }
 
 func (s *Service) newHold(accountID, requestID, op string, amount int64, ttl time.Duration) Hold {

@@ -58,7 +58,7 @@ func TestRidesThroughRedisStop(t *testing.T) {
 	within("Allow", func(ctx context.Context) error { _, err := s.Allow(ctx, a.KeyID); return err })
 	var f billing.InFlight
 	within("Enter", func(ctx context.Context) (err error) { f, err = s.Enter(ctx, a.KeyID, "req-1"); return err })
-	h := s.NewHold(a.ID, "req-1", "blur-plates")
+	h := s.NewHold(a.ID, "req-1", billing.Call{Op: "blur-plates"})
 	within("Place", func(ctx context.Context) error { _, err := s.Place(ctx, h); return err })
 	within("Capture", func(ctx context.Context) error { _, err := s.Capture(ctx, h); return err })
 	within("Leave", func(ctx context.Context) error { return s.Leave(ctx, f) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -88,13 +89,42 @@ func (s *Service) write(ctx context.Context, idempotent bool, script *redis.Scri
 // Config returns the effective configuration, defaults applied.
 func (s *Service) Config() Config { return s.cfg }
 
-// Cost returns the price in credits of one call of op. A call that does
-// several operations at once, named "car-shadow+blur-plates", costs the
-// sum of their prices.
-func (s *Service) Cost(op string) int64 {
-	if first, rest, ok := strings.Cut(op, "+"); ok {
-		return s.Cost(first) + s.Cost(rest)
+// Call is what a call does, as it is priced and named in the ledger: its
+// operation and, for car-shadow and car-cutout that hide the plates or give
+// them the design first, that plate operation (blur-plates or plate-logo;
+// "" for none).
+type Call struct {
+	Op, PlateOp string
+}
+
+// Name is the call as the ledger and the account's costWithPlates name it:
+// its operation, or "car-shadow+blur-plates" for one that does two.
+func (c Call) Name() string {
+	if c.PlateOp == "" {
+		return c.Op
 	}
+	return c.Op + "+" + c.PlateOp
+}
+
+// Price is the credits one call costs: its operation's price, plus its
+// plate operation's. It is the one price of a photo call: held, charged
+// and listed on the account.
+func (s *Service) Price(c Call) int64 {
+	p := s.opPrice(c.Op)
+	if c.PlateOp != "" {
+		p += s.opPrice(c.PlateOp)
+	}
+	return p
+}
+
+// VideoPrice is the credits a video-blur job of seconds of video costs:
+// VideoCostPer10s per started 10 seconds.
+func (s *Service) VideoPrice(seconds float64) int64 {
+	return int64(math.Ceil(seconds/10)) * s.cfg.VideoCostPer10s
+}
+
+// opPrice is one operation's price.
+func (s *Service) opPrice(op string) int64 {
 	if c, ok := s.cfg.CostPerOp[op]; ok {
 		return c
 	}

@@ -120,12 +120,8 @@ func framed(ctx context.Context, car *image.NRGBA, in *codec.Photo, p Params) (*
 	}
 	img := image.Image(framed)
 	format := "png"
-	if p.Background != "" {
-		bg, err := shadow.ParseColour(p.Background)
-		if err != nil {
-			return nil, err
-		}
-		img = codec.FlattenInPlace(framed, bg)
+	if p.Background != nil {
+		img = codec.FlattenInPlace(framed, color.NRGBA(*p.Background))
 		format = "jpeg"
 	} else if p.Format == "jpeg" && codec.HasTransparency(framed) {
 		img = codec.FlattenInPlace(framed, color.White) // as encode would, without a copy

@@ -2,8 +2,8 @@
 // Process runs an operation on encoded images and returns the encoded
 // answer, one function per operation (process.go, plate.go, car.go,
 // overlay.go, backdrop.go), each a straight line of steps; video-blur's
-// frames go through its frame operation (frame.go: FindPlates, HideFrame,
-// HideFrameInPlace).
+// frames go through its frame operation (frame.go: FindPlates, HideFrameInPlace);
+// the command-line tools on photo files go through tools.go.
 // It knows nothing of HTTP, Redis or logging; long operations check ctx
 // between steps.
 //

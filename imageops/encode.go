@@ -2,6 +2,7 @@ package imageops
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 
@@ -36,8 +37,8 @@ func encode(img image.Image, in *codec.Photo, asked, format string) (*Output, er
 		err = codec.EncodePNG(&buf, img, in.ICC)
 	case "webp":
 		err = codec.EncodeWebP(&buf, img, jpegQuality(in))
-	default:
-		return nil, carphoto.Errorf(carphoto.EInvalidParams, "format must be jpeg, png or webp, not %q", format)
+	default: // Params.Format was checked against Formats when the call was read
+		return nil, fmt.Errorf("encode: no encoder for format %q", format)
 	}
 	if err != nil {
 		return nil, err

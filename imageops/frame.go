@@ -31,6 +31,9 @@ const (
 	StyleBlack    = paint.StyleBlack
 )
 
+// Styles are the hiding styles, the one list of them.
+var Styles = paint.Styles
+
 // ParseStyle maps a request's style field (empty means blur) to a Style;
 // anything else is a *carphoto.Error with code carphoto.EInvalidParams.
 func ParseStyle(s string) (Style, error) { return paint.ParseStyle(s) }
@@ -45,14 +48,8 @@ func FindPlates(ctx context.Context, frame image.Image) ([]Quad, error) {
 	return quadsOf(found), nil
 }
 
-// HideFrame returns a copy of frame with the plates at quads hidden in
-// style, each quad grown by the same margin rule as a photo's.
-func HideFrame(ctx context.Context, frame *image.RGBA, quads []Quad, style Style) (*image.RGBA, error) {
-	return paint.HidePlates(ctx, frame, quads, style)
-}
-
 // HideFrameInPlace hides the plates at quads in frame itself, a decoder's
-// YCbCr frame, as HideFrame does: each plate painted on an RGBA crop
+// YCbCr frame, each quad grown by the same margin rule as a photo's: each plate painted on an RGBA crop
 // around it, and the pixels the hide changed written back in Y, Cb and Cr
 // (the rest of the frame is neither copied nor converted).
 func HideFrameInPlace(ctx context.Context, frame *image.YCbCr, quads []Quad, style Style) error {

@@ -75,7 +75,7 @@ func alphaOf(t *testing.T, res *Output) *image.Alpha {
 
 // car-cutout answers the cut-out's own matte: on held-out photos its alpha
 // scores the same IoU against the labels as the matte itself (what
-// `carphoto bench cutout` measures), and crop gives a canvas of exactly the
+// `carphoto-lab bench cutout` measures), and crop gives a canvas of exactly the
 // car's bounds plus the padding asked for, the car's pixels unchanged.
 func TestCarCutout(t *testing.T) {
 	photos, masks := cutoutSet(t, 3)
@@ -145,7 +145,7 @@ func TestCarCutout(t *testing.T) {
 func TestCarCutoutAspectAndBackground(t *testing.T) {
 	photos, _ := cutoutSet(t, 1)
 	lim := codec.Limits{MaxPixels: 1e7}
-	res, err := Process(context.Background(), Input{Photo: photos[0], Limits: lim}, Params{Op: CarCutout, Background: "#102030", Canvas: shadow.Canvas{Crop: true, Aspect: [2]int{16, 9}}})
+	res, err := Process(context.Background(), Input{Photo: photos[0], Limits: lim}, Params{Op: CarCutout, Background: &Colour{R: 0x10, G: 0x20, B: 0x30, A: 255}, Canvas: shadow.Canvas{Crop: true, Aspect: [2]int{16, 9}}})
 	if err != nil {
 		t.Fatal(err)
 	}

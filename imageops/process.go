@@ -30,6 +30,14 @@ type Input struct {
 	Limits   codec.Limits
 }
 
+// The parameter types of the rooms that Params carry, named here so that
+// the packages outside imageops go through its door.
+type (
+	Canvas         = shadow.Canvas        // how car-shadow and car-cutout frame the car
+	Placement      = shadow.Placement     // where the car stands on a backdrop
+	OverlayOptions = paint.OverlayOptions // logo-overlay's position, scale, opacity and margin
+)
+
 // Params are the client's choices for an operation, already checked by the
 // web side.
 type Params struct {
@@ -45,7 +53,7 @@ type Params struct {
 	// car-shadow and car-cutout.
 	Reflection bool          // car-shadow: the floor reflection too
 	Canvas     shadow.Canvas // how the car is framed
-	Background string        // "" for transparent, else "#rrggbb"
+	Background *Colour       // nil for transparent
 	// Backdrop, when set, stands the car on Input.Backdrop where it says
 	// instead of framing it (Canvas and Background unused).
 	Backdrop *shadow.Placement
@@ -83,12 +91,8 @@ func Process(ctx context.Context, in Input, p Params) (*Output, error) {
 	return process(ctx, in, p, true)
 }
 
-// ProcessFull is Process without the block path: every photo decoded and
-// encoded again in full. For benchmarks and comparisons.
-func ProcessFull(ctx context.Context, in Input, p Params) (*Output, error) {
-	return process(ctx, in, p, false)
-}
-
+// process is Process, its plate operations going the block path only
+// where blocks is set (the answers check also runs them without).
 func process(ctx context.Context, in Input, p Params, blocks bool) (*Output, error) {
 	switch p.Op {
 	case BlurPlates, PlateLogo:

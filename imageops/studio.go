@@ -19,18 +19,27 @@ import (
 // shadow.MaxEnlarge (Output.CarScale).
 
 // Plates is what car-shadow and car-cutout do to the photo's plates before
-// the cut-out: keep them (PlatesKeep, the default), hide them in a Style,
-// or give them the design (PlatesLogo).
-type Plates string
+// the cut-out: keep them (PlatesKeep, the zero value), hide them in the
+// style Hide, or give them the design (PlatesLogo).
+type Plates struct {
+	Hide paint.Style // a hiding style; "" when kept or given the design
+	Logo bool
+}
 
 // The plates choices besides the hiding styles.
-const (
-	PlatesKeep Plates = ""
-	PlatesLogo Plates = "logo"
+var (
+	PlatesKeep = Plates{}
+	PlatesLogo = Plates{Logo: true}
 )
 
-// platesChoices are the plates field's values, as the API spells them.
-var platesChoices = []string{"keep", "blur", "pixelate", "white", "black", "logo"}
+// String is the plates field's value for pl: "" (keep), "logo" or the
+// hiding style.
+func (pl Plates) String() string {
+	if pl.Logo {
+		return "logo"
+	}
+	return string(pl.Hide)
+}
 
 // ParsePlates reads the plates field: keep (or empty), a hiding style, or
 // logo; anything else is invalid_params.
@@ -38,13 +47,17 @@ func ParsePlates(v string) (Plates, error) {
 	switch v {
 	case "", "keep":
 		return PlatesKeep, nil
-	case string(PlatesLogo):
+	case "logo":
 		return PlatesLogo, nil
 	}
 	if st, err := paint.ParseStyle(v); err == nil && v != "" {
-		return Plates(st), nil
+		return Plates{Hide: st}, nil
 	}
-	return PlatesKeep, carphoto.Errorf(carphoto.EInvalidParams, "plates must be one of %s, not %q", strings.Join(platesChoices, ", "), v)
+	choices := []string{"keep"}
+	for _, st := range paint.Styles {
+		choices = append(choices, string(st))
+	}
+	return PlatesKeep, carphoto.Errorf(carphoto.EInvalidParams, "plates must be one of %s, not %q", strings.Join(append(choices, "logo"), ", "), v)
 }
 
 // NeedsDesign reports whether p takes a second image as its design:
@@ -138,7 +151,7 @@ func studioPhoto(ctx context.Context, in Input, p Params) (*codec.Photo, []plate
 		sure, unsure := byConfidence(found)
 		photo.Image, err = paint.PlaceLogoInPlace(ctx, photo.Image, sure, unsure, design)
 	} else {
-		photo.Image, err = paint.HidePlatesInPlace(ctx, photo.Image, quadsOf(found), paint.Style(p.Plates))
+		photo.Image, err = paint.HidePlatesInPlace(ctx, photo.Image, quadsOf(found), p.Plates.Hide)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("plates: %w", err)

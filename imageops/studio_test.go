@@ -83,10 +83,7 @@ func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
 	for _, name := range names {
 		photo := datasets.ReadFile(t, "plates-web-cc0", name)
 		want := blurPlatesQuads(t, photo)
-		p, err := ParseParams(CarCutout, map[string]string{"plates": "black"}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := Params{Op: CarCutout, Plates: Plates{Hide: StyleBlack}}
 		hidden, found, err := studioPhoto(ctx, Input{Photo: photo}, p)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -118,7 +115,7 @@ func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := ParseParams(CarShadow, map[string]string{"plates": "blur"}, false)
+	p := Params{Op: CarShadow, Plates: Plates{Hide: StyleBlur}}
 	shadowed, err := Process(ctx, Input{Photo: photo}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -134,10 +131,7 @@ func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
 func TestStudioWholeCar(t *testing.T) {
 	ctx := context.Background()
 	cut := datasets.ReadFile(t, "plates-web-cc0", "images/plates-web-cc0-0164.jpg") // cut by the right edge and the top
-	p, err := ParseParams(CarShadow, map[string]string{}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := Params{Op: CarShadow}
 	out, err := Process(ctx, Input{Photo: cut}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -163,10 +157,7 @@ func TestStudioWholeCar(t *testing.T) {
 func TestStudioNoSoftEnlargement(t *testing.T) {
 	ctx := context.Background()
 	photo, backdrop := studioSample(t, "car.jpg"), studioSample(t, "backdrop.jpg")
-	p, err := ParseParams(CarShadow, map[string]string{"format": "jpeg"}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := Params{Op: CarShadow, Format: "jpeg", Backdrop: &Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}}
 	bw, bh, err := CheckImage("backdrop", backdrop, Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +203,7 @@ func TestStudioNoSoftEnlargement(t *testing.T) {
 // carWidth is the width of the sample car's solid cut-out bounds.
 func carWidth(t *testing.T, photo []byte) int {
 	t.Helper()
-	p, _ := ParseParams(CarCutout, map[string]string{"crop": "true"}, false)
+	p := Params{Op: CarCutout, Canvas: Canvas{Crop: true}}
 	out, err := Process(context.Background(), Input{Photo: photo}, p)
 	if err != nil {
 		t.Fatal(err)

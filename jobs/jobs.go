@@ -36,7 +36,7 @@ func TaskTypes() []string {
 }
 
 // studioSuffix marks the task type of a studio call with plates hidden or
-// a whole car required (issue 60), which workers of earlier releases
+// a whole car required, which workers of earlier releases
 // would run without: a rolling deploy's old worker handles no such type,
 // so the task fails there and the call ends processing_failed, uncharged,
 // instead of coming back charged with its plates shown or its car cut.
@@ -77,10 +77,12 @@ type Payload struct {
 	// DesignAsset is the design's key in the asset store for a call that
 	// also has a backdrop (plates=logo on a backdrop), where Asset, if
 	// set, is the backdrop's.
-	DesignAsset string          `json:"designAsset,omitempty"`
-	Params      imageops.Params `json:"params"`
-	EnqueuedAt  time.Time       `json:"enq"`
-	Deadline    time.Time       `json:"deadline"`
+	DesignAsset string `json:"designAsset,omitempty"`
+	// Params travel as "params" in the wire format (params.go), Op
+	// outside them.
+	Params     imageops.Params `json:"-"`
+	EnqueuedAt time.Time       `json:"enq"`
+	Deadline   time.Time       `json:"deadline"`
 	// Run counts the task's runs: 2 when the worker process at the first
 	// died during it. The worker logs such a task's parameters first.
 	Run int `json:"run,omitempty"`

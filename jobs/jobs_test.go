@@ -248,7 +248,7 @@ func TestLoadInputsOfThePreviousPayload(t *testing.T) {
 		{"design", `{"rid":"old2","op":"logo-overlay","logo":true,"params":{"position":"top-left","scale":0.3,"opacity":1,"margin":0.03}}`,
 			imageops.Params{Op: imageops.LogoOverlay, Overlay: paint.OverlayOptions{Position: "top-left", Scale: 0.3, Opacity: 1, Margin: 0.03}}, false},
 		{"canvas", `{"rid":"old3","op":"car-cutout","params":{"crop":true,"padding":0.05,"paddingShare":true,"aspect":[4,3],"background":"#ffffff"}}`,
-			imageops.Params{Op: imageops.CarCutout, Canvas: shadow.Canvas{Crop: true, Padding: 0.05, PaddingShare: true, Aspect: [2]int{4, 3}}, Background: "#ffffff"}, false},
+			imageops.Params{Op: imageops.CarCutout, Canvas: shadow.Canvas{Crop: true, Padding: 0.05, PaddingShare: true, Aspect: [2]int{4, 3}}, Background: &imageops.Colour{R: 255, G: 255, B: 255, A: 255}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p jobs.Payload
@@ -282,11 +282,11 @@ func TestLoadInputsOfThePreviousPayload(t *testing.T) {
 func TestParamsRoundTrip(t *testing.T) {
 	for _, p := range []imageops.Params{
 		{Op: imageops.BlurPlates, Style: imageops.StyleBlack, RequirePlate: true, Format: "png"},
-		{Op: imageops.CarShadow, Reflection: true, Canvas: shadow.Canvas{Crop: true, Padding: 12, Aspect: [2]int{16, 9}}, Background: "#102030"},
+		{Op: imageops.CarShadow, Reflection: true, Canvas: shadow.Canvas{Crop: true, Padding: 12, Aspect: [2]int{16, 9}}, Background: &imageops.Colour{R: 0x10, G: 0x20, B: 0x30, A: 255}},
 		{Op: imageops.CarCutout, Backdrop: &shadow.Placement{FloorY: 0.7, Scale: 0.6, CenterX: 0.3}, Format: "webp"},
 		{Op: imageops.LogoOverlay, Overlay: paint.OverlayOptions{Position: "center", Scale: 0.5, Opacity: 0.4, Margin: 0.1}},
 		{Op: imageops.CarShadow, Plates: imageops.PlatesLogo, RequireWholeCar: true, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}},
-		{Op: imageops.CarCutout, Plates: imageops.Plates(imageops.StylePixelate), Canvas: shadow.Canvas{Crop: true}},
+		{Op: imageops.CarCutout, Plates: imageops.Plates{Hide: imageops.StylePixelate}, Canvas: shadow.Canvas{Crop: true}},
 	} {
 		data, err := json.Marshal(jobs.Payload{RequestID: "r", Op: p.Op, Params: p})
 		if err != nil {
@@ -296,7 +296,6 @@ func TestParamsRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(data, &got); err != nil {
 			t.Fatal(err)
 		}
-		got.Params.Op = got.Op // the payload carries the op once, outside the params
 		if !reflect.DeepEqual(got.Params, p) {
 			t.Errorf("%s: got %+v, want %+v (%s)", p.Op, got.Params, p, data)
 		}

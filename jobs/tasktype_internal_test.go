@@ -21,7 +21,7 @@ func TestStudioTaskTypeNeedsThisRelease(t *testing.T) {
 	}{
 		{imageops.Params{Op: imageops.BlurPlates}, false},
 		{imageops.Params{Op: imageops.CarShadow}, false},
-		{imageops.Params{Op: imageops.CarShadow, Plates: imageops.Plates("blur")}, true},
+		{imageops.Params{Op: imageops.CarShadow, Plates: imageops.Plates{Hide: imageops.StyleBlur}}, true},
 		{imageops.Params{Op: imageops.CarCutout, Plates: imageops.PlatesLogo}, true},
 		{imageops.Params{Op: imageops.CarCutout, RequireWholeCar: true}, true},
 	} {

@@ -37,17 +37,17 @@ func (s *Server) getAccount(c echo.Context) error {
 	}
 	costs := make(map[string]int64, len(imageops.Ops)+1)
 	for _, op := range imageops.Ops {
-		costs[string(op)] = s.billing.Cost(string(op))
+		costs[string(op)] = s.billing.Price(billing.Call{Op: string(op)})
 	}
 	if s.cfg.Video.Store != nil {
 		// video-blur's price is per started 10 seconds of video.
-		costs[string(imageops.VideoBlur)] = s.cfg.Video.CostPer10s
+		costs[string(imageops.VideoBlur)] = s.billing.VideoPrice(10)
 	}
 	withPlates := map[string]int64{}
 	for _, op := range []imageops.Op{imageops.CarShadow, imageops.CarCutout} {
 		for _, po := range []imageops.Op{imageops.BlurPlates, imageops.PlateLogo} {
-			name := string(op) + "+" + string(po)
-			withPlates[name] = s.billing.Cost(name)
+			call := billing.Call{Op: string(op), PlateOp: string(po)}
+			withPlates[call.Name()] = s.billing.Price(call)
 		}
 	}
 	rl, _ := c.Get(ctxRateLimit).(billing.RateLimit)

@@ -12,7 +12,7 @@ import (
 var logoSource = imageSource{file: "logo", id: "logoAssetId", url: "logoUrl"}
 
 // checkUpload validates the fields in the spec's order: a missing image
-// first, then any invalid parameter (imageops.ParseParams); only then are
+// first, then any invalid parameter (parseParams); only then are
 // imageUrl, logoUrl and backgroundUrl fetched, and the images' headers
 // checked. ids are the logoAssetId and backgroundAssetId sent, for the
 // caller to resolve in the account's library.
@@ -32,7 +32,7 @@ func (s *Server) checkUpload(ctx context.Context, op imageops.Op, up *upload) (r
 	if op == imageops.CarShadow || op == imageops.CarCutout {
 		backdrops, ids.backdrop, pickErr = backdropSource.pick(v, up.hasBackdrop)
 	}
-	if req.Params, err = imageops.ParseParams(op, v, backdrops > 0); err != nil {
+	if req.Params, err = parseParams(op, v, backdrops > 0); err != nil {
 		return req, ids, err
 	}
 	switch {

@@ -28,8 +28,8 @@ import (
 // placeHold names and places the call's hold. The hold it returns is to be
 // released by the caller on every path but a capture, also when placing it
 // failed: a try whose answer was lost may have made it.
-func (s *Server) placeHold(ctx context.Context, account, requestID, op string) (hold billing.Hold, remaining int64, err error) {
-	hold = s.billing.NewHold(account, requestID, op)
+func (s *Server) placeHold(ctx context.Context, account, requestID string, call billing.Call) (hold billing.Hold, remaining int64, err error) {
+	hold = s.billing.NewHold(account, requestID, call)
 	remaining, err = s.billing.Place(ctx, hold)
 	return hold, remaining, s.cut(ctx, err)
 }

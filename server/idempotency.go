@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
+	"carphoto/billing"
 	"carphoto/idempotency"
 	"carphoto/imageops"
 	"carphoto/jobs"
@@ -34,7 +34,7 @@ type once struct {
 // beginPhotoOnce is beginOnce for a photo request: its content is the
 // operation, its parameters, the asset named and the files.
 func (s *Server) beginPhotoOnce(c echo.Context, req jobs.Request, ids assetIDs) (o *once, replayed bool, err error) {
-	params, err := json.Marshal(req.Params)
+	params, err := jobs.ParamsJSON(req.Params)
 	if err != nil {
 		return &once{s: s}, false, carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
@@ -142,8 +142,12 @@ func (o *once) end(ctx context.Context, c echo.Context) {
 func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.Claim, res *idempotency.Response) error {
 	ctx, cancel := s.redisDeadline(c)
 	defer cancel()
-	op, _ := c.Get(ctxOp).(string)
-	hold, remaining, err := s.placeHold(ctx, account, requestIDOf(c), op)
+	call, ok := c.Get(ctxCall).(billing.Call)
+	if !ok {
+		op, _ := c.Get(ctxOp).(string)
+		call = billing.Call{Op: op}
+	}
+	hold, remaining, err := s.placeHold(ctx, account, requestIDOf(c), call)
 	captured := false
 	defer func() {
 		if !captured {

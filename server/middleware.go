@@ -21,6 +21,7 @@ const (
 	ctxLogger    = "carphoto.logger"
 	ctxErrorCode = "carphoto.error_code"
 	ctxOp        = "carphoto.op"
+	ctxCall      = "carphoto.call" // a photo call's billing.Call, once its fields are read
 	ctxTimings   = "carphoto.timings"
 	ctxStart     = "carphoto.start"
 )

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -94,6 +95,43 @@ func TestFieldsAreDocumented(t *testing.T) {
 		slices.Sort(want)
 		if !slices.Equal(documented, want) {
 			t.Errorf("%s: openapi.json lists %v, the server accepts %v", op, documented, want)
+		}
+	}
+}
+
+// The API's lists of hiding styles follow the one Go list, imageops.Styles:
+// blur-plates' and video-blur's style, car-shadow's and car-cutout's
+// plates (keep, the styles, logo).
+func TestStyleEnumsFollowStyles(t *testing.T) {
+	c, err := apitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var styles []string
+	for _, st := range imageops.Styles {
+		styles = append(styles, string(st))
+	}
+	for path, field := range map[string]string{"/v1/blur-plates": "style", "/v1/video-blur": "style", "/v1/car-shadow": "plates", "/v1/car-cutout": "plates"} {
+		want := styles
+		if field == "plates" {
+			want = slices.Concat([]string{"keep"}, styles, []string{"logo"})
+		}
+		item := c.Doc.Paths.Find(path)
+		if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+			t.Errorf("%s: not documented", path)
+			continue
+		}
+		prop := item.Post.RequestBody.Value.Content.Get("multipart/form-data").Schema.Value.Properties[field]
+		if prop == nil {
+			t.Errorf("%s: no %s field", path, field)
+			continue
+		}
+		var got []string
+		for _, v := range prop.Value.Enum {
+			got = append(got, fmt.Sprint(v))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s %s: openapi.json lists %v, imageops.Styles makes %v", path, field, got, want)
 		}
 	}
 }

@@ -46,6 +46,8 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		}
 		account := accountID(c)
 		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
+		call := callOf(req.Params)
+		c.Set(ctxCall, call)
 		// A retry with the Idempotency-Key of a finished request gets its
 		// answer again here, uncharged; duplicates never reach the hold.
 		idem, replayed, err := s.beginPhotoOnce(c, req, ids)
@@ -61,7 +63,7 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		// the deadline (billing rides through): a restart or failover of a few seconds
 		// costs the request time, not its answer. The hold is released on
 		// every end but a delivered answer's capture (deliver.go).
-		hold, remaining, err := s.placeHold(ctx, account, req.ID, priced(req.Params))
+		hold, remaining, err := s.placeHold(ctx, account, req.ID, call)
 		captured := false
 		defer func() {
 			if !captured {

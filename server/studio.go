@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"carphoto"
+	"carphoto/billing"
 	"carphoto/imageops"
 	"carphoto/jobs"
 )
 
-// car-shadow and car-cutout as one call for a listing photo (issue 60):
+// car-shadow and car-cutout as one call for a listing photo:
 // the plates hidden on the photo first (plates, with logo, logoAssetId or
 // logoUrl for plates=logo), the sides that cut the car off named, and the
 // car's scale on a backdrop.
@@ -87,14 +88,10 @@ func studioDesignSent(p imageops.Params, v map[string]string, hasLogo bool) erro
 	return nil
 }
 
-// priced is what a call is priced and held as: its operation, and with
-// plates hidden on car-shadow or car-cutout the plate operation too, as
-// "car-shadow+blur-plates" (billing prices each part).
-func priced(p imageops.Params) string {
-	if po := p.PlateOp(); po != "" {
-		return string(p.Op) + "+" + string(po)
-	}
-	return string(p.Op)
+// callOf is what a call is priced and held as: its operation, and with
+// plates hidden on car-shadow or car-cutout the plate operation too.
+func callOf(p imageops.Params) billing.Call {
+	return billing.Call{Op: string(p.Op), PlateOp: string(p.PlateOp())}
 }
 
 // studioHeaders sets a studio answer's headers: X-Plates-Found when the

@@ -20,7 +20,7 @@ type upload struct {
 }
 
 // acceptedFields are the multipart fields op accepts: its images' fields
-// and its parameters (imageops.ParamNames); anything else is refused so a
+// and its parameters (paramNamesOf); anything else is refused so a
 // misspelt option never passes silently.
 func acceptedFields(op imageops.Op) []string {
 	names := []string{"image", "imageUrl"}
@@ -31,7 +31,7 @@ func acceptedFields(op imageops.Op) []string {
 		// The design is for plates=logo (studio.go).
 		names = append(names, "backgroundImage", "backgroundUrl", "backgroundAssetId", "logo", "logoAssetId", "logoUrl")
 	}
-	return append(names, imageops.ParamNames(op)...)
+	return append(names, paramNamesOf(op)...)
 }
 
 // maxFieldBytes caps a text field; the longest legitimate one is an asset id.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"carphoto"
+	"carphoto/billing"
 	"carphoto/imageops"
 	"carphoto/internal/netguard"
 	"carphoto/jobs"
@@ -35,7 +35,6 @@ type VideoConfig struct {
 	// width × height × frames of the whole video, from the probe.
 	MaxFramePixels int
 	MaxPixels      int64
-	CostPer10s     int64         // credits per started 10 seconds
 	UploadTimeout  time.Duration // the whole upload must arrive within this
 	JobTimeout     time.Duration // one run of the job
 	Retries        int           // runs after the first, when a run fails or its worker dies (asynq.MaxRetry)
@@ -149,9 +148,9 @@ func (s *Server) queueVideo(ctx context.Context, c echo.Context, id, style, webh
 	if err != nil {
 		return 0, carphoto.Wrap(err, carphoto.EInternal, "internal error")
 	}
-	credits = int64(math.Ceil(info.Duration/10)) * vc.CostPer10s
+	credits = s.billing.VideoPrice(info.Duration)
 	runs := time.Duration(vc.Retries + 1)
-	hold, err := s.billing.HoldFor(ctx, accountID(c), id, OpVideoBlur, credits, runs*vc.JobTimeout+10*time.Minute)
+	hold, err := s.billing.HoldFor(ctx, accountID(c), id, billing.Call{Op: OpVideoBlur}, credits, runs*vc.JobTimeout+10*time.Minute)
 	if err != nil {
 		s.release(ctx, logFor(c), hold) // a hold made though its answer was lost
 		return 0, err

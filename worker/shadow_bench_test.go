@@ -76,7 +76,7 @@ func BenchmarkShadow12MP(b *testing.B) {
 		{"car-shadow", photo, imageops.Params{Op: imageops.CarShadow}, false},
 		{"car-shadow-back-to-back", photo, imageops.Params{Op: imageops.CarShadow}, true},
 		{"car-shadow-reflection", photo, imageops.Params{Op: imageops.CarShadow, Reflection: true}, false},
-		{"car-shadow-listing", photo, imageops.Params{Op: imageops.CarShadow, Canvas: shadow.Canvas{Crop: true, Padding: 0.04, PaddingShare: true, Aspect: [2]int{4, 3}}, Background: "#FFFFFF"}, false},
+		{"car-shadow-listing", photo, imageops.Params{Op: imageops.CarShadow, Canvas: shadow.Canvas{Crop: true, Padding: 0.04, PaddingShare: true, Aspect: [2]int{4, 3}}, Background: &imageops.Colour{R: 255, G: 255, B: 255, A: 255}}, false},
 		{"car-cutout", photo, imageops.Params{Op: imageops.CarCutout}, false},
 		{"car-shadow-of-png", cut.Body, imageops.Params{Op: imageops.CarShadow}, false},
 	} {

@@ -132,7 +132,6 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 		w.log.Error().Err(err).Str("type", t.Type()).Msg("undecodable task dropped")
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
-	p.Params.Op = p.Op // the payload carries the op once, outside the params
 	log := w.log.With().Str("request_id", p.RequestID).Str("op", string(p.Op)).Str("account", p.AccountID).Logger()
 	start := time.Now()
 	wait := start.Sub(p.EnqueuedAt)

@@ -58,14 +58,17 @@ type config struct {
 	AdminRateLimitPerMinute int
 	AuthFailuresPerMinute   int
 	CreditCost              int64
-	MaxAssetBytes           int64
-	MaxAssets               int
-	MaxBackdropBytes        int64
-	MaxBackdropPixels       int
-	MaxAssetStorageBytes    int64
-	AssetCacheBytes         int64 // a worker's cache of assets' images
-	AdminToken              string
-	LogLevel                string
+	// OpCosts are the operations' prices, each CREDIT_COST_<OP> (the op's
+	// name in capitals, - as _), CREDIT_COST by default.
+	OpCosts              map[string]int64
+	MaxAssetBytes        int64
+	MaxAssets            int
+	MaxBackdropBytes     int64
+	MaxBackdropPixels    int
+	MaxAssetStorageBytes int64
+	AssetCacheBytes      int64 // a worker's cache of assets' images
+	AdminToken           string
+	LogLevel             string
 
 	// Store is the object store (OBJECT_STORE, or its old names VIDEO_STORE
 	// and VIDEO_DIR): a directory, or an S3 bucket with S3_ENDPOINT and
@@ -168,6 +171,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.MaxVideoFramePixels = num("MAX_VIDEO_FRAME_PIXELS", 4096*2160, 1024)
 	c.MaxVideoPixels = num("MAX_VIDEO_PIXELS", 48_000_000_000, 1<<20)
 	c.VideoCostPer10s = num("VIDEO_CREDIT_COST_PER_10S", c.CreditCost, 1)
+	c.OpCosts = map[string]int64{}
+	for _, op := range imageops.Ops {
+		c.OpCosts[string(op)] = num(opCostVar(op), c.CreditCost, 1)
+	}
 	c.VideoUploadTimeout = dur("VIDEO_UPLOAD_TIMEOUT", 10*time.Minute, time.Second)
 	c.VideoJobTimeout = dur("VIDEO_JOB_TIMEOUT", 30*time.Minute, time.Second)
 	c.VideoResultTTL = dur("VIDEO_RESULT_TTL", 24*time.Hour, time.Minute)
@@ -381,11 +388,17 @@ func (c config) serverConfig() server.Config {
 	}
 }
 
+// opCostVar is the environment variable that prices op: CREDIT_COST_BLUR_PLATES
+// for blur-plates.
+func opCostVar(op imageops.Op) string {
+	return "CREDIT_COST_" + strings.ToUpper(strings.ReplaceAll(string(op), "-", "_"))
+}
+
 // videoConfig is the web side's share of video jobs on store.
 func (c config) videoConfig(store objstore.Store) server.VideoConfig {
 	return server.VideoConfig{
 		Store: store, Notifier: c.notifier(),
-		MaxBytes: c.MaxVideoBytes, MaxSeconds: float64(c.MaxVideoSeconds), CostPer10s: c.VideoCostPer10s,
+		MaxBytes: c.MaxVideoBytes, MaxSeconds: float64(c.MaxVideoSeconds),
 		MaxFramePixels: int(c.MaxVideoFramePixels), MaxPixels: c.MaxVideoPixels,
 		UploadTimeout: c.VideoUploadTimeout, JobTimeout: c.VideoJobTimeout, Retries: videoRetries, ResultTTL: c.VideoResultTTL,
 	}
@@ -393,8 +406,8 @@ func (c config) videoConfig(store objstore.Store) server.VideoConfig {
 
 // videoRetries is how many times a video job is run again after a run
 // that failed or whose worker process died during it: once, so that a
-// video that kills every worker it touches takes down two at most
-// (issue 46) and then ends failed, uncharged.
+// video that kills every worker it touches takes down two at most and
+// then ends failed, uncharged.
 const videoRetries = 1
 
 // videoLimits are the bounds of a video, checked by the web before its
@@ -425,6 +438,8 @@ func (c config) billingConfig(log zerolog.Logger) billing.Config {
 	return billing.Config{
 		Log:                log,
 		DefaultCost:        c.CreditCost,
+		CostPerOp:          c.OpCosts,
+		VideoCostPer10s:    c.VideoCostPer10s,
 		RateLimitPerMinute: c.RateLimitPerMinute,
 		HoldTTL:            c.holdTTL(),
 		// A count left by a web process that died lapses soon after the

@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"carphoto/billing"
 )
 
 func envOf(kv map[string]string) func(string) string {
@@ -170,5 +174,29 @@ func TestConfigRedisCluster(t *testing.T) {
 				t.Errorf("%v: error %v does not name %s", tc.env, err, n)
 			}
 		}
+	}
+}
+
+// Each operation's price is its own CREDIT_COST_<OP>, CREDIT_COST by
+// default, and the billing service prices calls with them.
+func TestConfigPrices(t *testing.T) {
+	c, err := loadConfig(envOf(map[string]string{"CREDIT_COST": "2", "CREDIT_COST_CAR_SHADOW": "5", "CREDIT_COST_BLUR_PLATES": "3"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := billing.New(nil, c.billingConfig(zerolog.Nop()))
+	for call, want := range map[billing.Call]int64{
+		{Op: "car-shadow"}: 5, {Op: "blur-plates"}: 3, {Op: "plate-logo"}: 2, {Op: "logo-overlay"}: 2,
+		{Op: "car-shadow", PlateOp: "blur-plates"}: 8, {Op: "car-cutout", PlateOp: "plate-logo"}: 4,
+	} {
+		if got := b.Price(call); got != want {
+			t.Errorf("%s costs %d, want %d", call.Name(), got, want)
+		}
+	}
+	if got := b.VideoPrice(15); got != 4 {
+		t.Errorf("15 s of video cost %d, want 4 (VIDEO_CREDIT_COST_PER_10S defaults to CREDIT_COST)", got)
+	}
+	if _, err := loadConfig(envOf(map[string]string{"CREDIT_COST_PLATE_LOGO": "0"})); err == nil || !strings.Contains(err.Error(), "CREDIT_COST_PLATE_LOGO") {
+		t.Errorf("CREDIT_COST_PLATE_LOGO=0: error %v, want one naming it", err)
 	}
 }

@@ -1,5 +1,6 @@
 // Command carphoto is the car photo processing service: the HTTP API, the
-// queue worker, the admin CLI and the benchmark and vision tools, in one binary.
+// queue worker, the admin CLI and the plate and cut-out tools on photo
+// files, in one binary. The benchmarks are cmd/carphoto-lab's.
 package main
 
 import (

@@ -19,7 +19,6 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
-	"carphoto/cmd/carphoto/internal/bench"
 	"carphoto/jobs"
 	"carphoto/metrics"
 	"carphoto/objstore"
@@ -43,11 +42,8 @@ Admin (against REDIS_URL or REDIS_CLUSTER_URL):
 Tools:
   carphoto plates [--json] FILE...       find licence plates
   carphoto cutout -o DIR FILE...         cut the car out to DIR/<name>.png
-  carphoto bench service [flags]         latency through HTTP → queue → worker
-  carphoto bench idle [flags]            idle CPU of a worker
-  carphoto bench plates DIR              plates whose characters are hidden, recall, false detections, time
-  carphoto bench cutout DIR              cut-out IoU and time
-  carphoto bench codec [flags] FILE      blur-plates CPU: block path, full path, djpeg|cjpeg
+
+The benchmarks and vision measurements are carphoto-lab's (go run ./cmd/carphoto-lab help).
 `
 
 // run is the whole program: main only adds signals and the exit code.
@@ -68,26 +64,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "migrate":
 		return runMigrate(ctx, getenv, args, stdout)
 	case "plates":
-		return bench.FindPlates(ctx, args, stdout, stderr)
+		return runPlates(ctx, args, stdout, stderr)
 	case "cutout":
-		return bench.CutCars(ctx, args, stdout, stderr)
-	case "bench":
-		if len(args) == 0 {
-			return errors.New("bench: say what to measure: service, idle, plates, cutout or codec")
-		}
-		switch args[0] {
-		case "service":
-			return runBenchService(ctx, args[1:], getenv, stdout)
-		case "idle":
-			return runBenchIdle(ctx, args[1:], getenv, stdout)
-		case "plates":
-			return bench.Plates(ctx, args[1:], stdout)
-		case "cutout":
-			return bench.Cutout(ctx, args[1:], stdout)
-		case "codec":
-			return bench.Codec(ctx, args[1:], stdout)
-		}
-		return fmt.Errorf("bench: unknown benchmark %q: want service, idle, plates, cutout or codec", args[0])
+		return runCutout(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		_, err := io.WriteString(stdout, usage)
 		return err

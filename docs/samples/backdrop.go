@@ -21,8 +21,8 @@ import (
 
 func main() {
 	// The size at which the sample car (docs/samples/car.jpg, 600×399)
-	// stands at the default placement without being enlarged (issue 60:
-	// on 1600×1000 it was enlarged 2.1×, soft, its roof rails jagged).
+	// stands at the default placement without being enlarged (on
+	// 1600×1000 it would be enlarged 2.1×, soft, its roof rails jagged).
 	const w, h = 520, 325
 	const horizon = 0.56 // where the wall meets the floor, a share of the height
 	const cove = 0.18    // the height of the curve between them

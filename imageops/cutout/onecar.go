@@ -1,8 +1,7 @@
 package cutout
 
 // oneCarKeep is the KeepBlobs value from which the clean-up keeps one car:
-// the main blob alone (issue 56: the mask is the one car, not everything
-// salient).
+// the main blob alone (the mask is the one car, not everything salient).
 const oneCarKeep = 1
 
 // mainBlob returns the label of the blob that is the photo's car among the

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"slices"
+	"strings"
 
 	"carphoto"
 	"carphoto/imageops/plates"
@@ -21,16 +23,24 @@ const (
 	StyleBlack    Style = "black"
 )
 
+// Styles are the hiding styles, the one list of them: ParseStyle, the
+// studio operations' plates field and the API's enums follow it.
+var Styles = []Style{StyleBlur, StylePixelate, StyleWhite, StyleBlack}
+
 // ParseStyle maps the request field (empty means blur) to a Style; anything
 // else is a *carphoto.Error with code carphoto.EInvalidParams.
 func ParseStyle(s string) (Style, error) {
-	switch st := Style(s); st {
-	case "":
+	if s == "" {
 		return StyleBlur, nil
-	case StyleBlur, StylePixelate, StyleWhite, StyleBlack:
+	}
+	if st := Style(s); slices.Contains(Styles, st) {
 		return st, nil
 	}
-	return "", carphoto.Errorf(carphoto.EInvalidParams, "style must be one of blur, pixelate, white, black")
+	names := make([]string, len(Styles))
+	for i, st := range Styles {
+		names[i] = string(st)
+	}
+	return "", carphoto.Errorf(carphoto.EInvalidParams, "style must be one of %s", strings.Join(names, ", "))
 }
 
 // How much of the photo around a plate is hidden with it, and how strongly.

@@ -183,7 +183,7 @@ func TestHidePlatesHidesCharactersOutsideATightQuad(t *testing.T) {
 	// leaves part of it showing. The margin (plates.HideOf: 0.15 of the
 	// plate's height, 13.5 px here) must cover a quad that falls that much
 	// short; a quad further off is the detector's error, which
-	// `carphoto bench plates` measures as recall.
+	// `carphoto-lab bench plates` measures as recall.
 	plate := renderRotated(300, 200, 400, 90, 6)
 	toPhoto := squareToQuad(plate)
 	clip := func(u0, v0, u1, v1 float64) plates.Quad {

@@ -134,12 +134,12 @@ func readEntries(tb testing.TB, set string) []entry {
 }
 
 // listedCopyFree returns a set's held-out entries that are in no group of
-// copies spanning another split (train/plates/copies.json, written from
+// copies spanning another split (imageops/plates/testdata/copies.json, written from
 // the same fingerprints), without decoding a photo: a few at least as new
 // to the networks as copyFreeHeldOut's, for a test that must be quick.
 func listedCopyFree(tb testing.TB, set string) []entry {
 	tb.Helper()
-	data, err := os.ReadFile("../../train/plates/copies.json")
+	data, err := os.ReadFile("testdata/copies.json")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -171,17 +171,17 @@ func listedCopyFree(tb testing.TB, set string) []entry {
 // notice, on 40 held-out photos of each of the web and dash-cam sets with
 // no copy in another split: a plate at least 20 px wide left readable
 // (less than 95% of its characters hidden, the text regions a text
-// detector found on it: train/plates/heldout-chars.json, platechars), the
+// detector found on it: imageops/plates/testdata/heldout-chars.json, platechars), the
 // hidden region grown looser (hidden area ÷ labelled box, median), and a
 // badge or lamp hidden for a plate (false detections a photo, after the
-// held-out audit). The photos are chosen from train/plates/copies.json, so
+// held-out audit). The photos are chosen from imageops/plates/testdata/copies.json, so
 // that only they are decoded: a few seconds. The floors are the figures
 // measured on these photos with a margin of about one plate or one false
 // detection; they only stop the detector getting worse (whole held-out
-// splits: `carphoto bench plates`, docs/BENCHMARKS.md).
+// splits: `carphoto-lab bench plates`, docs/BENCHMARKS.md).
 func TestDetectHeldOutCharacters(t *testing.T) {
 	seen := auditedPlates(t)
-	chars, err := platechars.Load("../../train/plates/heldout-chars.json")
+	chars, err := platechars.Load("testdata/heldout-chars.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,13 +268,13 @@ func auditedPlates(t *testing.T) map[string][]plates.Box {
 // TestDetectOtherSource guards photos of another source than the plate
 // sets: the cars-seg set's 68 photos with a car that might carry a plate
 // (plates of many countries in small stretched frames), whose 16 readable
-// plates were boxed by eye (train/plates/cars-seg-plates.json, never
+// plates were boxed by eye (imageops/plates/testdata/cars-seg-plates.json, never
 // trained on). Measured 0.938 (15 of 16), 0.088 false per photo and a
 // hidden area 1.64 times the box (median) with the networks trained on all
 // four sets and the 0.15 margin; the networks before them, with their wide
 // margin, 0.875 and 0.147.
 func TestDetectOtherSource(t *testing.T) {
-	data, err := os.ReadFile("../../train/plates/cars-seg-plates.json")
+	data, err := os.ReadFile("testdata/cars-seg-plates.json")
 	if err != nil {
 		t.Fatal(err)
 	}

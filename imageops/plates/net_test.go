@@ -205,36 +205,3 @@ func TestVerifierLayouts(t *testing.T) {
 		}
 	}
 }
-
-// TestContextVerifierFile reads a context verifier's file (verifier.py
-// --context): "CTX1" and its window's scale before a verifier's file. The
-// scale is kept, its window is that many times the usual around the same
-// centre, and a scale out of range is refused.
-func TestContextVerifierFile(t *testing.T) {
-	l := layouts[0]
-	body := fakeWeights(l.magic, newVerifier(l).layers())
-	withScale := func(s float32) []byte {
-		return append(binary.LittleEndian.AppendUint32([]byte("CTX1"), math.Float32bits(s)), body...)
-	}
-	v, err := parseVerifier(withScale(2.5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.scale != 2.5 {
-		t.Errorf("scale %g, want 2.5", v.scale)
-	}
-	if out := v.forward(parityInput(inH, inW)); !finite(out[:]) {
-		t.Errorf("forward gave %v", out)
-	}
-	d := box{x0: 100, y0: 200, x1: 180, y1: 220}
-	near, far := windowOf(d, 1), windowOf(d, v.scale)
-	if math.Abs(far.w-2.5*near.w) > 1e-9 || math.Abs(far.h-2.5*near.h) > 1e-9 ||
-		math.Abs(far.x+far.w/2-(near.x+near.w/2)) > 1e-9 || math.Abs(far.y+far.h/2-(near.y+near.h/2)) > 1e-9 {
-		t.Errorf("context window %+v, usual %+v: want 2.5 times as large around the same centre", far, near)
-	}
-	for _, s := range []float32{0, 0.5, 20, float32(math.NaN())} {
-		if _, err := parseVerifier(withScale(s)); err == nil {
-			t.Errorf("scale %g read", s)
-		}
-	}
-}

@@ -102,9 +102,9 @@ func readOf(rs []textrec.Reading) reading {
 // least confidence, whether it reads like a plate (4 or more letters and
 // digits, a digit among them), a long all-digit number (a phone number, a
 // date), the line's height (log) and aspect (log), two stacked lines, and
-// where it sits (its centre's height in the photo), and issue 54's crude
-// rule (4 or more letters and digits with a digit, mean confidence at
-// least 0.6, not a long all-digit number).
+// where it sits (its centre's height in the photo), and the plain rule (4
+// or more letters and digits with a digit, mean confidence at least 0.6,
+// not a long all-digit number).
 func features(v verified, c candidate, r reading, ph float64) []float64 {
 	u := union(c.lines)
 	h := max(u.y1-u.y0, 1)
@@ -390,13 +390,13 @@ func DetectUnread(ctx context.Context, img image.Image) ([]Plate, error) {
 }
 
 // designTaller is how much taller than the plate its text lines give a
-// plate's quad may be and still get plate-logo's design (issue 54: 1.3). A
+// plate's quad may be and still get plate-logo's design (1.3). A
 // text line's region is the detector's, grown by its unclip rule; on the
 // validation plates it is a median 0.73–0.83 of the labelled plate's
 // height, so the lines give a plate of about their height ÷ 0.8 and the
 // rule is a quad at most 1.3 ÷ 0.8 ≈ 1.6 × the lines' height. A quad
 // taller than that reaches past the plate (onto a grille, a badge, the
-// bodywork: issue 54's BMW, 57 px on lines of 15; the Mini, 43 on 25) and
+// bodywork: a BMW's, 57 px on lines of 15; a Mini's, 43 on 25) and
 // a design there paints over the car, so the plate is hidden instead.
 const designTaller = 1.3 / 0.8
 

@@ -14,9 +14,8 @@ import (
 // Networks are the weights files research runs in place of the embedded
 // ones, each as its training program writes it.
 type Networks struct {
-	First   []byte   // the first stage (train/plates/train.py); nil: the embedded one
-	Jury    [][]byte // the verifiers, averaged in this order (verifier.py); none: the embedded one
-	Context [][]byte // context verifiers (verifier.py --context); the product runs none
+	First []byte   // the first stage (train/plates/train.py); nil: the embedded one
+	Jury  [][]byte // the verifiers, averaged in this order (verifier.py); none: the embedded one
 }
 
 // NewStages loads the networks nw names.
@@ -35,9 +34,6 @@ func NewStages(nw Networks) (*Stages, error) {
 		if out.jury, err = parseJury(nw.Jury); err != nil {
 			return nil, err
 		}
-	}
-	if out.context, err = parseContext(nw.Context); err != nil {
-		return nil, err
 	}
 	return &out, nil
 }

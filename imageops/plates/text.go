@@ -16,7 +16,7 @@ import (
 // of every kind, marks them (docs/BENCHMARKS.md).
 const (
 	// textSide is the long side, in pixels, of the text detector's look: at
-	// 640 it marks fewer small plates (issue 45: 248 against 256 of 259).
+	// 640 it marks fewer small plates (248 against 256 of 259).
 	textSide = 960
 	// maxText is the most text regions proposed, strongest first.
 	maxText = 32

@@ -3,7 +3,6 @@ package plates
 import (
 	"context"
 	_ "embed"
-	"encoding/binary"
 	"fmt"
 	"image"
 	"math"
@@ -46,8 +45,7 @@ type layout struct {
 type stage struct{ cout, stride int }
 
 // Both give the plate logit, then the plate's four corners (x, y in units
-// of the window, clockwise from the top-left). (PLV1 and PLV2, the box
-// verifiers of before 25 Nov, are no longer read.)
+// of the window, clockwise from the top-left).
 var layouts = []layout{
 	{magic: "PLQ1", stem: 12, blocks: []stage{{24, 2}, {24, 1}, {48, 2}, {48, 1}, {64, 2}}, hidden: 64},
 	{magic: "PLQ2", stem: 12, blocks: []stage{{24, 2}, {32, 1}, {64, 2}, {64, 1}, {128, 2}, {128, 1}}, hidden: 64},
@@ -55,14 +53,13 @@ var layouts = []layout{
 
 // verifier mirrors Verifier in train/plates/verifier.py layer for layer.
 type verifier struct {
-	scale    float64 // its window's size, as a multiple of windowOf's (1; more for a context verifier)
 	stem     *nn.Conv
 	blocks   []block
 	fc1, fc2 *nn.Conv // fully connected, as 1×1 convolutions on a 1×1 map
 }
 
 func newVerifier(l layout) *verifier {
-	v := &verifier{scale: 1, stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: l.stem, Stride: 2, ReLU: true}}
+	v := &verifier{stem: &nn.Conv{Kind: nn.Full3, Cin: 3, Cout: l.stem, Stride: 2, ReLU: true}}
 	cin := l.stem
 	for _, s := range l.blocks {
 		v.blocks = append(v.blocks, newBlock(cin, s.cout, s.stride))
@@ -82,22 +79,8 @@ func (v *verifier) layers() []*nn.Conv {
 }
 
 // parseVerifier reads the weights file: a layout's magic, a tensor count,
-// then each layer's weight and bias tensors (see nn.Reader). A context
-// verifier's file (verifier.py --context) starts with "CTX1" and its
-// window's scale, a float32.
+// then each layer's weight and bias tensors (see nn.Reader).
 func parseVerifier(data []byte) (*verifier, error) {
-	if len(data) >= 8 && string(data[:4]) == "CTX1" {
-		scale := float64(math.Float32frombits(binary.LittleEndian.Uint32(data[4:8])))
-		if !(scale >= 1 && scale <= 8) {
-			return nil, fmt.Errorf("plate verifier weights: context scale %g", scale)
-		}
-		v, err := parseVerifier(data[8:])
-		if err != nil {
-			return nil, err
-		}
-		v.scale = scale
-		return v, nil
-	}
 	for _, l := range layouts {
 		if len(data) >= 4 && string(data[:4]) == l.magic {
 			v := newVerifier(l)
@@ -127,27 +110,9 @@ func parseJury(files [][]byte) (jury, error) {
 		if err != nil {
 			return nil, err
 		}
-		if v.scale != 1 {
-			return nil, fmt.Errorf("plate verifier weights: a context verifier in the jury")
-		}
 		j = append(j, v)
 	}
 	return j, nil
-}
-
-// parseContext reads context verifiers' weights files (verifier.py
-// --context: the same network judging a window several times wider, where
-// on the car a proposal sits).
-func parseContext(files [][]byte) ([]*verifier, error) {
-	var vs []*verifier
-	for _, data := range files {
-		v, err := parseVerifier(data)
-		if err != nil {
-			return nil, err
-		}
-		vs = append(vs, v)
-	}
-	return vs, nil
 }
 
 // forward returns the plate logit and the plate's corners (x, y, clockwise
@@ -164,9 +129,9 @@ func (v *verifier) forward(x *nn.Tensor) []float32 {
 // win is a proposal's window in photo pixels (relative to the bounds' origin).
 type win struct{ x, y, w, h float64 }
 
-func windowOf(d box, scale float64) win {
+func windowOf(d box) win {
 	bw, bh := max(d.x1-d.x0, 1), max(d.y1-d.y0, 1)
-	ww := max(scale*ctxW*bw, scale*ctxH*bh, 8)
+	ww := max(ctxW*bw, ctxH*bh, 8)
 	wh := ww / 2
 	return win{(d.x0+d.x1)/2 - ww/2, (d.y0+d.y1)/2 - wh/2, ww, wh}
 }
@@ -296,8 +261,7 @@ type Relooking struct {
 // st's jury looks at the same window, unless the first rejects it
 // outright; their plate log-odds and boxes are averaged. A proposal of
 // log-odds at least s.Relook.From is judged again around the box they
-// refined. With context verifiers, s.ContextWeight of a likely plate's
-// log-odds is theirs.
+// refined.
 func (st *Stages) verify(ctx context.Context, img view, props []box, s Settings) ([]verified, error) {
 	j := st.jury
 	out := make([]verified, 0, len(props))
@@ -319,28 +283,15 @@ func (st *Stages) verify(ctx context.Context, img view, props []box, s Settings)
 			}
 			l, b, q = l2, b2, q2
 		}
-		if len(st.context) > 0 && l+s.Judge.First*logOdds(d.score) >= logOdds(s.ContextFrom) && b.x1 > b.x0 && b.y1 > b.y0 {
-			l = (1-s.ContextWeight)*l + s.ContextWeight*inContext(st.context, img, b)
-		}
 		out = append(out, verified{p: 1 / (1 + math.Exp(-l)), first: d.score, box: b, quad: q, text: d.text, prop: d})
 	}
 	return out, nil
 }
 
-// inContext gives the context verifiers' mean log-odds that the plate box
-// b (photo pixels) is a plate, each judging its own wide window around it.
-func inContext(verifiers []*verifier, img view, b box) float64 {
-	sum := 0.0
-	for _, v := range verifiers {
-		sum += float64(v.forward(cut(img, windowOf(b, v.scale)))[0])
-	}
-	return sum / float64(len(verifiers))
-}
-
 // judgeBoth is judge averaged with the jury's judgement of the same window
 // mirrored left to right, its corners mirrored back.
 func (j jury) judgeBoth(img view, d box) (float64, box, Quad) {
-	w := windowOf(d, 1)
+	w := windowOf(d)
 	x := cut(img, w)
 	l, q := j.judgeWindow(x, w)
 	mirror(x)
@@ -368,7 +319,7 @@ func mirror(x *nn.Tensor) {
 // judge gives the jury's log-odds that the window around d holds a plate,
 // the plate's corners (averaged, photo pixels) and their bounds.
 func (j jury) judge(img view, d box) (float64, box, Quad) {
-	w := windowOf(d, 1)
+	w := windowOf(d)
 	l, q := j.judgeWindow(cut(img, w), w)
 	lo, hi := q.extent()
 	return l, box{x0: lo.X, y0: lo.Y, x1: hi.X, y1: hi.Y}, q

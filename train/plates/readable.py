@@ -1,8 +1,8 @@
 """Draws a contact sheet of held-out plates the detector leaves readable:
 crops of the photo with what is hidden (red, shaded), the plate's labelled
-box (blue) and its characters (green, train/plates/heldout-chars.json).
+box (blue) and its characters (green, imageops/plates/testdata/heldout-chars.json).
 
-    carphoto bench plates -n 0 ../shared/datasets/plates-web-cc0 ../shared/datasets/plates-dashcam-ro \\
+    carphoto-lab bench plates -n 0 ../shared/datasets/plates-web-cc0 ../shared/datasets/plates-dashcam-ro \\
         ~/carphoto-data/plates-openimages ~/carphoto-data/plates-openlpr > /tmp/bench.txt
     /usr/bin/python3 train/plates/readable.py --bench /tmp/bench.txt --carphoto /tmp/carphoto \\
         --data ../shared/datasets --extra ~/carphoto-data --out docs/plates-readable-sheet.jpg
@@ -73,7 +73,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
     ap.add_argument("--carphoto", default="carphoto")
-    ap.add_argument("--chars", default="train/plates/heldout-chars.json")
+    ap.add_argument("--chars", default="imageops/plates/testdata/heldout-chars.json")
     ap.add_argument("--data", default="../shared/datasets")
     ap.add_argument("--extra", default=os.path.expanduser("~/carphoto-data"))
     ap.add_argument("--sets", default="plates-web-cc0,plates-dashcam-ro")

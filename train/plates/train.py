@@ -251,7 +251,7 @@ def unlabelled(paths=(UNLABELLED,)):
 
 def copies(path, trained=("train",)):
     """The (set, file) of the photos in the trained splits that have a copy
-    in another split (train/plates/copies.json, which TestListCopies writes:
+    in another split (imageops/plates/testdata/copies.json, which TestListCopies writes:
     the web set holds the same photo under several names, the dash-cam set
     frames a moment apart). --drop-copies leaves them out, so that no
     validation or held-out photo is one the network learnt."""
@@ -587,7 +587,7 @@ def main():
     ap.add_argument("--text", type=float, default=TEXT, help="chance a sample gets a caption as background (synth.py)")
     ap.add_argument("--init", help="start from these weights (a torch state dict) instead of random")
     ap.add_argument("--layout", choices=sorted(LAYOUTS), default="narrow", help="the network's widths (LAYOUTS)")
-    ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (train/plates/copies.json)")
+    ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (imageops/plates/testdata/copies.json)")
     ap.add_argument("--extra", help="the folder ../shared/datasets/extra/build.py wrote: train on its sets too")
     args = ap.parse_args()
     SWAP, TEXT = args.swap, args.text

@@ -604,7 +604,7 @@ def main():
     ap.add_argument("--plateless", help="car photos with no plate in sight, as more background (train/plates/plateless.json)")
     ap.add_argument("--plateless-times", type=int, default=1, help="how many times an epoch each --plateless photo is used")
     ap.add_argument("--layout", choices=sorted(LAYOUTS), default="narrow", help="the network's widths (LAYOUTS)")
-    ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (train/plates/copies.json)")
+    ap.add_argument("--drop-copies", help="leave out training photos with a copy in another split (imageops/plates/testdata/copies.json)")
     ap.add_argument("--context", type=float, default=CONTEXT,
                     help="the window's size as a multiple of the usual (a context verifier: where on the car the proposal sits)")
     ap.add_argument("--degrade", type=float, default=DEGRADE,

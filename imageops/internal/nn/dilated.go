@@ -20,7 +20,7 @@ type Dil3 struct {
 
 	// InRange, when set, is the calibrated range of the input (one for all
 	// channels or one each): the layer then
-	// runs on integers (see qconv.go). Seen, when set, records every input
+	// runs on integers (intconv.go). Seen, when set, records every input
 	// (calibration).
 	InRange []Range
 	Seen    Observer
@@ -68,7 +68,7 @@ func (c *Dil3) Apply(xs ...*Tensor) *Tensor {
 	if c.Seen != nil {
 		c.Seen.Add(planes)
 	}
-	if c.InRange != nil && onInt {
+	if c.InRange != nil && use.integers {
 		c.qOnce.Do(func() { c.q = newQconv(c.InRange, c.Weights, c.Biases, c.Cin, c.Cout, 9) })
 		return applyInt(c.q, planes, h, w, d, 9, c.Cout, c.ReLU)
 	}
@@ -120,7 +120,7 @@ func (c *Dil3) Apply(xs ...*Tensor) *Tensor {
 				dil3(o, padded.Data, at, wt, tbl, bias, n, full, c.ReLU)
 			}
 			x0, left := full*tile, rest
-			if useAVX512 && left >= 16 {
+			if use.avx512 && left >= 16 {
 				dil3AVX512x16(&o[x0], &padded.Data[at+x0], &wt[0], &tbl[0], &bias[0], len(tbl), n, left/16, c.ReLU)
 				x0 += left &^ 15
 				left &= 15
@@ -142,9 +142,9 @@ func (c *Dil3) Apply(xs ...*Tensor) *Tensor {
 // pair's offset (in bytes), with wt's 8 weights a pair and the 8 biases.
 func dil3(o, p []float32, at int, wt []float32, tbl []int, bias []float32, ostride, nt int, relu bool) {
 	switch {
-	case useAVX512:
+	case use.avx512:
 		dil3AVX512(&o[0], &p[at], &wt[0], &tbl[0], &bias[0], len(tbl), ostride, nt, relu)
-	case useAVX2:
+	case use.avx2:
 		dil3AVX2(&o[0], &p[at], &wt[0], &tbl[0], &bias[0], len(tbl), ostride, nt, relu)
 	default:
 		dil3Go(o, p, at, wt, tbl, bias, ostride, nt, relu)
@@ -261,7 +261,7 @@ func Add(a, b *Tensor) *Tensor {
 // Sigmoid applies the logistic function to x in place and returns x.
 func Sigmoid(x *Tensor) *Tensor {
 	p := x.Data
-	if useAVX2 && len(p) >= 8 {
+	if use.avx2 && len(p) >= 8 {
 		sigmoidAVX2(&p[0], len(p))
 		p = p[len(p)&^7:]
 	}
@@ -286,39 +286,4 @@ func exp32(v float32) float32 {
 	r := (v - k*ln2Hi) - k*ln2Lo
 	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
 	return p * math.Float32frombits(uint32(int32(k)+127)<<23)
-}
-
-// Halves reads one tensor stored as float16 values (the same header as
-// Floats) and checks it has the given shape.
-func (r *Reader) Halves(shape ...int) []float32 {
-	size := r.header(shape)
-	raw := r.Bytes(2 * size)
-	if raw == nil {
-		return nil
-	}
-	out := make([]float32, size)
-	for i := range out {
-		out[i] = half(uint16(raw[2*i]) | uint16(raw[2*i+1])<<8)
-	}
-	return out
-}
-
-// half converts an IEEE 754 binary16 value to float32.
-func half(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // infinity or NaN
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case exp == 0 && frac == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal: frac·2⁻²⁴
-		v := float32(frac) / (1 << 24)
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
 }

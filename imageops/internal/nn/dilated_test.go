@@ -36,16 +36,16 @@ func naiveDil(c *Dil3, x *Tensor) *Tensor {
 // dilKernels runs f, a test or a benchmark, with the portable loop and
 // with each kernel this machine has.
 func dilKernels[T interface{ Run(string, func(T)) bool }](r T, f func(T)) {
-	s512, s2 := useAVX512, useAVX2
-	defer func() { useAVX512, useAVX2 = s512, s2 }()
-	useAVX512, useAVX2 = false, false
+	s512, s2 := use.avx512, use.avx2
+	defer func() { use.avx512, use.avx2 = s512, s2 }()
+	use.avx512, use.avx2 = false, false
 	r.Run("portable", f)
 	if s2 {
-		useAVX2 = true
+		use.avx2 = true
 		r.Run("avx2", f)
 	}
 	if s512 {
-		useAVX512 = true
+		use.avx512 = true
 		r.Run("avx512", f)
 	}
 }

@@ -1,9 +1,7 @@
 package nn
 
 import (
-	"fmt"
 	"math"
-	"os"
 	"slices"
 	"unsafe"
 )
@@ -129,88 +127,11 @@ func abs32(v float32) float32 {
 	return v
 }
 
-// onInt is whether layers with a calibrated range run on integers: unless
-// the environment sets CARPHOTO_NN=float (for comparisons: carphoto bench
-// run both ways).
-var onInt = os.Getenv("CARPHOTO_NN") != "float"
-
-// SetIntegers turns the integer layers on or off (off: every layer in float, for
-// comparisons) and returns a function restoring the previous setting.
-func SetIntegers(on bool) (restore func()) {
-	prev := onInt
-	onInt = on
-	return func() { onInt = prev }
-}
-
-// SetFloatKernels limits the float layers to the portable loops
-// ("portable"), the AVX2 kernels ("avx2") or lets them use AVX-512 too
-// ("avx512", where the CPU has it), for tests, and returns a function
-// restoring the previous choice.
-func SetFloatKernels(k string) (restore func()) {
-	s2, s512 := useAVX2, useAVX512
-	useAVX2 = s2 && k != "portable"
-	useAVX512 = s512 && k == "avx512"
-	return func() { useAVX2, useAVX512 = s2, s512 }
-}
-
-// Arithmetic says how the layers with a calibrated range run: on integers
-// with which kernel, or in float.
-func Arithmetic() string {
-	if !onInt {
-		return "float (CARPHOTO_NN=float)"
-	}
-	return []string{"integer layers, portable loops", "integer layers, AVX2 kernels", "integer layers, AVX-512 VNNI kernels"}[intKernel]
-}
-
-// The integer kernels, in order of preference; intKernel is the one in use.
-const (
-	IntKernelGo = iota
-	IntKernelAVX2
-	IntKernelVNNI
-)
-
-var intKernel = bestInt()
-
-// bestInt is the fastest kernel this CPU runs.
-func bestInt() int {
-	switch {
-	case hasVNNI:
-		return IntKernelVNNI
-	case useAVX2:
-		return IntKernelAVX2
-	}
-	return IntKernelGo
-}
-
-// SetIntKernel makes the integer layers use kernel k (for tests: every kernel
-// gives the same integers) and returns a function restoring the previous
-// one. It fails for a kernel this CPU lacks.
-func SetIntKernel(k int) (restore func(), err error) {
-	if k > bestInt() || (k == IntKernelVNNI && !hasVNNI) || (k == IntKernelAVX2 && !useAVX2) {
-		return nil, fmt.Errorf("nn: this CPU lacks integer kernel %d", k)
-	}
-	prev := intKernel
-	intKernel = k
-	return func() { intKernel = prev }, nil
-}
-
-// IntKernels lists the integer kernels this CPU runs.
-func IntKernels() []int {
-	ks := []int{IntKernelGo}
-	if useAVX2 {
-		ks = append(ks, IntKernelAVX2)
-	}
-	if hasVNNI {
-		ks = append(ks, IntKernelVNNI)
-	}
-	return ks
-}
-
 // mmInt sets tiles of 8 outputs × 48 positions (o: 8 planes ostride apart)
 // to the sums over the groups of tbl (byte offsets from in[at]), wt's 16
 // weights a group, dequantised with the 8 outputs' corr, mul and bias.
 func mmInt(o []float32, in []int16, at int, wt []int16, tbl []int, ostride, tiles int, corr []int32, mul, bias []float32, relu bool) {
-	switch intKernel {
+	switch use.intKernel {
 	case IntKernelVNNI:
 		mmVNNI(&o[0], &in[at], &wt[0], &tbl[0], len(tbl), ostride, tiles, &corr[0], &mul[0], &bias[0], relu)
 	case IntKernelAVX2:
@@ -386,7 +307,7 @@ func (q *qconv) quantPair(dst []int16, a, b []float32, ci int) {
 		ib, zb = q.inv[ci+1], float32(q.zp[ci+1])+0.5
 	}
 	i := 0
-	if useAVX512 && intKernel != IntKernelGo && len(a) >= 16 {
+	if use.avx512 && use.intKernel != IntKernelGo && len(a) >= 16 {
 		i = len(a) &^ 15
 		quantPairAVX512(&dst[0], &a[0], &b[0], i, ia, za, ib, zb, amax)
 	}

@@ -2,11 +2,6 @@
 
 package nn
 
-import "golang.org/x/sys/cpu"
-
-// hasVNNI selects mmVNNI (AVX-512 VNNI) for the integer layers.
-var hasVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI
-
 // mmVNNI is mmGo with AVX-512 VNNI: n groups, tiles tiles.
 //
 //go:noescape

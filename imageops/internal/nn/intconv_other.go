@@ -2,9 +2,6 @@
 
 package nn
 
-// hasVNNI is false where the VNNI kernel is not built.
-var hasVNNI = false
-
 func mmVNNI(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *int32, mul, bias *float32, relu bool) {
 	panic("nn: no VNNI kernel")
 }

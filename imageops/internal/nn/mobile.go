@@ -31,7 +31,7 @@ type Act struct {
 func (a Act) apply(p []float32) {
 	switch a.Kind {
 	case HardSwish:
-		if useAVX2 && len(p) >= 8 {
+		if use.avx2 && len(p) >= 8 {
 			hswishAVX2(&p[0], len(p), a.A/6, a.B)
 			p = p[len(p)&^7:]
 		}
@@ -110,11 +110,11 @@ func depthwise(y, x *Tensor, c *Conv) {
 			fill(d, c.Biases[ch])
 			base := pad.Data[oy*s*rowLen:]
 			x0 := 0
-			if useAVX512 && useAVX2 && ow >= 64 {
+			if use.avx512 && use.avx2 && ow >= 64 {
 				dwTapsAVX512(&d[0], &base[0], &offs[0], &kw[0], len(offs), ow)
 				x0 = ow &^ 63
 			}
-			if useAVX2 && ow-x0 >= 8 {
+			if use.avx2 && ow-x0 >= 8 {
 				dwTapsAVX2(&d[x0], &base[x0], &offs[0], &kw[0], len(offs), ow-x0)
 				x0 += (ow - x0) &^ 7
 			}

@@ -1,16 +1,15 @@
-// Package nn is the small float32 inference kit the vision networks share:
-// channel-major tensors, the convolutions they are built from (dense 3×3,
-// depthwise 3×3 and 5×5, pointwise 1×1, transposed 2×2, each with batch norm
-// folded into its weights and bias), their activations, squeeze-excite,
-// nearest-neighbour upsampling, and a reader for the weights files the
-// training programs export.
+// Package nn is the small inference kit the vision networks share:
+// channel-major float32 tensors, the convolutions they are built from
+// (dense 3×3, dilated 3×3, depthwise 3×3 and 5×5, pointwise 1×1,
+// transposed 2×2, each with batch norm folded into its weights and bias),
+// their activations, squeeze-excite, nearest-neighbour upsampling, and a
+// reader for the weights files the training programs export (reader.go).
+// Layers given a calibrated input range run their multiply-adds on 16-bit
+// integers (intconv.go). Which kernels run, portable loops or amd64
+// assembly, is chosen once from the CPU (cpu.go).
 package nn
 
 import (
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"math"
 	"sync"
 )
 
@@ -136,7 +135,7 @@ type Conv struct {
 	Weights, Biases []float32
 	// InRange, when set, is the calibrated range of the input (one for all
 	// channels or one each) of a pointwise
-	// convolution at stride 1: it then runs on integers (see qconv.go). Seen,
+	// convolution at stride 1: it then runs on integers (intconv.go). Seen,
 	// when set, records every input (calibration).
 	InRange []Range
 	Seen    Observer
@@ -182,7 +181,7 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 	if c.Seen != nil {
 		c.Seen.Add(x.planes())
 	}
-	if c.InRange != nil && onInt && c.Kind == Point && c.Stride == 1 && x.H*x.W > 1 {
+	if c.InRange != nil && use.integers && c.Kind == Point && c.Stride == 1 && x.H*x.W > 1 {
 		c.qOnce.Do(func() { c.q = newQconv(c.InRange, c.Weights, c.Biases, c.Cin, c.Cout, 1) })
 		y := applyInt(c.q, x.planes(), x.H, x.W, 0, 1, c.Cout, c.ReLU)
 		for ch := range c.Cout {
@@ -195,7 +194,7 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 		depthwise(y, x, c)
 		return y
 	}
-	if c.Kind == Full3 && c.Stride == 2 && (useAVX2 || useAVX512) {
+	if c.Kind == Full3 && c.Stride == 2 && (use.avx2 || use.avx512) {
 		full3s2(y, x, c)
 		return y
 	}
@@ -234,7 +233,7 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 
 // fill sets every value of p to v.
 func fill(p []float32, v float32) {
-	if useAVX2 && len(p) >= 8 {
+	if use.avx2 && len(p) >= 8 {
 		fillAVX2(&p[0], len(p), v)
 		p = p[len(p)&^7:]
 	}
@@ -293,88 +292,6 @@ func UpConcat(a, skip *Tensor) *Tensor {
 	return out
 }
 
-// Reader reads a weights file: tensors as a rank, that many dimensions and
-// the little-endian float32 data, all uint32 little-endian. The first error
-// sticks; check Err once at the end.
-type Reader struct {
-	b   []byte
-	off int
-	err error
-}
-
-// NewReader reads from b.
-func NewReader(b []byte) *Reader { return &Reader{b: b} }
-
-// Bytes returns the next n bytes.
-func (r *Reader) Bytes(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || r.off+n > len(r.b) {
-		r.err = errors.New("truncated")
-		return nil
-	}
-	out := r.b[r.off : r.off+n]
-	r.off += n
-	return out
-}
-
-// U32 returns the next uint32.
-func (r *Reader) U32() uint32 {
-	b := r.Bytes(4)
-	if b == nil {
-		return 0
-	}
-	return binary.LittleEndian.Uint32(b)
-}
-
-// Floats reads one tensor and checks it has the given shape.
-func (r *Reader) Floats(shape ...int) []float32 {
-	size := r.header(shape)
-	raw := r.Bytes(4 * size)
-	if raw == nil {
-		return nil
-	}
-	out := make([]float32, size)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
-	return out
-}
-
-// header reads a tensor's rank and dimensions, checks them against shape
-// and returns the number of values that follow.
-func (r *Reader) header(shape []int) int {
-	if r.err != nil {
-		return 0
-	}
-	if rank := int(r.U32()); r.err == nil && rank != len(shape) {
-		r.err = fmt.Errorf("tensor rank %d, want %d", rank, len(shape))
-	}
-	size := 1
-	for i, want := range shape {
-		if d := int(r.U32()); r.err == nil && d != want {
-			r.err = fmt.Errorf("tensor dim %d is %d, want %d", i, d, want)
-		}
-		size *= want
-	}
-	return size
-}
-
-// Fail records err as the reader's error unless one is already recorded:
-// for checks of the file's content the caller makes.
-func (r *Reader) Fail(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-}
-
-// Err returns the first error met.
-func (r *Reader) Err() error { return r.err }
-
-// Remaining is the number of unread bytes.
-func (r *Reader) Remaining() int { return len(r.b) - r.off }
-
 // conv3 adds the 3x3 convolution (padding 1) of src (h×w) into dst (oh×ow).
 // For stride 2, src is the input plane split by columns (see split).
 func conv3(dst, src []float32, h, w, oh, ow, stride int, k *[9]float32) {
@@ -432,7 +349,7 @@ func split(out, p []float32, h, w int) {
 // as long as d.
 func taps(d, a, b, c []float32, k0, k1, k2 float32) {
 	i := 0
-	if useAVX2 && len(d) >= 8 {
+	if use.avx2 && len(d) >= 8 {
 		fma3AVX2(&d[0], &a[0], &b[0], &c[0], k0, k1, k2, len(d))
 		i = len(d) &^ 7
 	}
@@ -512,7 +429,7 @@ func pointwise(y, x *Tensor, c *Conv) {
 	// wide are the output channels the AVX2 kernel takes, in blocks of 8.
 	wide := 0
 	var wt []float32
-	if useAVX2 && n >= 8 && cin > 0 {
+	if use.avx2 && n >= 8 && cin > 0 {
 		wide, wt = cout&^7, c.packedWeights()
 	}
 	// With AVX-512, the blocks of 8 outputs go by whole tiles through the
@@ -521,7 +438,7 @@ func pointwise(y, x *Tensor, c *Conv) {
 	// starts from the biases. Chunks are then 5 tiles.
 	chunk := 256
 	var tbl []int
-	if wide > 0 && useAVX512 {
+	if wide > 0 && use.avx512 {
 		chunk = 5 * tile
 		tbl = make([]int, cin)
 		for ci := range tbl {

@@ -97,18 +97,18 @@ func naive(c *Conv, x *Tensor) *Tensor {
 // kernels runs test once with the portable loops and, where this machine
 // has them, once with the AVX2 kernels.
 func kernels(t *testing.T, test func(t *testing.T)) {
-	saved, saved512 := useAVX2, useAVX512
-	defer func() { useAVX2, useAVX512 = saved, saved512 }()
-	useAVX2, useAVX512 = false, false
+	saved, saved512 := use.avx2, use.avx512
+	defer func() { use.avx2, use.avx512 = saved, saved512 }()
+	use.avx2, use.avx512 = false, false
 	t.Run("portable", test)
 	if saved {
-		useAVX2 = true
+		use.avx2 = true
 		t.Run("avx2", test)
 	} else {
 		t.Log("no AVX2 on this machine or in this build: only the portable loops tested")
 	}
 	if saved && saved512 {
-		useAVX512 = true
+		use.avx512 = true
 		t.Run("avx512", test)
 	}
 }
@@ -206,8 +206,8 @@ func testPointwise(t *testing.T) {
 // largest layers (24 and 32 channels at a 640×480 photo's stride 4),
 // with the portable loops and, where the machine has them, the AVX2 kernel.
 func BenchmarkPointwise(b *testing.B) {
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
+	saved := use.avx2
+	defer func() { use.avx2 = saved }()
 	next := random()
 	for _, ch := range []int{24, 32} {
 		c := &Conv{Kind: Point, Cin: ch, Cout: ch, Stride: 1, ReLU: true, Weights: make([]float32, ch*ch), Biases: make([]float32, ch)}
@@ -222,7 +222,7 @@ func BenchmarkPointwise(b *testing.B) {
 			if avx && !saved {
 				continue
 			}
-			useAVX2 = avx
+			use.avx2 = avx
 			b.Run(fmt.Sprintf("%dch/avx2=%v", ch, avx), func(b *testing.B) {
 				for b.Loop() {
 					Free(c.Apply(x))

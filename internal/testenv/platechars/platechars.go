@@ -2,8 +2,8 @@
 // hidden when its characters are, not when most of its box is. The
 // characters of every labelled plate of the held-out photos were found
 // once by a text detector that is not the product's (PP-OCRv4's, at 960 px;
-// train/plates/chars.py writes train/plates/heldout-chars.json), so that
-// `carphoto bench plates` and the held-out tests measure against the same
+// train/plates/chars.py writes imageops/plates/testdata/heldout-chars.json), so that
+// `carphoto-lab bench plates` and the held-out tests measure against the same
 // regions and never against the product's own output.
 package platechars
 

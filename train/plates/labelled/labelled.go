@@ -26,9 +26,13 @@ import (
 
 // Paths from a tool's folder, train/plates/TOOL.
 const (
-	// Train is train/plates, whose lists (unlabelled.json, copies.json,
+	// Train is train/plates, whose lists (unlabelled.json,
 	// plateless.json, ...) the tools read and write.
 	Train = ".."
+	// PlatesTestdata is imageops/plates/testdata, whose lists the
+	// product's tests read too (copies.json, heldout-chars.json,
+	// cars-seg-plates.json).
+	PlatesTestdata = "../../../imageops/plates/testdata"
 )
 
 // Photo is a photo of the shared plate sets with its labelled boxes and
@@ -46,10 +50,10 @@ type Photo struct {
 // sets are read from datasets.Dir() (CARPHOTO_DATASETS, else ../shared/datasets beside the repository), or
 // from the folder PLATES_DATA names (the validation sets with repainted
 // plates that train/plates/othersets.py writes, say). PLATES_SCALE=F
-// shrinks every photo and its boxes by F first, as `carphoto bench plates
+// shrinks every photo and its boxes by F first, as `carphoto-lab bench plates
 // --scale F` does, so that the sets' plates stand in for smaller ones.
 // PLATES_COPYFREE=1 leaves out the photos with a copy in another split
-// (train/plates/copies.json).
+// (imageops/plates/testdata/copies.json).
 func Photos(tb testing.TB, set string, keep func(name string) bool) []Photo {
 	tb.Helper()
 	root := datasets.Dir()
@@ -194,14 +198,14 @@ func asProposal(b plates.Box) plates.Proposal {
 }
 
 // copiedElsewhere returns, for PLATES_COPYFREE=1, a test of whether a
-// photo of set has a copy in another split (train/plates/copies.json);
+// photo of set has a copy in another split (imageops/plates/testdata/copies.json);
 // otherwise nil.
 func copiedElsewhere(tb testing.TB, set string) func(file string) bool {
 	tb.Helper()
 	if os.Getenv("PLATES_COPYFREE") != "1" {
 		return nil
 	}
-	data, err := os.ReadFile(filepath.Join(Train, "copies.json"))
+	data, err := os.ReadFile(filepath.Join(PlatesTestdata, "copies.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"carphoto/train/plates/labelled"
 )
 
-// TestListCopies writes train/plates/copies.json: the groups of photos of
+// TestListCopies writes imageops/plates/testdata/copies.json: the groups of photos of
 // each plate set that are copies of one another (Fingerprint: the same
 // photo under several names, frames a moment apart), whatever their split.
 // The training programs' --drop-copies leaves out the training photos with
@@ -74,7 +74,7 @@ func TestListCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(labelled.Train, "copies.json"), append(out, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(labelled.PlatesTestdata, "copies.json"), append(out, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

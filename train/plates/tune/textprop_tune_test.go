@@ -18,7 +18,7 @@ import (
 // one dropped or kept, each judged by the jury at the shipped settings.
 // Recall is counted twice: the labelled box ≥ 95% hidden, and its
 // characters (the text regions at least half inside it, else its central
-// 60%) ≥ 95% hidden, as `carphoto bench plates` does.
+// 60%) ≥ 95% hidden, as `carphoto-lab bench plates` does.
 //
 //	PLATES_EXTRA=~/carphoto-data go test -tags platestune -run TestTextProposals -v ./train/plates/tune/
 //

@@ -24,9 +24,7 @@ import (
 // (Settings.Propose), PLATES_RELOOK=l judges again, around the refined
 // box, each proposal of jury log-odds ≥ l (+Inf: none);
 // PLATES_RELOOK_MODE=mean takes the mean of both looks, =replace the
-// second's. PLATES_CONTEXT=c.bin,... adds context verifiers (verifier.py
-// --context), PLATES_CONTEXT_WEIGHT their share of the log-odds,
-// PLATES_CONTEXT_FROM the score from which it is asked. PLATES_WORKSIDE,
+// second's. PLATES_WORKSIDE,
 // PLATES_RELOOKS, PLATES_FLIP and PLATES_WITHIN set the rest of
 // plates.Settings.
 //
@@ -67,11 +65,6 @@ func tuned(tb testing.TB) (*plates.Stages, plates.Settings) {
 		s.Relook.Flip = v == "1"
 	}
 	var nw plates.Networks
-	if files := os.Getenv("PLATES_CONTEXT"); files != "" {
-		nw.Context = readAll(tb, files)
-		weight(tb, "PLATES_CONTEXT_WEIGHT", &s.ContextWeight)
-		threshold(tb, "PLATES_CONTEXT_FROM", &s.ContextFrom)
-	}
 	if f := os.Getenv("PLATES_WEIGHTS"); f != "" {
 		data, err := os.ReadFile(f)
 		if err != nil {

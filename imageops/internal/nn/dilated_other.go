@@ -2,9 +2,6 @@
 
 package nn
 
-// useAVX512 is false where the AVX-512 kernel is not built.
-var useAVX512 = false
-
 func dil3AVX512(o, in, wt *float32, tbl *int, bias *float32, n, ostride, tiles int, relu bool) {
 	panic("nn: no AVX-512 kernels")
 }

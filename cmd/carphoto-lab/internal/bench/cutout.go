@@ -22,60 +22,6 @@ import (
 	"carphoto/imageops/cutout"
 )
 
-// CutCars implements `carphoto cutout -o DIR FILE...`: writes DIR/<name>.png (the car
-// on a transparent background, same size as the oriented input) for each FILE.
-func CutCars(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cutout", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	dir := fs.String("o", "", "output directory (required)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *dir == "" || fs.NArg() == 0 {
-		return errors.New("cutout: usage: carphoto cutout -o DIR FILE...")
-	}
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
-		return fmt.Errorf("cutout: %w", err)
-	}
-	failed := 0
-	for _, file := range fs.Args() {
-		start := time.Now()
-		out, size, err := cutoutFile(ctx, file, *dir)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			failed++
-			fmt.Fprintf(stderr, "%s: %v\n", file, err)
-			continue
-		}
-		fmt.Fprintf(stdout, "%s\t%dx%d\t%d ms\n", out, size.Dx(), size.Dy(), time.Since(start).Milliseconds())
-	}
-	if failed > 0 {
-		return fmt.Errorf("cutout: %d of %d files could not be cut out", failed, fs.NArg())
-	}
-	return nil
-}
-
-// cutoutFile cuts the car out of file and writes it, a PNG of the same
-// name, to dir: the PNG's path and the cut-out's bounds.
-func cutoutFile(ctx context.Context, file, dir string) (string, image.Rectangle, error) {
-	photo, err := decodeFile(ctx, file)
-	if err != nil {
-		return "", image.Rectangle{}, err
-	}
-	cut, err := cutout.Cut(ctx, photo.Image)
-	if err != nil {
-		return "", image.Rectangle{}, err
-	}
-	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)) + ".png"
-	out := filepath.Join(dir, name)
-	if err := cutoutWritePNG(out, cut, photo.ICC); err != nil {
-		return "", image.Rectangle{}, err
-	}
-	return out, cut.Bounds(), nil
-}
-
 // Cutout implements `carphoto bench cutout DIR`: over DIR/labels.json (the
 // cars-seg layout) it reports the mean IoU (alpha >= 128 against the mask, and against
 // the mask's main car alone), the mean boundary F-score at 2 px and the contact-band

@@ -8,7 +8,7 @@ import (
 
 // The contact band, where the car meets the ground: from bandAbove of the
 // labelled car's height above its lowest row to bandBelow of it below that
-// row (issue 56). Whole-mask IoU hardly sees a slab of road under the car or
+// row. Whole-mask IoU hardly sees a slab of road under the car or
 // a tyre lost; IoU inside this band does.
 const (
 	bandAbove = 0.20

@@ -2,12 +2,6 @@
 
 package nn
 
-import "golang.org/x/sys/cpu"
-
-// useAVX512 selects dil3AVX512 (16 floats an instruction, 32 registers)
-// over dil3AVX2 for the dilated convolutions.
-var useAVX512 = cpu.X86.HasAVX512F
-
 // dil3AVX512 sums tiles of 8 output channels × 48 pixels: see dil3Go, the
 // portable loop it mirrors. n is the number of (channel, tap) pairs.
 //

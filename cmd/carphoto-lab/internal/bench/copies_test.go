@@ -3,11 +3,11 @@ package bench
 import (
 	"bytes"
 	"carphoto/internal/testenv/datasets"
+	"carphoto/internal/testenv/imgtest"
 	"context"
 	"fmt"
 	"image"
 	"image/color"
-	"image/jpeg"
 	"math"
 	"os"
 	"path/filepath"
@@ -32,18 +32,6 @@ func scene(kind int, lift float64) *image.Gray {
 	return img
 }
 
-// writeJPEG writes img as a JPEG file at path.
-func writeJPEG(tb testing.TB, path string, img image.Image, quality int) {
-	tb.Helper()
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: quality}); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // heldOutName returns the first of prefix0.jpg, prefix1.jpg, … that is (or is not)
 // in the held-out split.
 func heldOutName(t *testing.T, prefix string, heldOut bool) string {
@@ -65,9 +53,9 @@ func TestRunBenchPlatesCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	copied, unique, train := heldOutName(t, "c", true), heldOutName(t, "u", true), heldOutName(t, "t", false)
-	writeJPEG(t, filepath.Join(dir, "images", copied), scene(0, 0), 90)
-	writeJPEG(t, filepath.Join(dir, "images", train), scene(0, 20), 60) // the same scene, re-encoded brighter
-	writeJPEG(t, filepath.Join(dir, "images", unique), scene(1, 0), 90)
+	imgtest.WriteJPEG(t, filepath.Join(dir, "images", copied), scene(0, 0), 90)
+	imgtest.WriteJPEG(t, filepath.Join(dir, "images", train), scene(0, 20), 60) // the same scene, re-encoded brighter
+	imgtest.WriteJPEG(t, filepath.Join(dir, "images", unique), scene(1, 0), 90)
 	var labels string
 	for i, n := range []string{copied, train, unique} {
 		if i > 0 {
@@ -98,7 +86,7 @@ func TestRunBenchPlatesChars(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := heldOutName(t, "g", true)
-	writeJPEG(t, filepath.Join(dir, "images", name), scene(0, 0), 90)
+	imgtest.WriteJPEG(t, filepath.Join(dir, "images", name), scene(0, 0), 90)
 	labels := fmt.Sprintf(`[{"file":"images/%s","width":320,"height":200,"plates":[{"x":10,"y":10,"w":40,"h":12},{"x":100,"y":10,"w":12,"h":4}]}]`, name)
 	if err := os.WriteFile(filepath.Join(dir, "labels.json"), []byte(labels), 0o644); err != nil {
 		t.Fatal(err)

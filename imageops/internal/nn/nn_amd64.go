@@ -2,13 +2,6 @@
 
 package nn
 
-import "golang.org/x/sys/cpu"
-
-// useAVX2 selects the AVX2 kernels of simd_amd64.s (8 floats an
-// instruction, fused multiply-add) over the portable loops they mirror;
-// the build tag purego leaves them out.
-var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-
 // point8AVX2 adds, for 8 output planes starting at y (planes n floats
 // apart), the weighted sum of cin input planes starting at x (also n apart)
 // to the first m pixels (a multiple of 8); wt holds the weights input

@@ -24,107 +24,6 @@ import (
 	"carphoto/internal/testenv/platechars"
 )
 
-// platesLine is one line of `carphoto plates --json`.
-type platesLine struct {
-	File   string       `json:"file"`
-	Width  int          `json:"width"`
-	Height int          `json:"height"`
-	Plates []platesJSON `json:"plates"`
-	MS     float64      `json:"ms"`
-}
-
-// platesJSON is one plate: its corners (quad) and the region a hiding
-// style covers (hide: the quad grown by the margin rule), each clockwise
-// from the top-left corner, in pixels of the displayed photo.
-type platesJSON struct {
-	Quad  [4][2]float64 `json:"quad"`
-	Hide  [4][2]float64 `json:"hide"`
-	Score float64       `json:"score"`
-}
-
-// platesError is the line `carphoto plates --json` writes for a file it
-// could not read or search, in place of its platesLine.
-type platesError struct {
-	File  string `json:"file"`
-	Error string `json:"error"`
-}
-
-// FindPlates implements `carphoto plates [--json] FILE...`: it finds the
-// plates in each photo (EXIF orientation applied) and prints, per file,
-// either one JSON line or a readable summary. A file that cannot be read
-// (missing, not an image, truncated) does not stop the others: it gets an
-// error line (JSON) or a message on stderr, and the command fails at the end.
-func FindPlates(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("plates", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	asJSON := fs.Bool("json", false, "one JSON line per file")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 {
-		return errors.New("plates: usage: carphoto plates [--json] FILE...")
-	}
-	enc := json.NewEncoder(stdout)
-	failed := 0
-	for _, file := range fs.Args() {
-		line, err := platesOf(ctx, file)
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil && *asJSON:
-			failed++
-			if err := enc.Encode(platesError{File: file, Error: err.Error()}); err != nil {
-				return err
-			}
-		case err != nil:
-			failed++
-			fmt.Fprintf(stderr, "%s: %v\n", file, err)
-		case *asJSON:
-			if err := enc.Encode(line); err != nil {
-				return err
-			}
-		default:
-			fmt.Fprintf(stdout, "%s: %dx%d, %d plate(s) in %.0f ms\n", file, line.Width, line.Height, len(line.Plates), line.MS)
-			for _, p := range line.Plates {
-				q := p.Quad
-				fmt.Fprintf(stdout, "  score %.2f  corners (%.0f,%.0f) (%.0f,%.0f) (%.0f,%.0f) (%.0f,%.0f)\n",
-					p.Score, q[0][0], q[0][1], q[1][0], q[1][1], q[2][0], q[2][1], q[3][0], q[3][1])
-			}
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("plates: %d of %d files could not be searched", failed, fs.NArg())
-	}
-	return nil
-}
-
-// platesOf decodes file and finds its plates: the --json line for it.
-func platesOf(ctx context.Context, file string) (platesLine, error) {
-	photo, err := decodeFile(ctx, file)
-	if err != nil {
-		return platesLine{}, err
-	}
-	img := photo.Image
-	start := time.Now()
-	found, err := plates.Detect(ctx, img)
-	took := time.Since(start)
-	if err != nil {
-		return platesLine{}, err
-	}
-	b := img.Bounds()
-	line := platesLine{File: file, Width: b.Dx(), Height: b.Dy(), Plates: []platesJSON{}, MS: Millis(took)}
-	for _, p := range found {
-		var j platesJSON
-		for i := range p.Quad {
-			j.Quad[i] = [2]float64{math.Round(p.Quad[i].X*100) / 100, math.Round(p.Quad[i].Y*100) / 100}
-			j.Hide[i] = [2]float64{math.Round(p.Hide[i].X*100) / 100, math.Round(p.Hide[i].Y*100) / 100}
-		}
-		j.Score = math.Round(p.Score*1000) / 1000
-		line.Plates = append(line.Plates, j)
-	}
-	return line, nil
-}
-
 // Plates implements `carphoto bench plates [--split heldout|val|train|all]
 // [--labels FILE] DIR` over DIR/labels.json (or FILE, its photos' paths
 // relative to DIR): recall (a labelled plate is found when at least
@@ -266,7 +165,7 @@ type benchPlatesOpts struct {
 
 // defaultChars is where train/plates/chars.py writes the held-out plates'
 // characters, from the repository root.
-const defaultChars = "train/plates/heldout-chars.json"
+const defaultChars = "imageops/plates/testdata/heldout-chars.json"
 
 // benchPlatesSet scores the detector on one labelled set in dir, prints
 // its figures, and returns them with the path of its first scored photo.

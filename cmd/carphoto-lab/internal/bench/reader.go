@@ -189,7 +189,7 @@ func writeSheet(path string, rows []image.Image) error {
 	return f.Close()
 }
 
-// answerCheck is the second, independent check of issue 54: it reads, with
+// answerCheck is a second, independent check of the hiding: it reads, with
 // the text reader, each labelled plate (at least minWide px wide) of the
 // answer blur-plates gives for got, and returns the plates where a
 // plate-like string can still be read there (4 or more letters and digits,
