@@ -2,7 +2,6 @@ package imageops
 
 import (
 	"bytes"
-	"carphoto/internal/testenv/datasets"
 	"context"
 	"image"
 	"image/color"
@@ -10,6 +9,7 @@ import (
 
 	"carphoto/imageops/codec"
 	"carphoto/imageops/plates"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // platePhoto is a real photo of a car whose plate the detector finds, with
@@ -17,7 +17,7 @@ import (
 // right side, as a cut-out or a composited listing image has.
 func platePhoto(t *testing.T) *image.NRGBA {
 	t.Helper()
-	data := datasets.ReadFile(t, "plates-web-cc0", "images/plates-web-cc0-0005.jpg")
+	data := imgtest.Sample(t, "car.jpg")
 	p, err := codec.Decode(context.Background(), data, codec.Limits{})
 	if err != nil {
 		t.Fatal(err)

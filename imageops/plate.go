@@ -100,7 +100,7 @@ func paintPlates(ctx context.Context, in Input, p Params, src *paint.BlockJPEG, 
 		}
 		switch {
 		case err == nil:
-			return &Output{ContentType: "image/jpeg", Body: body, PlatesFound: len(found)}, nil
+			return &Output{ContentType: "image/jpeg", Body: body, PlatesFound: len(found), PlatesDesigned: designed(p, sure)}, nil
 		case !errors.Is(err, jpegblock.ErrUnsupported):
 			return nil, fmt.Errorf("%s: %w", p.Op, err)
 		}
@@ -138,7 +138,17 @@ func paintPlates(ctx context.Context, in Input, p Params, src *paint.BlockJPEG, 
 		return nil, err
 	}
 	res.PlatesFound = len(found)
+	res.PlatesDesigned = designed(p, sure)
 	return res, nil
+}
+
+// designed is how many plates got the design: the sure ones, for
+// plate-logo; none for a hiding style.
+func designed(p Params, sure []plates.Quad) int {
+	if p.Op != PlateLogo {
+		return 0
+	}
+	return len(sure)
 }
 
 // required is the answer to requirePlate=true: plate_not_found when no
@@ -168,15 +178,17 @@ func quadsOf(found []plates.Plate) []plates.Quad {
 	return quads
 }
 
-// byConfidence parts the plates found into those that get plate-logo's
-// design (Plate.Designable: a score of at least plates.DesignConfidence,
-// text on it that reads like a plate, a quad no taller than that text
-// allows) and the doubtful ones, which are blurred: a design on a grille
-// badge or a sign shows, a blur hardly does.
+// byConfidence parts the plates found into the quads that get plate-logo's
+// design (Plate.Designable: a sure score, a plate's aspect, nothing read on
+// it that says it is lettering or a number; on Plate.DesignQuad) and those
+// blurred as blur-plates blurs them (a design on a grille badge or a sign
+// shows, a blur hardly does). A design fitted to a band of a taller quad
+// covers every text line found on it (DesignQuad): the rest of the quad,
+// grille or bodywork, is left as it is.
 func byConfidence(found []plates.Plate) (sure, unsure []plates.Quad) {
 	for _, f := range found {
 		if f.Designable() {
-			sure = append(sure, f.Quad)
+			sure = append(sure, f.DesignQuad())
 		} else {
 			unsure = append(unsure, f.Quad)
 		}

@@ -74,6 +74,9 @@ type Output struct {
 	ContentType string // "image/jpeg", "image/png" or "image/webp"
 	Body        []byte
 	PlatesFound int // blur-plates and plate-logo (car-shadow and car-cutout with Plates): every plate found, sure or not
+	// PlatesDesigned is how many of them got plate-logo's design (plate-logo,
+	// and car-shadow and car-cutout with plates=logo); the others were hidden.
+	PlatesDesigned int
 	// CarTruncated are the sides of the photo that cut the car off
 	// (cutout.Truncated; car-shadow and car-cutout on a photo they cut out).
 	CarTruncated []string

@@ -220,8 +220,8 @@ func TestPlateLogoDesignOnlyOnSurePlates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.PlatesFound != 2 {
-		t.Errorf("X-Plates-Found %d; want 2 (the doubtful detection counts)", res.PlatesFound)
+	if res.PlatesFound != 2 || res.PlatesDesigned != 1 {
+		t.Errorf("X-Plates-Found %d, X-Plates-Designed %d; want 2 (the doubtful detection counts) and 1", res.PlatesFound, res.PlatesDesigned)
 	}
 	out, err := jpeg.Decode(bytes.NewReader(res.Body))
 	if err != nil {

@@ -100,6 +100,10 @@ func studioOp(ctx context.Context, in Input, p Params) (*Output, error) {
 		return nil, err
 	}
 	out.PlatesFound = len(found)
+	if p.Plates == PlatesLogo {
+		sure, _ := byConfidence(found) // read in studioPhoto
+		out.PlatesDesigned = len(sure)
+	}
 	return out, nil
 }
 

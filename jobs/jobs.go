@@ -121,6 +121,8 @@ type Result struct {
 	Code        string `json:"code,omitempty"`
 	Message     string `json:"msg,omitempty"`
 	PlatesFound int    `json:"plates"`
+	// PlatesDesigned is imageops.Output's: how many got the design.
+	PlatesDesigned int `json:"designed,omitempty"`
 	// CarTruncated and CarScale are imageops.Output's.
 	CarTruncated []string      `json:"truncated,omitempty"`
 	CarScale     float64       `json:"carScale,omitempty"`

@@ -75,6 +75,16 @@ func (w wireParams) params(op imageops.Op) (imageops.Params, error) {
 // record compares.
 func ParamsJSON(p imageops.Params) ([]byte, error) { return json.Marshal(wireOf(p)) }
 
+// LogParams is p as a log line records it: its wire form, the queue's
+// field names, so that an operator reads what the task carried.
+func LogParams(p imageops.Params) []byte {
+	b, err := ParamsJSON(p)
+	if err != nil {
+		return []byte(`{}`)
+	}
+	return b
+}
+
 // payloadJSON is Payload as JSON: its fields, and its Params in the wire
 // format under "params".
 type payloadJSON struct {

@@ -83,6 +83,11 @@ func errClientGone(err error) error {
 	return carphoto.Wrap(err, carphoto.EProcessingFailed, "the request was cancelled; you were not charged")
 }
 
+// headerPlatesDesigned is how many of the plates found got the design, on
+// plate-logo and a studio call with plates=logo: beside X-Plates-Found, it
+// lets a dealer route the photos where some plate was hidden instead.
+const headerPlatesDesigned = "X-Plates-Designed"
+
 // deliver sends a finished call's answer and captures its hold once the
 // answer reached the client (writeAnswer); X-Credits-Charged announces that
 // capture. It reports whether the hold was captured: when not, the caller
@@ -96,11 +101,14 @@ func (s *Server) deliver(ctx context.Context, c echo.Context, hold billing.Hold,
 	if op, _ := c.Get(ctxOp).(string); op == string(imageops.BlurPlates) || op == string(imageops.PlateLogo) {
 		h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
 	}
+	if op, _ := c.Get(ctxOp).(string); op == string(imageops.PlateLogo) {
+		h.Set(headerPlatesDesigned, strconv.Itoa(res.PlatesDesigned))
+	}
 	delivered, err := s.writeAnswer(c, ackUntil(ctx), http.StatusOK, res.ContentType, res.Body)
 	idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body, !delivered)
 	if !delivered {
 		logFor(c).Warn().Err(err).Str("hold", hold.ID()).Msg("the answer did not reach the client: not charged")
-		for _, k := range []string{"X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", headerCarTruncated, headerCarScale} {
+		for _, k := range []string{"X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", headerPlatesDesigned, headerCarTruncated, headerCarScale} {
 			h.Del(k) // not on the error that goes out instead, if anything does
 		}
 		return false, err

@@ -20,7 +20,7 @@ const headerIdempotencyKey = "Idempotency-Key"
 
 // replayedHeaders are the headers of a success kept with its body and sent
 // again on a replay (beside Idempotent-Replayed: true).
-var replayedHeaders = []string{echo.HeaderContentType, "X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", echo.HeaderLocation,
+var replayedHeaders = []string{echo.HeaderContentType, "X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", headerPlatesDesigned, echo.HeaderLocation,
 	headerCarTruncated, headerCarScale}
 
 // once is a photo request's idempotency claim: the zero once (no header, or

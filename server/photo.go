@@ -129,7 +129,7 @@ func (s *Server) doFailed(ctx context.Context, c echo.Context, req jobs.Request,
 	case errors.Is(err, jobs.ErrWorkersDied):
 		// What killed two workers is on record, to be looked into; the
 		// task is not run again.
-		logFor(c).Error().Err(err).Str("op", string(req.Params.Op)).Interface("params", req.Params).Int("photo_bytes", len(req.Photo)).
+		logFor(c).Error().Err(err).Str("op", string(req.Params.Op)).RawJSON("params", jobs.LogParams(req.Params)).Int("photo_bytes", len(req.Photo)).
 			Int("design_bytes", len(req.Design)).Int("backdrop_bytes", len(req.Backdrop)).Str("asset", assetID).Msg("task ended: the worker processes running it died")
 		return carphoto.Wrap(err, carphoto.EProcessingFailed,
 			"processing this photo stopped the workers that ran it, so it was ended; you were not charged. Retrying it will not help: check the photo and the parameters")

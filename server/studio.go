@@ -104,6 +104,9 @@ func studioHeaders(h http.Header, p imageops.Params, res *jobs.Result) {
 	if p.Plates != imageops.PlatesKeep {
 		h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
 	}
+	if p.Plates == imageops.PlatesLogo {
+		h.Set(headerPlatesDesigned, strconv.Itoa(res.PlatesDesigned))
+	}
 	if len(res.CarTruncated) > 0 {
 		h.Set(headerCarTruncated, strings.Join(res.CarTruncated, ","))
 	}

@@ -15,6 +15,6 @@ func process(ctx context.Context, in imageops.Input, p imageops.Params) (*jobs.R
 	if err != nil {
 		return nil, err
 	}
-	return &jobs.Result{ContentType: out.ContentType, Body: out.Body, PlatesFound: out.PlatesFound,
+	return &jobs.Result{ContentType: out.ContentType, Body: out.Body, PlatesFound: out.PlatesFound, PlatesDesigned: out.PlatesDesigned,
 		CarTruncated: out.CarTruncated, CarScale: out.CarScale}, nil
 }

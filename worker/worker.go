@@ -173,7 +173,7 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	if p.Run > 1 {
 		// The worker process at an earlier run died during it: what this
 		// task is made of is on record before it can take this one too.
-		log.Warn().Int("run", p.Run).Interface("params", p.Params).Int("photo_bytes", len(in.Photo)).
+		log.Warn().Int("run", p.Run).RawJSON("params", jobs.LogParams(p.Params)).Int("photo_bytes", len(in.Photo)).
 			Int("design_bytes", len(in.Design)).Int("backdrop_bytes", len(in.Backdrop)).Msg("task run again: the worker at its last run died during it")
 	}
 	log.Info().Dur("queue_wait_ms", wait).Msg("task started")

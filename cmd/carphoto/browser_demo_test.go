@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -14,8 +15,9 @@ import (
 // TestTryItPageDemoKey opens / in Chromium as a newcomer would after
 // `go run ./cmd/carphoto`: on this machine the key field holds the demo
 // key the banner printed, ready to press Process. The zero-setup mode
-// listens on every interface, so the same page opened at one of this
-// host's other addresses (a neighbour on the LAN) comes without it, and a
+// listens on loopback only (127.0.0.1 and ::1), so a neighbour on the LAN
+// cannot even connect; opened to the network with HOST=0.0.0.0 (as in a
+// container), the page a neighbour gets comes without the key; and a
 // service on a real Redis never fills it in.
 func TestTryItPageDemoKey(t *testing.T) {
 	ctx := browser(t)
@@ -32,37 +34,60 @@ func TestTryItPageDemoKey(t *testing.T) {
 		return key
 	}
 
-	out := &syncBuffer{}
-	rctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	getenv := func(k string) string {
-		if k == "PORT" {
-			return "0"
+	// zeroSetup runs `carphoto` with no Redis, HOST host, and returns the
+	// demo key it printed and its port.
+	zeroSetup := func(host string) (demoKey, port string) {
+		t.Helper()
+		out := &syncBuffer{}
+		rctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		getenv := func(k string) string {
+			switch k {
+			case "PORT":
+				return "0"
+			case "HOST":
+				return host
+			}
+			return ""
 		}
-		return ""
-	}
-	go func() { done <- run(rctx, nil, getenv, out, io.Discard) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
+		go func() { done <- run(rctx, nil, getenv, out, io.Discard) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("run: %v", err)
+			}
+		})
+		demoKey = waitFor(t, out, regexp.MustCompile(`Authorization: Bearer (\S+)"`))
+		u, err := url.Parse(waitFor(t, out, regexp.MustCompile(`carphoto listening on (http://\S+)`)))
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-	demoKey := waitFor(t, out, regexp.MustCompile(`Authorization: Bearer (\S+)"`))
-	base := waitFor(t, out, regexp.MustCompile(`carphoto listening on (http://\S+)`))
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
+		return demoKey, u.Port()
 	}
-	for _, host := range []string{"localhost", "127.0.0.1"} {
-		if got := keyField("http://" + net.JoinHostPort(host, u.Port()) + "/"); got != demoKey {
+
+	demoKey, port := zeroSetup("")
+	hosts := []string{"localhost", "127.0.0.1"}
+	if ln, err := net.Listen("tcp", "[::1]:0"); err == nil {
+		ln.Close()
+		hosts = append(hosts, "[::1]")
+	}
+	for _, host := range hosts {
+		if got := keyField("http://" + host + ":" + port + "/"); got != demoKey {
 			t.Errorf("zero-setup mode, page opened at %s: key field %q, want the demo key %q", host, got, demoKey)
 		}
 	}
-	if ip := otherAddress(); ip == "" {
+	ip := otherAddress()
+	if ip == "" {
 		t.Log("this host has no address but loopback: the neighbour's view is checked by server's TestTryPageDemoKey only")
-	} else if got := keyField("http://" + net.JoinHostPort(ip, u.Port()) + "/"); got != "" {
-		t.Errorf("zero-setup mode, page opened at this host's address %s (as a neighbour would): key field %q, want empty", ip, got)
+	} else {
+		if c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, port), 5*time.Second); err == nil {
+			c.Close()
+			t.Errorf("zero-setup mode: a neighbour connects at %s, want it to listen on loopback only", net.JoinHostPort(ip, port))
+		}
+		_, open := zeroSetup("0.0.0.0")
+		if got := keyField("http://" + net.JoinHostPort(ip, open) + "/"); got != "" {
+			t.Errorf("zero-setup mode with HOST=0.0.0.0, page opened at this host's address %s (as a neighbour would): key field %q, want empty", ip, got)
+		}
 	}
 
 	s := startService(t, nil)

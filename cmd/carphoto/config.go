@@ -28,7 +28,10 @@ import (
 // config is every setting of the service, read from the environment in one
 // place. Each field's env name and default are in loadConfig and the README.
 type config struct {
-	Port     string
+	Port string
+	// Host is HOST, the address the web side listens on; empty: every
+	// interface, or loopback only in the zero-setup mode (listenWeb).
+	Host     string
 	RedisURL string
 	// RedisClusterURL is REDIS_CLUSTER_URL: a Redis Cluster instead of the
 	// one Redis of REDIS_URL (never both).
@@ -132,6 +135,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 
 	c := config{
 		Port:                    str("PORT", "8080"),
+		Host:                    str("HOST", ""),
 		RedisURL:                str("REDIS_URL", ""),
 		RequestTimeout:          dur("REQUEST_TIMEOUT", 30*time.Second, time.Second),
 		MaxUploadBytes:          num("MAX_UPLOAD_BYTES", 25<<20, 1024),
@@ -201,6 +205,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if _, err := strconv.Atoi(c.Port); err != nil {
 		errs = append(errs, fmt.Errorf("PORT=%q: want a port number", c.Port))
+	}
+	if c.Host != "" {
+		if _, err := netip.ParseAddr(c.Host); err != nil {
+			errs = append(errs, fmt.Errorf("HOST=%q: want an IP address to listen on (0.0.0.0 or :: for every interface, 127.0.0.1 for this machine only)", c.Host))
+		}
 	}
 	if c.RedisURL != "" {
 		if _, err := redis.ParseURL(c.RedisURL); err != nil {

@@ -41,11 +41,12 @@ func TestConfigRefusals(t *testing.T) {
 		"UPLOAD_TIMEOUT":           "30s", // not below REQUEST_TIMEOUT
 		"MAX_IN_FLIGHT_PER_KEY":    "0",
 		"METRICS_HOST":             "everywhere",
+		"HOST":                     "my-laptop",
 		"AUTH_FAILURES_PER_MINUTE": "0",
 		"MAX_BACKDROP_PIXELS":      "16000001", // past the largest answer
 		"MAX_BACKDROP_BYTES":       "1",
 	}))
-	for _, name := range []string{"UPLOAD_TIMEOUT", "MAX_IN_FLIGHT_PER_KEY", "METRICS_HOST", "AUTH_FAILURES_PER_MINUTE", "MAX_BACKDROP_PIXELS", "MAX_BACKDROP_BYTES"} {
+	for _, name := range []string{"UPLOAD_TIMEOUT", "MAX_IN_FLIGHT_PER_KEY", "METRICS_HOST", `HOST="my-laptop"`, "AUTH_FAILURES_PER_MINUTE", "MAX_BACKDROP_PIXELS", "MAX_BACKDROP_BYTES"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error %v does not name %s", err, name)
 		}

@@ -6,7 +6,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"carphoto/internal/testenv/datasets"
+	"carphoto/internal/testenv/imgtest"
 	"context"
 	"encoding/json"
 	"flag"
@@ -309,15 +309,9 @@ func wantError(t *testing.T, status int, h http.Header, body []byte, wantStatus 
 	}
 }
 
-// carPhoto returns a real car photo from the shared data set when present,
-// else a synthetic scene: a car-coloured body with a plate-like rectangle.
-func carPhoto(t testing.TB) []byte {
-	t.Helper()
-	if b, err := os.ReadFile(filepath.Join(datasets.Dir(), "plates-web-cc0", "images", "plates-web-cc0-0005.jpg")); err == nil {
-		return b
-	}
-	return syntheticJPEG(t, 640, 480)
-}
+// carPhoto returns the sample car photo (docs/samples/car.jpg: 600×399,
+// one plate), which every clone has.
+func carPhoto(t testing.TB) []byte { return imgtest.Sample(t, "car.jpg") }
 
 func syntheticJPEG(t testing.TB, w, h int) []byte {
 	t.Helper()

@@ -81,8 +81,8 @@ func TestExamplesRun(t *testing.T) {
 	if withVideo {
 		// One second of 640×360 with the plate in view: the job's whole
 		// course (queued, processing, done, webhook) in a few seconds.
-		p := videotest.LoadPhoto(t, videotest.Photo0001)
-		clip = videotest.MakeClip(t, filepath.Join(t.TempDir(), "clip.mp4"), 640, 360, 15, videotest.Pan(p, 15, 300, 300, 340, 320, 1)).Path
+		p := videotest.SamplePhoto(t)
+		clip = videotest.MakeClip(t, filepath.Join(t.TempDir(), "clip.mp4"), 640, 360, 15, videotest.Pan(p, 15, 395, 283, 435, 303, 1)).Path
 	}
 
 	type run struct {

@@ -8,7 +8,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -151,22 +154,23 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 		}
 	}
 	if mode != "worker" {
-		ln, err := net.Listen("tcp", ":"+cfg.Port)
+		lns, addr, err := listenWeb(cfg.Host, cfg.Port, embedded)
 		if err != nil {
-			return fmt.Errorf("listen on port %s: %w", cfg.Port, err)
+			return err
 		}
-		addr := "http://localhost:" + fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 		demoKey := ""
 		if embedded {
 			if demoKey, err = printDemo(ctx, b, addr, redisURL, stdout); err != nil {
-				ln.Close()
+				for _, ln := range lns {
+					ln.Close()
+				}
 				return err
 			}
 		}
 		fmt.Fprintf(stdout, "carphoto listening on %s\n", addr)
 		g.Go(func() error { return b.Run(ctx) })
 		m.Register(metrics.NewQueueCollector(asynq.NewInspectorFromRedisClient(rdb), jobs.Queue))
-		g.Go(func() error { return serveHTTP(ctx, cfg, log, rdb, b, m, ln, store, demoKey) })
+		g.Go(func() error { return serveHTTP(ctx, cfg, log, rdb, b, m, lns, store, demoKey) })
 		g.Go(func() error { return sweepVideos(ctx, store, cfg.VideoResultTTL, log) })
 	}
 	if mode != "serve" {
@@ -196,7 +200,7 @@ func runService(ctx context.Context, mode string, cfg config, stdout, stderr io.
 // serveHTTP serves until ctx is done, then stops accepting and lets
 // in-flight requests finish within ShutdownTimeout. demoKey is the
 // zero-setup mode's demo key, empty in any other.
-func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, m *metrics.Metrics, ln net.Listener, store objstore.Store, demoKey string) error {
+func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.Service, m *metrics.Metrics, lns []net.Listener, store objstore.Store, demoKey string) error {
 	jc := jobs.NewClient(rdb)
 	defer jc.Close()
 	sc := cfg.serverConfig()
@@ -212,8 +216,10 @@ func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.Un
 		WriteTimeout:      cfg.RequestTimeout + 10*time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	errc := make(chan error, len(lns))
+	for _, ln := range lns {
+		go func() { errc <- hs.Serve(ln) }()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("http server: %w", err)
@@ -225,11 +231,60 @@ func serveHTTP(ctx context.Context, cfg config, log zerolog.Logger, rdb redis.Un
 	if err := hs.Shutdown(sctx); err != nil {
 		return fmt.Errorf("http shutdown: %w", err)
 	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	for range lns {
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	log.Info().Msg("web stopped")
 	return nil
+}
+
+// listenWeb opens the web side's listeners and returns them with the
+// address to print. HOST, when set, names the one address to listen on
+// (0.0.0.0 or :: for every interface). Unset, the zero-setup mode listens
+// on loopback only, 127.0.0.1 and ::1 (where the host has IPv6), so its
+// demo key and its credits stay on this machine; a deployment (loopback
+// false) listens on every interface, as it always has.
+func listenWeb(host, port string, loopback bool) (lns []net.Listener, addr string, err error) {
+	printed := func(ln net.Listener) string {
+		p := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		if ip, err := netip.ParseAddr(host); err == nil && !ip.IsUnspecified() {
+			return "http://" + net.JoinHostPort(ip.String(), p)
+		}
+		return "http://localhost:" + p
+	}
+	if host != "" || !loopback {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+		if err != nil {
+			if host == "" {
+				return nil, "", fmt.Errorf("listen on PORT %s: %w", port, err)
+			}
+			return nil, "", fmt.Errorf("listen on HOST %s, PORT %s: %w", host, port, err)
+		}
+		return []net.Listener{ln}, printed(ln), nil
+	}
+	// ::1 on the same port as 127.0.0.1 (PORT=0 picks it there first, and
+	// picks again where ::1 has it taken). A host without IPv6 has no ::1:
+	// 127.0.0.1 alone then. Another process on ::1's port would answer
+	// "localhost" there: that stops the start.
+	for try := 0; ; try++ {
+		v4, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", port))
+		if err != nil {
+			return nil, "", fmt.Errorf("listen on 127.0.0.1, PORT %s: %w", port, err)
+		}
+		v6, err := net.Listen("tcp", net.JoinHostPort("::1", strconv.Itoa(v4.Addr().(*net.TCPAddr).Port)))
+		switch {
+		case err == nil:
+			return []net.Listener{v4, v6}, printed(v4), nil
+		case !errors.Is(err, syscall.EADDRINUSE):
+			return []net.Listener{v4}, printed(v4), nil
+		}
+		v4.Close()
+		if port != "0" || try == 10 {
+			return nil, "", fmt.Errorf("listen on ::1, PORT %s: %w", port, err)
+		}
+	}
 }
 
 // sweepVideos deletes, every few minutes, video files older than their

@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"carphoto/imageops/plates"
-	"carphoto/internal/testenv/datasets"
 	"carphoto/internal/testenv/imgtest"
 )
 
@@ -70,7 +69,7 @@ func TestRunPlatesJSON(t *testing.T) {
 }
 
 func TestRunPlatesOnRealPhoto(t *testing.T) {
-	photo := datasets.File(t, "plates-web-cc0", "images/plates-web-cc0-0000.jpg")
+	photo := imgtest.SamplePath("car.jpg")
 	var out bytes.Buffer
 	if err := runPlates(context.Background(), []string{"--json", photo}, &out, io.Discard); err != nil {
 		t.Fatal(err)
@@ -84,10 +83,11 @@ func TestRunPlatesOnRealPhoto(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	// The photo's one plate is labelled at x 226..419, y 125..173: the
+	// The sample's one plate is labelled at x 293..373, y 205..226: the
 	// hidden region covers it, and the quad is the plate, not a region
 	// around it.
-	label := plates.Box{X: 226, Y: 125, W: 193, H: 48}
+	l := imgtest.SamplePlate
+	label := plates.Box{X: float64(l.Min.X), Y: float64(l.Min.Y), W: float64(l.Dx()), H: float64(l.Dy())}
 	for _, p := range got.Plates {
 		var quad, hide plates.Quad
 		for i := range 4 {

@@ -1,3 +1,5 @@
+//go:build measure
+
 package main
 
 import (

@@ -4,7 +4,7 @@ import "carphoto/imageops/internal/nn"
 
 // calibrated is each convolution's input range (intLayers's order) on 40
 // training photos of cars-seg, leaving out 0 of the inputs at each end;
-// zero: the layer stays in float. Written by go test -run TestCalibrate
+// zero: the layer stays in float. Written by go test -tags measure -run TestCalibrate
 // -calibrate.
 var calibrated = []nn.Range{
 	{Lo: -2.117904, Hi: 2.64}, // 0 down in: all -2.117904 to 2.64

@@ -5,7 +5,7 @@ import "carphoto/imageops/internal/nn"
 // calibrated is each integer layer's input range (intLayers's order) on
 // 120 training photos (60 of plates-web-cc0, 60 of plates-dashcam-ro) run
 // through DetectUnread; zero: the layer stays in float.
-// Written by go test -run TestCalibrate -calibrate.
+// Written by go test -tags measure -run TestCalibrate -calibrate.
 var calibrated = []nn.Range{
 	{Lo: 0, Hi: 16.594473}, // 0 first block pw
 	{Lo: 0, Hi: 22.158108}, // 1 first block pw

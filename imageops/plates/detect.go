@@ -169,6 +169,7 @@ next:
 		kept = append(kept, v.box)
 		p := plateOf(v.quad, v.score, b)
 		p.lines, p.TextHeight = textLines(judged, v.quad)
+		p.origin = Point{float64(b.Min.X), float64(b.Min.Y)}
 		found = append(found, p)
 	}
 	return found

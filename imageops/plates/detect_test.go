@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	xdraw "golang.org/x/image/draw"
+
 	"carphoto/imageops/plates"
 	"carphoto/internal/testenv/datasets"
 	"carphoto/internal/testenv/imgtest"
@@ -180,6 +182,7 @@ func listedCopyFree(tb testing.TB, set string) []entry {
 // detection; they only stop the detector getting worse (whole held-out
 // splits: `carphoto-lab bench plates`, docs/BENCHMARKS.md).
 func TestDetectHeldOutCharacters(t *testing.T) {
+	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	seen := auditedPlates(t)
 	chars, err := platechars.Load("testdata/heldout-chars.json")
 	if err != nil {
@@ -218,6 +221,7 @@ func TestDetectHeldOutCharacters(t *testing.T) {
 // splits, are in docs/BENCHMARKS.md). The two larger sets are used where
 // they have been built.
 func TestDetectHeldOutRecall(t *testing.T) {
+	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	seen := auditedPlates(t)
 	for _, tc := range []struct {
 		set string
@@ -375,6 +379,7 @@ func checkDetections(t *testing.T, photos []entry, seen map[string][]plates.Box,
 // measured figures less a margin; without the first stage's coarse look
 // these crops measured 0.682 and 0.500 (docs/BENCHMARKS.md).
 func TestDetectCloseUps(t *testing.T) {
+	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	for _, tc := range []struct {
 		frac, minRecall float64
 	}{
@@ -514,11 +519,36 @@ func overlapsAny(boxes []plates.Box, q plates.Quad) bool {
 	return false
 }
 
+// samplePhotos are the repository's sample car photo (docs/samples/car.jpg)
+// and five views of it: mirrored, turned 8° and -12°, enlarged 2.5×, and
+// a close-up of its plate. Every clone has them.
+func samplePhotos(t *testing.T) []entry {
+	t.Helper()
+	img := imgtest.DecodeFile(t, imgtest.SamplePath("car.jpg"))
+	b := img.Bounds()
+	mirrored := image.NewRGBA(b)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			mirrored.Set(b.Max.X-1-(x-b.Min.X), y, img.At(x, y))
+		}
+	}
+	turned, _ := imgtest.Rotated(img, 8)
+	back, _ := imgtest.Rotated(img, -12)
+	big := image.NewRGBA(image.Rect(0, 0, b.Dx()*5/2, b.Dy()*5/2))
+	xdraw.CatmullRom.Scale(big, big.Rect, img, b, xdraw.Src, nil)
+	p := imgtest.SamplePlate
+	closeUp, ok := imgtest.CloseUp(img, float64(p.Min.X), float64(p.Min.Y), float64(p.Dx()), float64(p.Dy()), 0.5)
+	if !ok {
+		t.Fatal("no close-up of the sample's plate")
+	}
+	return []entry{{File: "sample", img: img}, {File: "sample mirrored", img: mirrored}, {File: "sample turned 8°", img: turned},
+		{File: "sample turned -12°", img: back}, {File: "sample enlarged", img: big}, {File: "sample close-up", img: closeUp}}
+}
+
 // TestDetectContract checks what the renderer relies on, on real photos:
 // corners clockwise from top-left, inside the photo, scores in [0,1].
 func TestDetectContract(t *testing.T) {
-	photos := loadHeldOut(t, "plates-dashcam-ro", 5)
-	photos = append(photos, loadHeldOut(t, "plates-web-cc0", 5)...)
+	photos := samplePhotos(t)
 	for _, e := range photos {
 		// An offset origin must not move the quads off the photo.
 		off := image.NewRGBA(e.img.Bounds().Add(image.Pt(37, 11)))
@@ -581,8 +611,7 @@ func signedArea(q plates.Quad) float64 {
 // the networks' scratch storage is shared through pools (nn.Free), and
 // no detection may see another's.
 func TestDetectConcurrent(t *testing.T) {
-	photos := loadHeldOut(t, "plates-web-cc0", 3)
-	photos = append(photos, loadHeldOut(t, "plates-dashcam-ro", 3)...)
+	photos := samplePhotos(t)[:4] // the sample's own size, mirrored and turned
 	want := make([][]plates.Plate, len(photos))
 	for i, e := range photos {
 		got, err := plates.Detect(context.Background(), e.img)

@@ -47,7 +47,28 @@ type Plate struct {
 	// Reads is whether those lines read like a plate (ReadPlates; only
 	// plate-logo reads them).
 	Reads bool
-	lines []box // the text lines on it, in the finder's working frame
+	// Printed counts what ReadPlates read on it (its quad, else its text
+	// lines): letters, digits and the mean confidence. Never the text.
+	Printed Printed
+	lines   []box // the text lines on it, in the finder's working frame
+	origin  Point // where the working frame's (0, 0) lies in the photo
+}
+
+// Printed is what a plate's reading holds, counted: no text.
+type Printed struct {
+	Letters, Digits int
+	Mean            float64
+}
+
+// Text returns the bounds of the text lines the text detector found on the
+// plate (the union of those at least half inside its quad), in the
+// photo's pixels, and false where it found none.
+func (p Plate) Text() (x0, y0, x1, y1 float64, ok bool) {
+	if len(p.lines) == 0 {
+		return 0, 0, 0, 0, false
+	}
+	u := union(p.lines)
+	return u.x0 + p.origin.X, u.y0 + p.origin.Y, u.x1 + p.origin.X, u.y1 + p.origin.Y, true
 }
 
 // The margin rule. Every edge of the plate's quad is moved outwards, in

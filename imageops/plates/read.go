@@ -389,26 +389,99 @@ func DetectUnread(ctx context.Context, img image.Image) ([]Plate, error) {
 	return detect(ctx, img, nil, s)
 }
 
-// designTaller is how much taller than the plate its text lines give a
-// plate's quad may be and still get plate-logo's design (1.3). A
-// text line's region is the detector's, grown by its unclip rule; on the
-// validation plates it is a median 0.73–0.83 of the labelled plate's
-// height, so the lines give a plate of about their height ÷ 0.8 and the
-// rule is a quad at most 1.3 ÷ 0.8 ≈ 1.6 × the lines' height. A quad
-// taller than that reaches past the plate (onto a grille, a badge, the
-// bodywork: a BMW's, 57 px on lines of 15; a Mini's, 43 on 25) and
-// a design there paints over the car, so the plate is hidden instead.
-const designTaller = 1.3 / 0.8
+// The design rule reads the plate itself, never a ratio that one
+// country's plates fail: the verifier's score, the quad's
+// aspect against the world's plate formats, and what is printed on it.
+const (
+	// minPlateAspect and maxPlateAspect bound a plate's width ÷ height:
+	// the world's formats run from about 1:1 (two-row square plates:
+	// motorcycles, Japan's and Korea's rear plates, some US states' small
+	// plates) to 4.7:1 (the EU's long one-row plate), with room for the
+	// detector's quad falling a little short or long.
+	minPlateAspect = 0.8
+	maxPlateAspect = 6.5
+	// wordSure is the verifier's score at which a word (letters alone,
+	// read clearly) is taken for a plate: a vanity plate, or a plate whose
+	// characters the reader takes for letters. On the validation photos
+	// the words that were not plates scored below it ("POLICE" on a boot
+	// lid 0.961, a street sign 0.973, "END" on a road sign 0.969, "FB" on a
+	// bumper 0.969), the vanity plates above it (0.976 to 1.000) but one
+	// (0.955). A badge the verifier is surer of still gets a design
+	// ("BUGATTI" on a grille, 0.992): the verifier's to learn.
+	wordSure = 0.975
+	// fitTaller is how many times its text lines' height a plate's design
+	// may be: a US plate's characters are about half its height (a state's
+	// name above, a slogan below), an EU plate's about three quarters. A
+	// quad taller than that reaches past the plate (onto a grille or a
+	// badge: a BMW's, 57 px on lines of 15) and the design is
+	// fitted to the band of that height centred on the lines (DesignQuad).
+	fitTaller = 2.1
+	// unreadSure is the verifier's score a plate the reader reads next to
+	// nothing on (small, far or blurred) needs: what is not read cannot
+	// speak against it, so the verifier must be a little surer. On the
+	// validation photos a window (0.949) and a seat's number (0.945) fell
+	// below it, and 2 of 38 such plates; lamps, badges and a window scored
+	// 0.955 to 0.995 and get a design: the verifier's to learn.
+	unreadSure = 0.95
+)
 
-// Designable reports whether plate-logo puts the design on p: a score of
-// at least DesignConfidence, a reading like a plate's (ReadPlates), and a
-// quad no taller than designTaller × the text lines on it where the text
-// detector found any (where it found none, a quad much taller than its
-// characters reads them too small to read). A design on a sign, a badge
-// or a bus's name shows; a hide hardly does, so a plate that does not
-// read (a vanity plate of letters alone among them) is hidden.
+// Designable reports whether plate-logo puts the design on p (on
+// DesignQuad): a score of at least DesignConfidence and a quad of a
+// plate's aspect, unless what ReadPlates read on it says otherwise: a word
+// read clearly (letters alone, no digit: lettering, a sign, or a vanity
+// plate) needs the verifier surer (wordSure), and four or more characters
+// read clearly that do not read like a plate (a long number alone: a
+// phone number on a van) get none. What reads next to nothing (a small,
+// far or blurred plate) does not count against it where the verifier is a
+// little surer (unreadSure). A design on a sign, a
+// badge or a make's name shows; anything not designed is hidden as
+// blur-plates hides it.
 func (p Plate) Designable() bool {
-	return p.Score >= DesignConfidence && p.Reads && (p.TextHeight == 0 || p.Quad.Height() <= designTaller*p.TextHeight)
+	if p.Score < DesignConfidence {
+		return false
+	}
+	if a := p.Quad.Width() / max(p.Quad.Height(), 1e-9); a < minPlateAspect || a > maxPlateAspect {
+		return false
+	}
+	r := p.Printed
+	switch {
+	case p.Reads:
+		return true
+	case r.Mean >= 0.5 && r.Digits == 0 && r.Letters >= 2: // a word
+		return p.Score >= wordSure
+	}
+	return (r.Mean < 0.5 || r.Letters+r.Digits < 4) && p.Score >= unreadSure // next to nothing read
+}
+
+// DesignQuad is where plate-logo's design goes on p: its quad, or where
+// the quad is more than fitTaller × its text lines' height, the band of
+// the quad that height centred on the lines: the plate's outline as its
+// characters give it, not the grille the quad reaches onto.
+func (p Plate) DesignQuad() Quad {
+	q := p.Quad
+	_, y0, _, y1, ok := p.Text()
+	h := q.Height()
+	if !ok || h <= fitTaller*p.TextHeight || h <= 0 {
+		return q
+	}
+	// v runs from 0 at the quad's top edge to 1 at its bottom edge,
+	// measured by the mean height of its left and right edges.
+	top := (q[0].Y + q[1].Y) / 2
+	bottom := (q[3].Y + q[2].Y) / 2
+	if bottom-top <= 0 {
+		return q
+	}
+	centre := ((y0+y1)/2 - top) / (bottom - top)
+	half := fitTaller * p.TextHeight / 2 / (bottom - top)
+	v0, v1 := centre-half, centre+half
+	if v0 < 0 {
+		v0, v1 = 0, v1-v0
+	}
+	if v1 > 1 {
+		v0, v1 = max(0, v0-(v1-1)), 1
+	}
+	lerp := func(a, b Point, t float64) Point { return Point{a.X + t*(b.X-a.X), a.Y + t*(b.Y-a.Y)} }
+	return Quad{lerp(q[0], q[3], v0), lerp(q[1], q[2], v0), lerp(q[1], q[2], v1), lerp(q[0], q[3], v1)}
 }
 
 // ReadPlates reads each plate of found sure enough for a design, on img,
@@ -452,6 +525,7 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 			return err
 		}
 		whole := readOf([]textrec.Reading{r})
+		p.Printed = Printed{whole.letters, whole.digits, whole.mean}
 		if p.Reads = plateLike(whole); p.Reads || whole.letters+whole.digits >= 4 {
 			continue
 		}
@@ -463,7 +537,11 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 			}
 			rs, reads = append(rs, r), reads+1
 		}
-		p.Reads = len(rs) > 0 && plateLike(readOf(rs))
+		if len(rs) > 0 {
+			lr := readOf(rs)
+			p.Printed = Printed{lr.letters, lr.digits, lr.mean}
+			p.Reads = plateLike(lr)
+		}
 	}
 	return nil
 }

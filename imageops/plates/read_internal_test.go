@@ -1,6 +1,7 @@
 package plates
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -100,30 +101,62 @@ func TestReadingCounts(t *testing.T) {
 	}
 }
 
-// TestDesignOnlyWhereTheTextIs: a sure plate gets the design only where
-// text on it reads like a plate and its quad is no taller than the plate
-// that text gives (issue 54's BMW: a 57 px quad on lines of 15 px).
-func TestDesignOnlyWhereTheTextIs(t *testing.T) {
-	q := Quad{{100, 100}, {200, 100}, {200, 156}, {100, 156}} // 56 px tall
+// TestDesignRule: a sure plate of a plate's aspect gets the design
+// whatever its country's character height (a US plate's characters are
+// half its height), and so does a vanity plate of letters alone the
+// verifier is surest of and a plate too blurred to read; lettering, a sign's
+// word, a long number, a doubtful score and a shape no plate has do not.
+func TestDesignRule(t *testing.T) {
+	q := Quad{{100, 100}, {200, 100}, {200, 150}, {100, 150}} // 100 × 50: a US plate's 2:1
+	line := []box{{x0: 110, y0: 112, x1: 190, y1: 137}}
 	for _, c := range []struct {
-		text  float64
+		name  string
+		score float64
+		quad  Quad
 		reads bool
+		print Printed
 		want  bool
 	}{
-		{50, true, true},
-		{36, true, true},   // 1.56×: a US plate's number, about 0.65 of the plate
-		{30, true, false},  // 1.87×: onto the grille
-		{15, true, false},  // the BMW
-		{0, true, true},    // no text lines found, but its quad reads like a plate
-		{50, false, false}, // text that does not read like a plate: a sign, a badge
+		{"a US plate, characters half its height", 0.99, q, true, Printed{3, 4, 0.9}, true},
+		{"a vanity plate", 0.99, q, false, Printed{6, 0, 0.95}, true},
+		{"a plate too blurred to read", 0.96, q, false, Printed{1, 0, 0.3}, true},
+		{"three digits read", 0.96, q, false, Printed{0, 3, 0.8}, true},
+		{"nothing read, the verifier less sure", 0.945, q, false, Printed{0, 2, 0.78}, false},
+		{"lettering", 0.961, q, false, Printed{6, 0, 0.99}, false},
+		{"a bumper's two letters", 0.969, q, false, Printed{2, 0, 0.97}, false},
+		{"a phone number", 0.99, q, false, Printed{0, 10, 0.9}, false},
+		{"doubtful", 0.9, q, true, Printed{3, 4, 0.9}, false},
+		{"a strip no plate is", 0.99, Quad{{0, 0}, {400, 0}, {400, 50}, {0, 50}}, true, Printed{3, 4, 0.9}, false},
+		{"a tower no plate is", 0.99, Quad{{0, 0}, {30, 0}, {30, 60}, {0, 60}}, true, Printed{3, 4, 0.9}, false},
 	} {
-		p := Plate{Quad: q, Score: 0.99, TextHeight: c.text, Reads: c.reads}
+		p := Plate{Quad: c.quad, Score: c.score, Reads: c.reads, Printed: c.print, lines: line}
 		if got := p.Designable(); got != c.want {
-			t.Errorf("text %g px, reads %v: Designable %v, want %v", c.text, c.reads, got, c.want)
+			t.Errorf("%s: Designable %v, want %v", c.name, got, c.want)
 		}
 	}
-	if (Plate{Quad: q, Score: 0.9, TextHeight: 50, Reads: true}).Designable() {
-		t.Error("a plate under DesignConfidence is designable")
+}
+
+// TestDesignQuadFitsTheText: a quad no taller than fitTaller × its text
+// lines is the design's; a taller one (issue 54's BMW: 57 px on lines of
+// 15, reaching onto the grille) is cut to the band the lines give, centred
+// on them and inside the quad.
+func TestDesignQuadFitsTheText(t *testing.T) {
+	q := Quad{{100, 100}, {200, 100}, {200, 157}, {100, 157}}
+	us := Plate{Quad: q, TextHeight: 28, lines: []box{{x0: 110, y0: 114, x1: 190, y1: 142}}}
+	if got := us.DesignQuad(); got != q {
+		t.Errorf("a quad 2.0× its lines: DesignQuad %v, want the quad %v", got, q)
+	}
+	bmw := Plate{Quad: q, TextHeight: 15, lines: []box{{x0: 110, y0: 130, x1: 190, y1: 145}}}
+	got := bmw.DesignQuad()
+	if h := got.Height(); math.Abs(h-fitTaller*15) > 0.01 {
+		t.Errorf("the BMW: a design %.1f px tall, want %.1f", h, fitTaller*15)
+	}
+	if mid := (got[0].Y + got[3].Y) / 2; math.Abs(mid-137.5) > 0.01 || got[0].X != 100 || got[1].X != 200 {
+		t.Errorf("the BMW: design %v, want centred on the lines (y 137.5) across the quad", got)
+	}
+	low := Plate{Quad: q, TextHeight: 15, lines: []box{{x0: 110, y0: 142, x1: 190, y1: 157}}}
+	if got := low.DesignQuad(); got[2].Y > 157.001 || got[3].Y > 157.001 || math.Abs(got.Height()-fitTaller*15) > 0.01 {
+		t.Errorf("lines at the quad's foot: design %v, want inside the quad, %.1f px tall", got, fitTaller*15)
 	}
 }
 

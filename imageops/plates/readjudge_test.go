@@ -1,3 +1,5 @@
+//go:build measure
+
 package plates
 
 import (

@@ -584,6 +584,7 @@ func shadowDatasetCutout(tb testing.TB, name string) *image.NRGBA {
 // cars-seg: the car stays bit-identical, the tyre resting lowest gets a
 // dark shadow right under it, and nothing is clipped.
 func TestCarShadowOnRealCutouts(t *testing.T) {
+	datasets.Set(t, "cars-seg") // the shared set, or one skip for all
 	for _, name := range []string{"cars-seg-0000", "cars-seg-0010", "cars-seg-0018", "cars-seg-0020", "cars-seg-0024"} {
 		t.Run(name, func(t *testing.T) {
 			car := shadowDatasetCutout(t, name)

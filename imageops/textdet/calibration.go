@@ -5,7 +5,7 @@ import "carphoto/imageops/internal/nn"
 // calibrated is each integer layer's input range (intLayers's order) on 40
 // training photos of plates-web-cc0 and 40 of plates-dashcam-ro at side 960,
 // leaving out 0 of the inputs at each end; zero: the layer stays in float.
-// Written by go test -run TestCalibrate -calibrate.
+// Written by go test -tags measure -run TestCalibrate -calibrate.
 var calibrated = []nn.Range{
 	{Lo: -0.1861944, Hi: 32.83806},   // 0 block pw
 	{Lo: -8.41645, Hi: 11.133596},    // 1 block pw

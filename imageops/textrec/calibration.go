@@ -6,7 +6,7 @@ import "carphoto/imageops/internal/nn"
 // 377 lines (labelled plates and the text detector's line-shaped regions) of
 // 60 training photos of plates-web-cc0 and 60 of plates-dashcam-ro; zero:
 // the layer stays in float.
-// Written by go test -run TestCalibrate -calibrate.
+// Written by go test -tags measure -run TestCalibrate -calibrate.
 var calibrated = []nn.Range{
 	{Lo: -0.06278485, Hi: 4.1946335},  // 0 block pw
 	{Lo: -0.022777228, Hi: 2.4883356}, // 1 block pw

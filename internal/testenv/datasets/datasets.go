@@ -48,7 +48,7 @@ func Set(tb testing.TB, name string) string {
 	tb.Helper()
 	dir := filepath.Join(Dir(), name)
 	if _, err := os.Stat(dir); err != nil {
-		missing(tb, "shared data set %s not found at %s (CARPHOTO_DATASETS names the folder of the shared sets)", name, dir)
+		missing(tb, "shared data set %s not found at %s (CARPHOTO_DATASETS names the folder of the shared sets: README.md, \"Data sets\")", name, dir)
 	}
 	return dir
 }
@@ -59,7 +59,7 @@ func File(tb testing.TB, name, rel string) string {
 	tb.Helper()
 	path := filepath.Join(Set(tb, name), rel)
 	if _, err := os.Stat(path); err != nil {
-		missing(tb, "shared data set %s has no %s (CARPHOTO_DATASETS names the folder of the shared sets)", name, rel)
+		missing(tb, "shared data set %s has no %s (CARPHOTO_DATASETS names the folder of the shared sets: README.md, \"Data sets\")", name, rel)
 	}
 	return path
 }
@@ -81,7 +81,7 @@ func Extra(tb testing.TB, name string) string {
 	tb.Helper()
 	dir := filepath.Join(ExtraDir(), name)
 	if _, err := os.Stat(filepath.Join(dir, "labels.json")); err != nil {
-		tb.Skipf("extra data set %s not built at %s (../shared/datasets/extra/README.md; CARPHOTO_EXTRA_DATA names the folder)", name, dir)
+		tb.Skipf("extra data set %s not built at %s (CARPHOTO_EXTRA_DATA names the folder of the extra sets: README.md, \"Data sets\")", name, dir)
 	}
 	return dir
 }

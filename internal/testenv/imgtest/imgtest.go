@@ -13,6 +13,8 @@ import (
 	_ "image/png" // and masks
 	"math"
 	"os"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -125,3 +127,28 @@ func Mosaic(imgs []image.Image, n int) (image.Image, []image.Point) {
 	}
 	return dst, at
 }
+
+// SamplePath is the path of docs/samples/name, the files the repository
+// ships for the docs and the tests (car.jpg: a 600×399 CC0 car photo with
+// one plate; plate-design.png; backdrop.jpg), found from this file's place
+// so a test of any package gets the same one.
+func SamplePath(name string) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return filepath.Join("docs", "samples", name)
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "docs", "samples", name)
+}
+
+// Sample returns the bytes of docs/samples/name.
+func Sample(tb testing.TB, name string) []byte {
+	tb.Helper()
+	data, err := os.ReadFile(SamplePath(name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
+// SamplePlate is the plate of docs/samples/car.jpg, as its set labels it.
+var SamplePlate = image.Rect(293, 205, 373, 226)

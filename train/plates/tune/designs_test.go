@@ -21,8 +21,8 @@ import (
 // TestDesigns counts, on the validation photos, where plate-logo would put
 // a design (plates.Plate.Designable) and where it would hide instead:
 // designs on labelled plates (or plates the labels miss, by review), on
-// nothing labelled, and the plates hidden because their quad is taller
-// than designTaller × their text lines. DESIGNS_DIR=D writes each design
+// nothing labelled, and the sure detections hidden instead (a word or a
+// number read on them, or no plate's shape). DESIGNS_DIR=D writes each design
 // on nothing labelled there (the photo around it) to be looked at by eye.
 //
 //	PLATES_EXTRA=~/carphoto-data DESIGNS_DIR=/tmp/designs go test -tags platestune -run TestDesigns -v -timeout 1h ./train/plates/tune/
@@ -83,7 +83,7 @@ func TestDesigns(t *testing.T) {
 				save(t, dir, "", p, k, f)
 			}
 		}
-		t.Logf("%-18s %d photos: %d sure plates, %d hidden (no plate read on it, or a quad taller than its text), designs on %d labelled plates and %d on nothing labelled (%.2f%% of designs)",
+		t.Logf("%-18s %d photos: %d sure plates, %d hidden (a word or a number read on it, or no plate's shape), designs on %d labelled plates and %d on nothing labelled (%.2f%% of designs)",
 			set, len(photos), sure, tooTall, onPlate, onNothing, 100*float64(onNothing)/float64(max(onPlate+onNothing, 1)))
 	}
 }
