@@ -86,17 +86,24 @@ func carOf(ctx context.Context, in *codec.Photo, p Params) (*image.NRGBA, []stri
 	return car, truncated, nil
 }
 
-// carFound is car_not_found when the cut-out holds no car: its confident
-// car (alpha >= 128) covers less than cutout.MinCarShare of the photo, as
-// on a photo of a plain wall or sky. An empty cut-out is never what a client
-// wants, so no opt-in, unlike requirePlate. A transparent photo (the client's own cut-out) is not
-// judged.
+// carFound is car_not_found when the cut-out holds no car a studio shot can
+// be made of: its confident car (alpha >= 128) covers less than
+// cutout.MinCarShare of the photo (a plain wall or sky, a car in the far
+// distance), or it is scenery (cutout.Scenery: ground, a road, buildings or
+// sky taken from one edge of the photo to another), which would otherwise be
+// stood on the dealer's backdrop as a slab. An empty cut-out is never what a
+// client wants, so no opt-in, unlike requirePlate. A transparent photo (the
+// client's own cut-out) is not judged.
 func carFound(car *image.NRGBA) error {
-	if cutout.CarShare(car) >= cutout.MinCarShare {
-		return nil
+	if cutout.CarShare(car) < cutout.MinCarShare {
+		return carphoto.Errorf(carphoto.ECarNotFound,
+			"no car was found in the photo; you were not charged (send a photo with a whole car in view)")
 	}
-	return carphoto.Errorf(carphoto.ECarNotFound,
-		"no car was found in the photo; you were not charged (send a photo with a whole car in view)")
+	if cutout.Scenery(car) {
+		return carphoto.Errorf(carphoto.ECarNotFound,
+			"no car was found in the photo: the cut-out took the scenery (ground, road, buildings or sky from one edge of the photo to another); you were not charged (send a photo with a whole car in view, nearer than the scenery around it)")
+	}
+	return nil
 }
 
 // framed frames a car (with its shadow) as p asks and encodes it: a PNG

@@ -49,6 +49,10 @@ type Settings struct {
 	GuidedRadius float64
 	BandGrow     float64
 	Project      float32
+	// Mirror runs the network on the photo and on its mirror image and
+	// averages the two maps (the second mirrored back): twice the
+	// network's time (issue 70, item 3).
+	Mirror bool
 }
 
 // DefaultSettings are the settings chosen on the cars-seg photos that are

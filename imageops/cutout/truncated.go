@@ -37,10 +37,27 @@ func Truncated(car *image.NRGBA) []string { return DefaultTruncation().Sides(car
 // which r finds car's matte reaching the photo's edge. A car wholly in view
 // touches none. car is a cut-out as Cut returns it.
 func (r Truncation) Sides(car *image.NRGBA) []string {
+	var sides []string
+	for i, run := range r.Runs(car) {
+		if run >= r.MinRun {
+			sides = append(sides, sideNames[i])
+		}
+	}
+	return sides
+}
+
+// sideNames are the sides in the order Runs measures them.
+var sideNames = [4]string{SideLeft, SideTop, SideRight, SideBottom}
+
+// Runs returns, for the left, top, right and bottom side in that order, the
+// share of the side's length along which car's matte (alpha >= r.Alpha) is
+// within r.Band network pixels of the photo's edge; all 0 for an empty image.
+func (r Truncation) Runs(car *image.NRGBA) [4]float64 {
+	var runs [4]float64
 	b := car.Bounds()
 	w, h := b.Dx(), b.Dy()
 	if w == 0 || h == 0 {
-		return nil
+		return runs
 	}
 	s := DefaultSettings()
 	perNet := math.Max(float64(w)/float64(s.NetW), float64(h)/float64(s.NetH))
@@ -62,20 +79,16 @@ func (r Truncation) Sides(car *image.NRGBA) []string {
 		}
 		return k
 	}
-	var sides []string
-	for _, side := range []struct {
-		name string
-		n    int
-		at   func(i, d int) (int, int)
+	for i, side := range []struct {
+		n  int
+		at func(i, d int) (int, int)
 	}{
-		{SideLeft, h, func(i, d int) (int, int) { return d, i }},
-		{SideTop, w, func(i, d int) (int, int) { return i, d }},
-		{SideRight, h, func(i, d int) (int, int) { return w - 1 - d, i }},
-		{SideBottom, w, func(i, d int) (int, int) { return i, h - 1 - d }},
+		{h, func(i, d int) (int, int) { return d, i }},
+		{w, func(i, d int) (int, int) { return i, d }},
+		{h, func(i, d int) (int, int) { return w - 1 - d, i }},
+		{w, func(i, d int) (int, int) { return i, h - 1 - d }},
 	} {
-		if float64(reached(side.n, side.at)) >= r.MinRun*float64(side.n) {
-			sides = append(sides, side.name)
-		}
+		runs[i] = float64(reached(side.n, side.at)) / float64(side.n)
 	}
-	return sides
+	return runs
 }

@@ -261,8 +261,30 @@ func u2Prob(ctx context.Context, mid *plane, s Settings) (*plane, error) {
 		return nil, err
 	}
 	out := net.forward(x)
+	if s.Mirror {
+		if err := ctx.Err(); err != nil {
+			releaseScratch()
+			return nil, err
+		}
+		flipRows(x)
+		m := net.forward(x)
+		flipRows(m)
+		for i, v := range m.d {
+			out.d[i] = (out.d[i] + v) / 2
+		}
+	}
 	releaseScratch()
 	return out, ctx.Err()
+}
+
+// flipRows mirrors p left to right, in place.
+func flipRows(p *plane) {
+	for r := range p.c * p.h {
+		row := p.d[r*p.w : (r+1)*p.w]
+		for i, j := 0, len(row)-1; i < j; i, j = i+1, j-1 {
+			row[i], row[j] = row[j], row[i]
+		}
+	}
 }
 
 // releaseScratch lets the network's working memory go: nn keeps the

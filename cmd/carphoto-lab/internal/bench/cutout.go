@@ -36,6 +36,7 @@ func Cutout(ctx context.Context, args []string, stdout io.Writer) error {
 	verbose := fs.Bool("v", false, "print every image's scores")
 	def := cutout.DefaultSettings()
 	keep := fs.Float64("keep", def.KeepBlobs, "clean-up: keep blobs this share of the largest (1: the one car)")
+	mirror := fs.Bool("mirror", def.Mirror, "run the network on the photo and its mirror image, the maps averaged")
 	overlay := fs.String("overlay", "", "write each image's label (green) and cut-out (red) outlines, contact band lit, to this directory")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -76,6 +77,7 @@ func Cutout(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		s := def
 		s.KeepBlobs = *keep
+		s.Mirror = *mirror
 		pass, err := cutout.NetworkPass(ctx, img.Image, s)
 		if err != nil {
 			return fmt.Errorf("bench cutout: %s: %w", name, err)
