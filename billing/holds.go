@@ -266,12 +266,12 @@ const reapBatch = 100
 // release before the list, a write lost in a failover) is still returned.
 func (s *Service) reap(ctx context.Context) (int, error) {
 	now := s.now()
-	slots, err := s.holdSlots(ctx)
-	if err != nil {
-		return 0, storeErr("expire holds", err)
-	}
-	if first, _ := s.rdb.SetNX(ctx, fullScanTurn, 1, fullScanEvery).Result(); first {
-		slots = allSlots()
+	slots := allSlots()
+	if full, _ := s.rdb.SetNX(ctx, fullScanTurn, 1, fullScanEvery).Result(); !full {
+		var err error
+		if slots, err = s.holdSlots(ctx); err != nil {
+			return 0, storeErr("expire holds", err)
+		}
 	}
 	total := 0
 	for len(slots) > 0 {

@@ -98,11 +98,12 @@ func (s *Server) deliver(ctx context.Context, c echo.Context, hold billing.Hold,
 	h := c.Response().Header()
 	h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
 	h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
-	if op, _ := c.Get(ctxOp).(string); op == string(imageops.BlurPlates) || op == string(imageops.PlateLogo) {
-		h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
-	}
-	if op, _ := c.Get(ctxOp).(string); op == string(imageops.PlateLogo) {
+	switch op, _ := c.Get(ctxOp).(string); op {
+	case string(imageops.PlateLogo):
 		h.Set(headerPlatesDesigned, strconv.Itoa(res.PlatesDesigned))
+		fallthrough
+	case string(imageops.BlurPlates):
+		h.Set("X-Plates-Found", strconv.Itoa(res.PlatesFound))
 	}
 	delivered, err := s.writeAnswer(c, ackUntil(ctx), http.StatusOK, res.ContentType, res.Body)
 	idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body, !delivered)
@@ -145,16 +146,18 @@ func (s *Server) writeAnswer(c echo.Context, until time.Time, status int, conten
 	h.Set(echo.HeaderContentType, contentType)
 	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	c.Response().WriteHeader(status)
-	if _, err := c.Response().Write(body); err != nil {
-		s.cfg.Metrics.AnswerDelivery(string(ackClosed))
-		return false, nil
-	}
-	if err := http.NewResponseController(c.Response().Writer).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		s.cfg.Metrics.AnswerDelivery(string(ackClosed))
-		return false, nil
+	_, werr := c.Response().Write(body)
+	if werr == nil {
+		if ferr := http.NewResponseController(c.Response().Writer).Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+			werr = ferr
+		}
 	}
 	if until.IsZero() {
-		return true, nil
+		return werr == nil, nil
+	}
+	if werr != nil {
+		s.cfg.Metrics.AnswerDelivery(string(ackClosed))
+		return false, nil
 	}
 	outcome := awaitAcked(connOf(c.Request().Context()), until)
 	s.cfg.Metrics.AnswerDelivery(string(outcome))
