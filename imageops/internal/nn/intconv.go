@@ -311,6 +311,11 @@ func (q *qconv) quantPair(dst []int16, a, b []float32, ci int) {
 		i = len(a) &^ 15
 		quantPairAVX512(&dst[0], &a[0], &b[0], i, ia, za, ib, zb, amax)
 	}
+	if use.avx2 && use.intKernel != IntKernelGo && len(a)-i >= 8 {
+		n := (len(a) - i) &^ 7
+		quantPairAVX2(&dst[2*i], &a[i], &b[i], n, ia, za, ib, zb, amax)
+		i += n
+	}
 	dst = dst[:2*len(a)]
 	b = b[:len(a)]
 	for ; i < len(a); i++ {

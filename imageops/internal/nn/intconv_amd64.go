@@ -17,3 +17,8 @@ func mmAVX2(o *float32, in, wt *int16, tbl *int, n, ostride, tiles int, corr *in
 //
 //go:noescape
 func quantPairAVX512(dst *int16, a, b *float32, n int, ia, za, ib, zb, top float32)
+
+// quantPairAVX2 is quantPairAVX512 with AVX2: n a multiple of 8.
+//
+//go:noescape
+func quantPairAVX2(dst *int16, a, b *float32, n int, ia, za, ib, zb, top float32)

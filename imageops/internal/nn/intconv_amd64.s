@@ -466,3 +466,44 @@ qloop:
 qdone:
 	VZEROUPPER
 	RET
+
+// func quantPairAVX2(dst *int16, a, b *float32, n int, ia, za, ib, zb, top float32)
+//
+// quantPairAVX512 with AVX2: 8 values of each channel a step.
+TEXT ·quantPairAVX2(SB), NOSPLIT, $0-52
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS ia+32(FP), Y10
+	VBROADCASTSS za+36(FP), Y11
+	VBROADCASTSS ib+40(FP), Y12
+	VBROADCASTSS zb+44(FP), Y13
+	VBROADCASTSS top+48(FP), Y14
+	VPXOR Y15, Y15, Y15
+	SHRQ $3, CX
+	JZ   q2done
+
+q2loop:
+	VMULPS    (SI), Y10, Y0
+	VADDPS    Y11, Y0, Y0
+	VMAXPS    Y15, Y0, Y0
+	VMINPS    Y14, Y0, Y0
+	VCVTTPS2DQ Y0, Y0
+	VMULPS    (DX), Y12, Y1
+	VADDPS    Y13, Y1, Y1
+	VMAXPS    Y15, Y1, Y1
+	VMINPS    Y14, Y1, Y1
+	VCVTTPS2DQ Y1, Y1
+	VPSLLD    $16, Y1, Y1
+	VPOR      Y1, Y0, Y0
+	VMOVDQU   Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  q2loop
+
+q2done:
+	VZEROUPPER
+	RET

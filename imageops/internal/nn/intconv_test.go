@@ -132,3 +132,41 @@ func BenchmarkDil3Int(b *testing.B) {
 		})
 	}
 }
+
+// TestQuantPairSameOnEveryKernel quantises values in, at the edges of and
+// far outside a layer's range, at lengths that leave every kernel a tail
+// (not a multiple of 8 or 16), with each integer kernel this CPU runs (the
+// AVX2 and AVX-512 quantisers beside the portable loop): the same integers.
+func TestQuantPairSameOnEveryKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	q := newQconv([]Range{{-0.7, 2.3}, {-5, 0.25}}, make([]float32, 2), nil, 2, 1, 1)
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100} {
+		a, b := make([]float32, n), make([]float32, n)
+		for i := range n {
+			a[i] = -3 + 8*rng.Float32()
+			b[i] = -9 + 12*rng.Float32()
+		}
+		// Edges: the range's ends, zero, signed zero, the largest floats.
+		edges := []float32{-0.7, 2.3, 0, float32(math.Copysign(0, -1)), -5, 0.25, 1e30, -1e30}
+		for i := range min(n, len(edges)) {
+			a[i], b[n-1-i] = edges[i], edges[len(edges)-1-i]
+		}
+		var ref []int16
+		for _, k := range IntKernels() {
+			restore, err := SetIntKernel(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]int16, 2*n)
+			q.quantPair(dst, a, b, 0)
+			restore()
+			if k == IntKernelGo {
+				ref = dst
+				continue
+			}
+			if !slices.Equal(dst, ref) {
+				t.Errorf("n=%d: kernel %d quantises differently from the portable loop:\n%v\n%v", n, k, dst, ref)
+			}
+		}
+	}
+}
