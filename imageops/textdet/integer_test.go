@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"image"
+	"image/color"
 	_ "image/jpeg"
 	"slices"
 	"strings"
@@ -46,26 +47,56 @@ func TestCalibrated(t *testing.T) {
 }
 
 // Each integer kernel this CPU runs gives the same probability map, bit
-// for bit, on a parity photo.
+// for bit, on a parity photo: as an RGBA image at 640 px, and as a 4:2:0
+// YCbCr frame (a baseline JPEG's, or a video frame's, as video-blur looks
+// at them) at 960, the side the plate finder uses.
 func TestIntKernelsSameMap(t *testing.T) {
 	img := readPNG(t, "testdata/plates-web-cc0-0002.png")
-	var ref []float32
-	for _, k := range nn.IntKernels() {
-		restore, err := nn.SetIntKernel(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := Probabilities(context.Background(), img, 640)
-		restore()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ref == nil {
-			ref = m.P
-		} else if !slices.Equal(m.P, ref) {
-			t.Errorf("kernel %d's map differs from the portable loop's", k)
+	if len(nn.IntKernels()) < 2 {
+		t.Logf("only the portable integer loop runs on this CPU (%s): nothing to compare it with", nn.Arithmetic())
+	}
+	for _, c := range []struct {
+		name string
+		img  image.Image
+		side int
+	}{{"rgba640", img, 640}, {"ycbcr420-960", toYCbCr420(img), 960}} {
+		t.Run(c.name, func(t *testing.T) {
+			var ref []float32
+			for _, k := range nn.IntKernels() {
+				restore, err := nn.SetIntKernel(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := Probabilities(context.Background(), c.img, c.side)
+				restore()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ref == nil {
+					ref = m.P
+				} else if !slices.Equal(m.P, ref) {
+					t.Errorf("kernel %d's map differs from the portable loop's", k)
+				}
+			}
+		})
+	}
+}
+
+// toYCbCr420 is img as a 4:2:0 YCbCr image, as a video decoder gives it.
+func toYCbCr420(img image.Image) *image.YCbCr {
+	b := img.Bounds()
+	m := image.NewYCbCr(b, image.YCbCrSubsampleRatio420)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			yy, cb, cr := color.RGBToYCbCr(uint8(r>>8), uint8(g>>8), uint8(bl>>8))
+			m.Y[m.YOffset(x, y)] = yy
+			if x%2 == 0 && y%2 == 0 {
+				m.Cb[m.COffset(x, y)], m.Cr[m.COffset(x, y)] = cb, cr
+			}
 		}
 	}
+	return m
 }
 
 // boxIoU is the intersection over union of two regions' bounding boxes.

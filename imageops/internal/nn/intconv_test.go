@@ -52,6 +52,8 @@ func TestIntKernelsGiveTheSameIntegers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, s := range []struct{ cin, cout, d, h, w int }{
 		{3, 8, 1, 7, 9}, {16, 16, 1, 20, 50}, {13, 11, 2, 17, 31}, {24, 40, 4, 9, 100}, {64, 8, 8, 21, 20}, {9, 5, 1, 1, 1},
+		// The text detector's head: 96 stacked channels to 24 at stride 4.
+		{96, 24, 1, 45, 61},
 	} {
 		t.Run(fmt.Sprint(s), func(t *testing.T) {
 			c, x := randomDil3(rng, s.cin, s.cout, s.d, s.h, s.w, -0.5, 2)
