@@ -1,7 +1,6 @@
 package video
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"image"
@@ -17,6 +16,10 @@ type Options struct {
 	Style    imageops.Style
 	Progress func(done, total int) // called every few frames; may be nil
 }
+
+// pipeSize is the most buffer asked of the kernel for each ffmpeg pipe:
+// its default limit for an unprivileged process (a 1080p frame is 3 MB).
+const pipeSize = 1 << 20
 
 // Blur hides every plate in every frame of the video at in and writes it
 // to out as an MP4 (H.264, yuv420p, the original's audio as AAC, the
@@ -62,7 +65,13 @@ func Blur(ctx context.Context, in, out string, info Info, opt Options) (int, err
 		dec.Wait()
 		return 0, fmt.Errorf("start ffmpeg: %w", err)
 	}
-	hidden, runErr := run(ctx, bufio.NewReaderSize(frames, 1<<20), sink, info, opt)
+	// The frames cross the pipes in reads and writes of up to a frame's
+	// size (pipeSize at most), straight into and out of the frames' own
+	// buffers: no buffered reader copies them on the way.
+	frameSize := len(newFrame(info.Width, info.Height).buf)
+	widenPipe(frames, min(frameSize, pipeSize))
+	widenPipe(sink, min(frameSize, pipeSize))
+	hidden, runErr := run(ctx, frames, sink, info, opt)
 	sink.Close()
 	if runErr != nil {
 		cancel()

@@ -2,7 +2,10 @@ package paint
 
 import (
 	"image"
+	"image/draw"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"carphoto/imageops/plates"
@@ -122,5 +125,95 @@ func TestWideBlurOnBlocksMatchesFullResolution(t *testing.T) {
 		if mean > 1 || worst > 8 {
 			t.Errorf("σ %.0f px: blur on blocks differs from the full-resolution blur by %.2f on average, %.0f at most; want ≤ 1 and ≤ 8", sigma, mean, worst)
 		}
+	}
+}
+
+// boxPass, with its reciprocal instead of a division, gives the plain
+// division's samples: lines shorter and longer than the box, radii from 1
+// to the largest a 12 MP photo's plate asks, sums up to the largest a
+// line of 255s makes (so every answer of the blur stays the same).
+func TestBoxPassDividesExactly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, r := range []int{1, 2, 3, 7, 16, 31, 100, 257, 1000, 4000, 20000} {
+		for _, n := range []int{1, 2, 5, 40, 333, 2*r + 3} {
+			src := make([]int32, 4*n)
+			for i := range src {
+				switch rng.IntN(3) {
+				case 0:
+					src[i] = 255
+				case 1:
+					src[i] = 0
+				default:
+					src[i] = rng.Int32N(256)
+				}
+			}
+			got, want := make([]int32, 4*n), make([]int32, 4*n)
+			boxPass(src, got, n, r)
+			boxPassDiv(src, want, n, r)
+			if !slices.Equal(got, want) {
+				t.Fatalf("r=%d n=%d: the reciprocal's means differ from the division's", r, n)
+			}
+		}
+	}
+	// Every sum a pass can hold, each radius up to 300: the reciprocal
+	// against the division itself.
+	for r := 1; r <= 300; r++ {
+		div := int64(2*r + 1)
+		m := (uint64(1)<<40 + uint64(div) - 1) / uint64(div)
+		for v := int64(0); v < 256*div; v++ {
+			if int64(uint64(v)*m>>40) != v/div {
+				t.Fatalf("r=%d: %d/%d gives %d", r, v, div, uint64(v)*m>>40)
+			}
+		}
+	}
+}
+
+// boxBlur3 (rows, then every column at once with reciprocals) gives the
+// same pixels as the plain form: each row and then each column alone,
+// divided (boxBlurPlain): images of one row or column, radii past their
+// size, a crop's stride wider than its rows.
+func TestBoxBlur3SameAsPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range []struct{ w, h, r int }{{1, 1, 1}, {1, 9, 2}, {9, 1, 3}, {40, 30, 5}, {7, 60, 20}, {320, 170, 15}, {100, 80, 40}} {
+		full := image.NewRGBA(image.Rect(0, 0, s.w+3, s.h))
+		for i := range full.Pix {
+			full.Pix[i] = uint8(rng.IntN(256))
+		}
+		got := full.SubImage(image.Rect(1, 0, s.w+1, s.h)).(*image.RGBA)
+		want := image.NewRGBA(image.Rect(0, 0, s.w, s.h))
+		draw.Draw(want, want.Rect, got, got.Rect.Min, draw.Src)
+		boxBlur3(got, s.r)
+		boxBlurPlain(want, s.r)
+		for y := range s.h {
+			g := got.Pix[y*got.Stride : y*got.Stride+4*s.w]
+			if !slices.Equal(g, want.Pix[y*want.Stride:y*want.Stride+4*s.w]) {
+				t.Fatalf("%v: row %d differs from the plain blur's", s, y)
+			}
+		}
+	}
+}
+
+// boxBlurPlain is boxBlur3 one line at a time with boxPassDiv.
+func boxBlurPlain(img *image.RGBA, r int) {
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	n := max(w, h)
+	line, tmp := make([]int32, n*4), make([]int32, n*4)
+	blur := func(n int, get func(i int) *uint8) {
+		for i := range n * 4 {
+			line[i] = int32(*get(i))
+		}
+		for range 3 {
+			boxPassDiv(line[:n*4], tmp[:n*4], n, r)
+			line, tmp = tmp, line
+		}
+		for i := range n * 4 {
+			*get(i) = uint8(line[i])
+		}
+	}
+	for y := range h {
+		blur(w, func(i int) *uint8 { return &img.Pix[y*img.Stride+i] })
+	}
+	for x := range w {
+		blur(h, func(i int) *uint8 { return &img.Pix[(i/4)*img.Stride+x*4+i%4] })
 	}
 }
