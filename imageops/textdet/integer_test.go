@@ -41,8 +41,14 @@ func TestCalibrated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(n.intLayers()) != len(calibrated) {
-		t.Fatalf("%d ranges calibrated for %d integer layers: run go test -tags measure -run TestCalibrate -calibrate", len(calibrated), len(n.intLayers()))
+	ls := n.intLayers()
+	if len(ls) != len(calibrated) {
+		t.Fatalf("%d ranges calibrated for %d integer layers: run go test -tags measure -run TestCalibrate -calibrate", len(calibrated), len(ls))
+	}
+	for _, i := range perChannel {
+		if got := len(calibratedChannels[i]); got != ls[i].cin {
+			t.Errorf("layer %d (%s): %d channel ranges calibrated for %d input channels: run go test -tags measure -run TestCalibrate -calibrate", i, ls[i].name, got, ls[i].cin)
+		}
 	}
 }
 

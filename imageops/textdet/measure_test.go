@@ -56,6 +56,12 @@ Written by go test -tags measure -run TestCalibrate -calibrate.`, *clip)
 	if err := calibration.Write("calibration.go", "textdet", about, names, rs, seen); err != nil {
 		t.Fatal(err)
 	}
+	about = `calibratedChannels is the input range of each channel of the layers of
+perChannel (intLayers's order), on the photos of calibrated.
+Written by go test -tags measure -run TestCalibrate -calibrate.`
+	if err := calibration.WriteChannels("calibration_channels.go", "textdet", about, names, perChannel, seen); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestSensitivity, with -sensitivity, reports for each integer layer alone

@@ -331,20 +331,22 @@ func quant1(v, inv, z float32) int16 {
 }
 
 // Sampler records every 61st input of each channel of a layer (and the
-// range of all), for calibration.
+// range of all, and of each channel), for calibration.
 type Sampler struct {
-	All  Range
-	Vals [][]float32
-	n    []int
+	All   Range
+	Chans []Range // each channel's range, widened to hold 0
+	Vals  [][]float32
+	n     []int
 }
 
 // Add records the channels' values.
 func (s *Sampler) Add(planes [][]float32) {
 	for len(s.Vals) < len(planes) {
-		s.Vals, s.n = append(s.Vals, nil), append(s.n, 0)
+		s.Vals, s.n, s.Chans = append(s.Vals, nil), append(s.n, 0), append(s.Chans, Range{})
 	}
 	for c, p := range planes {
 		s.All.Add(p)
+		s.Chans[c].Add(p)
 		for ; s.n[c] < len(p); s.n[c] += 61 {
 			s.Vals[c] = append(s.Vals[c], p[s.n[c]])
 		}
