@@ -353,17 +353,28 @@ func boxPass(src, dst []int32, n, r int) {
 		s0, s1, s2, s3 = s0+src[j], s1+src[j+1], s2+src[j+2], s3+src[j+3]
 	}
 	dst = dst[:n*4]
-	for i := range n {
+	step := func(i, a, b int) {
 		o := dst[i*4 : i*4+4 : i*4+4]
 		o[0] = int32(uint64(s0+half) * m >> 40)
 		o[1] = int32(uint64(s1+half) * m >> 40)
 		o[2] = int32(uint64(s2+half) * m >> 40)
 		o[3] = int32(uint64(s3+half) * m >> 40)
-		a, b := at(i+r+1), at(i-r)
-		s0 += src[a] - src[b]
-		s1 += src[a+1] - src[b+1]
-		s2 += src[a+2] - src[b+2]
-		s3 += src[a+3] - src[b+3]
+		in, out := src[a:a+4:a+4], src[b:b+4:b+4]
+		s0 += in[0] - out[0]
+		s1 += in[1] - out[1]
+		s2 += in[2] - out[2]
+		s3 += in[3] - out[3]
+	}
+	// The samples whose box reaches past neither end need no clamping.
+	lo, hi := min(r, n), max(min(n-r-1, n), min(r, n))
+	for i := 0; i < lo; i++ {
+		step(i, at(i+r+1), at(i-r))
+	}
+	for i := lo; i < hi; i++ {
+		step(i, (i+r+1)*4, (i-r)*4)
+	}
+	for i := hi; i < n; i++ {
+		step(i, at(i+r+1), at(i-r))
 	}
 }
 
