@@ -3,6 +3,7 @@ package paint
 import (
 	"image"
 	"math"
+	"sync"
 
 	"carphoto/imageops/plates"
 )
@@ -274,7 +275,12 @@ func boxBlur3(img *image.RGBA, r int) {
 	// image (rows read whole, in order), each pass's rounded means the
 	// next one's samples as in boxPass.
 	ww := w * 4
-	a, b := make([]int32, ww*h), make([]int32, ww*h)
+	buf := blurBufs.Get().(*[]int32)
+	defer blurBufs.Put(buf)
+	if cap(*buf) < 2*ww*h {
+		*buf = make([]int32, 2*ww*h)
+	}
+	a, b := (*buf)[:ww*h], (*buf)[ww*h:2*ww*h]
 	for y := range h {
 		for i, v := range img.Pix[y*img.Stride : y*img.Stride+ww] {
 			a[y*ww+i] = int32(v)
@@ -292,6 +298,11 @@ func boxBlur3(img *image.RGBA, r int) {
 		}
 	}
 }
+
+// blurBufs are boxBlur3's column planes, kept between calls: a video
+// blurs a plate every frame, and a new pair of planes each time (about
+// 2 MB for a 1080p plate's crop) kept the garbage collector busy.
+var blurBufs = sync.Pool{New: func() any { return new([]int32) }}
 
 // columnPass is boxPass down every column of src (h rows of ww samples)
 // at once into dst, with sum (ww long) for the running sums.
@@ -365,13 +376,27 @@ func boxPass(src, dst []int32, n, r int) {
 		s2 += in[2] - out[2]
 		s3 += in[3] - out[3]
 	}
-	// The samples whose box reaches past neither end need no clamping.
+	// The samples whose box reaches past neither end need no clamping
+	// (and the loop over them no closure: the sums stay in registers).
 	lo, hi := min(r, n), max(min(n-r-1, n), min(r, n))
 	for i := 0; i < lo; i++ {
 		step(i, at(i+r+1), at(i-r))
 	}
-	for i := lo; i < hi; i++ {
-		step(i, (i+r+1)*4, (i-r)*4)
+	if hi > lo {
+		out, in, d := src[(lo-r)*4:(hi-r)*4], src[(lo+r+1)*4:(hi+r+1)*4], dst[lo*4:hi*4]
+		t0, t1, t2, t3 := s0, s1, s2, s3
+		for k := 0; k+3 < len(d); k += 4 {
+			o, a, b := d[k:k+4:k+4], in[k:k+4:k+4], out[k:k+4:k+4]
+			o[0] = int32(uint64(t0+half) * m >> 40)
+			o[1] = int32(uint64(t1+half) * m >> 40)
+			o[2] = int32(uint64(t2+half) * m >> 40)
+			o[3] = int32(uint64(t3+half) * m >> 40)
+			t0 += a[0] - b[0]
+			t1 += a[1] - b[1]
+			t2 += a[2] - b[2]
+			t3 += a[3] - b[3]
+		}
+		s0, s1, s2, s3 = t0, t1, t2, t3
 	}
 	for i := hi; i < n; i++ {
 		step(i, at(i+r+1), at(i-r))
