@@ -80,8 +80,4 @@ func (n *net) useInt() {
 			*ls[i].in8 = rs
 		} // else stale: that layer in float (TestCalibrated fails)
 	}
-	// inp[0]'s convolution of the coarsest sum, enlarged (finest), reads
-	// inp[3]'s input; finest's other enlarged ones read ins[1]'s and
-	// ins[2]'s (net.finest).
-	n.inp0Up8.InRange = n.inp[3].InRange
 }

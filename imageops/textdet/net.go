@@ -266,8 +266,8 @@ func (n *net) finest(t [4]*nn.Tensor, gate [4][]float32, sum3 *nn.Tensor) *nn.Te
 	d := &nn.Dil3{Cin: t[0].C, Cout: c.Cout, D: 1, Weights: fold(c, gate[0], n.ins[0]), Biases: c.Biases,
 		InRange: n.finestIn, Seen: n.finestSeen}
 	y := d.Apply(t[0])
-	(&nn.UpConv3{Cin: t[1].C, Cout: c.Cout, F: 2, Weights: fold(c, gate[1], n.ins[1]), InRange: n.ins[1].InRange}).AddTo(y, t[1])
-	(&nn.UpConv3{Cin: t[2].C, Cout: c.Cout, F: 4, Weights: fold(c, gate[2], n.ins[2]), InRange: n.ins[2].InRange}).AddTo(y, t[2])
+	(&nn.UpConv3{Cin: t[1].C, Cout: c.Cout, F: 2, Weights: fold(c, gate[1], n.ins[1])}).AddTo(y, t[1])
+	(&nn.UpConv3{Cin: t[2].C, Cout: c.Cout, F: 4, Weights: fold(c, gate[2], n.ins[2])}).AddTo(y, t[2])
 	n.inp0Up8.AddTo(y, sum3)
 	return y
 }

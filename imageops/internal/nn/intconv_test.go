@@ -110,46 +110,6 @@ func TestIntKernelsGiveTheSameIntegers(t *testing.T) {
 	})
 }
 
-// An enlarged convolution (UpConv3) with an input range runs its small
-// convolutions on integers: the same bits on each kernel, within the
-// quantisation's error of float.
-func TestIntUpConv3SameOnEveryKernel(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	for _, f := range []int{2, 4, 8} {
-		cin, cout, h, w := 18, 24, 7, 11
-		u := &UpConv3{Cin: cin, Cout: cout, F: f, Weights: make([]float32, cout*cin*9)}
-		for i := range u.Weights {
-			u.Weights[i] = float32(rng.NormFloat64()) / float32(3*cin)
-		}
-		x := NewTensor(cin, h, w)
-		for i := range x.Data {
-			x.Data[i] = -1 + 4*rng.Float32()
-		}
-		want := NewTensor(cout, f*h, f*w)
-		u.AddTo(want, x)
-		outs := eachIntKernel(t, func() *Tensor {
-			v := &UpConv3{Cin: cin, Cout: cout, F: f, Weights: u.Weights, InRange: []Range{{-1, 3}}}
-			y := NewTensor(cout, f*h, f*w)
-			v.AddTo(y, x)
-			return y
-		})
-		ref := outs[IntKernelGo]
-		for k, y := range outs {
-			if !slices.Equal(y.Data, ref.Data) {
-				t.Errorf("F %d: kernel %d differs from the portable loop", f, k)
-			}
-		}
-		var spread, worst float64
-		for i, v := range want.Data {
-			spread = max(spread, math.Abs(float64(v)))
-			worst = max(worst, math.Abs(float64(v-ref.Data[i])))
-		}
-		if worst == 0 || worst > 0.03*spread {
-			t.Errorf("F %d: integer output off the float one by %.4g (outputs up to %.4g): not on integers, or too far", f, worst, spread)
-		}
-	}
-}
-
 // BenchmarkDil3Int is BenchmarkDil3's layer (128 → 64 channels at
 // 320×240) in float and with each integer kernel; GMAC/s counts the
 // multiply-adds of the convolution.

@@ -424,10 +424,6 @@ func upsample(dst []float32, x *Tensor, f int) {
 type UpConv3 struct {
 	Cin, Cout, F int
 	Weights      []float32 // Cout×Cin×3×3
-	// InRange, when set, is the calibrated range of the input (one for
-	// all channels, or one a channel): the 9 small convolutions then run
-	// on integers, as a Dil3 with it does.
-	InRange []Range
 
 	once  sync.Once
 	cases *Dil3 // output c·Cout+co is output co for case c = row case·sides + column case
@@ -467,8 +463,7 @@ func (u *UpConv3) AddTo(y, x *Tensor) {
 	sides := upSides(u.F)
 	ns := len(sides)
 	u.once.Do(func() {
-		d := &Dil3{Cin: u.Cin, Cout: ns * ns * u.Cout, D: 1, Weights: make([]float32, ns*ns*u.Cout*u.Cin*9), Biases: make([]float32, ns*ns*u.Cout),
-			InRange: u.InRange}
+		d := &Dil3{Cin: u.Cin, Cout: ns * ns * u.Cout, D: 1, Weights: make([]float32, ns*ns*u.Cout*u.Cin*9), Biases: make([]float32, ns*ns*u.Cout)}
 		// A tap at offset t (-1, 0, 1) of an enlarged pixel on side s of its
 		// block reads the small pixel at offset by(s, t): -1 only from the
 		// first side, +1 only from the last (for F ≥ 2).
