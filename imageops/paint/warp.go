@@ -271,37 +271,40 @@ func boxBlur3(img *image.RGBA, r int) {
 			row[i] = uint8(line[i])
 		}
 	}
-	// Columns: every column at once, a row of running sums across the
-	// image (rows read whole, in order), each pass's rounded means the
-	// next one's samples as in boxPass.
-	ww := w * 4
+	// Columns: a strip of up to 64 at once, a row of running sums across
+	// the strip (its rows read whole, in order), each pass's rounded
+	// means the next one's samples as in boxPass.
+	const strip = 64 * 4
 	buf := blurBufs.Get().(*[]int32)
 	defer blurBufs.Put(buf)
-	if cap(*buf) < 2*ww*h {
-		*buf = make([]int32, 2*ww*h)
+	if cap(*buf) < 2*strip*h+strip {
+		*buf = make([]int32, 2*strip*h+strip)
 	}
-	a, b := (*buf)[:ww*h], (*buf)[ww*h:2*ww*h]
-	for y := range h {
-		for i, v := range img.Pix[y*img.Stride : y*img.Stride+ww] {
-			a[y*ww+i] = int32(v)
+	for x0 := 0; x0 < w*4; x0 += strip {
+		ww := min(strip, w*4-x0)
+		a, b, sum := (*buf)[:ww*h], (*buf)[ww*h:2*ww*h], (*buf)[2*ww*h:2*ww*h+ww]
+		for y := range h {
+			row := a[y*ww : (y+1)*ww]
+			for i, v := range img.Pix[y*img.Stride+x0 : y*img.Stride+x0+ww] {
+				row[i] = int32(v)
+			}
 		}
-	}
-	sum := make([]int32, ww)
-	for range 3 {
-		columnPass(a, b, sum, ww, h, r)
-		a, b = b, a
-	}
-	for y := range h {
-		row := img.Pix[y*img.Stride : y*img.Stride+ww]
-		for i, v := range a[y*ww : (y+1)*ww] {
-			row[i] = uint8(v)
+		for range 3 {
+			columnPass(a, b, sum, ww, h, r)
+			a, b = b, a
+		}
+		for y := range h {
+			row := img.Pix[y*img.Stride+x0 : y*img.Stride+x0+ww]
+			for i, v := range a[y*ww : (y+1)*ww] {
+				row[i] = uint8(v)
+			}
 		}
 	}
 }
 
-// blurBufs are boxBlur3's column planes, kept between calls: a video
-// blurs a plate every frame, and a new pair of planes each time (about
-// 2 MB for a 1080p plate's crop) kept the garbage collector busy.
+// blurBufs are boxBlur3's column strips, kept between calls: a video
+// blurs a plate every frame, and new ones each time kept the garbage
+// collector busy.
 var blurBufs = sync.Pool{New: func() any { return new([]int32) }}
 
 // columnPass is boxPass down every column of src (h rows of ww samples)
