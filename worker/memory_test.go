@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"carphoto/imageops"
-	"carphoto/internal/testenv/datasets"
+	"carphoto/internal/testenv/imgtest"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -285,7 +285,7 @@ func shadowMemoryChild(dir string) {
 		fail(err)
 		return
 	}
-	small, err := os.ReadFile(filepath.Join(datasets.Dir(), "cars-seg", "images", "cars-seg-0095.jpg"))
+	small, err := os.ReadFile(imgtest.SamplePath("car.jpg"))
 	if err != nil {
 		fail(err)
 		return
