@@ -103,6 +103,19 @@ func TestShippedSamplesInNoEvaluationSplit(t *testing.T) {
 	if !ft.failed {
 		t.Error("CheckShipped passed a set whose shipped photo has another name")
 	}
+	// Another photo under the sample's name.
+	labels = `[{"file": "` + Shipped[1].File + `", "source_file": "LP_Detection/train/another.jpg"}]`
+	if err := os.WriteFile(filepath.Join(dir, "labels.json"), []byte(labels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ft = &fatalRecorder{T: t}
+	func() {
+		defer func() { recover() }()
+		CheckShipped(ft, "plates-openimages", dir)
+	}()
+	if !ft.failed {
+		t.Error("CheckShipped passed a set with another photo under the shipped photo's name")
+	}
 	// As built: passes.
 	labels = `[{"file": "` + Shipped[1].File + `", "source_file": "` + Shipped[1].Source + `"}]`
 	if err := os.WriteFile(filepath.Join(dir, "labels.json"), []byte(labels), 0o644); err != nil {
