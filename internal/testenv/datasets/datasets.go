@@ -50,6 +50,7 @@ func Set(tb testing.TB, name string) string {
 	if _, err := os.Stat(dir); err != nil {
 		missing(tb, "shared data set %s not found at %s (CARPHOTO_DATASETS names the folder of the shared sets: README.md, \"Data sets\")", name, dir)
 	}
+	CheckShipped(tb, name, dir)
 	return dir
 }
 
@@ -83,6 +84,7 @@ func Extra(tb testing.TB, name string) string {
 	if _, err := os.Stat(filepath.Join(dir, "labels.json")); err != nil {
 		tb.Skipf("extra data set %s not built at %s (CARPHOTO_EXTRA_DATA names the folder of the extra sets: README.md, \"Data sets\")", name, dir)
 	}
+	CheckShipped(tb, name, dir)
 	return dir
 }
 

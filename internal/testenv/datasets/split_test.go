@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -57,4 +59,65 @@ func TestSplitsShareOutEveryPhoto(t *testing.T) {
 	if counts["heldout"] < 150 || counts["heldout"] > 250 || counts["val"] < 150 || counts["val"] > 250 {
 		t.Errorf("splits of 1000 names: %v, want about 200 / 200 / 600", counts)
 	}
+}
+
+// The samples that ship in docs/samples are in no held-out or validation
+// split of their set, whatever their names' hash says; a set built so that
+// a sample has another file name fails where it is read.
+func TestShippedSamplesInNoEvaluationSplit(t *testing.T) {
+	if len(Shipped) < 2 {
+		t.Fatalf("Shipped lists %d samples, want car.jpg and listing.jpg", len(Shipped))
+	}
+	for _, s := range Shipped {
+		if _, err := os.Stat(filepath.Join(repoRoot(), s.Sample)); err != nil {
+			t.Errorf("%s: %v", s.Sample, err)
+		}
+		if HeldOut(s.File) || Validation(s.File) {
+			t.Errorf("%s (%s %s) is in the held-out or validation split", s.Sample, s.Set, s.File)
+		}
+		if !Training(s.File) {
+			t.Errorf("%s (%s %s) left the training split: its name's hash put it there", s.Sample, s.Set, s.File)
+		}
+	}
+	// The sets on this machine, where they are: the samples under the
+	// names Shipped gives.
+	for _, dir := range []string{filepath.Join(Dir(), "plates-web-cc0"), filepath.Join(ExtraDir(), "plates-openimages")} {
+		if _, err := os.Stat(filepath.Join(dir, "labels.json")); err != nil {
+			t.Logf("%s not on this machine: its names are checked where a test reads it", dir)
+			continue
+		}
+		CheckShipped(t, filepath.Base(dir), dir)
+	}
+
+	// A set built otherwise: the listing photo under another name.
+	dir := t.TempDir()
+	labels := `[{"file": "images/plates-openimages-1499.jpg", "source_file": "` + Shipped[1].Source + `"}]`
+	if err := os.WriteFile(filepath.Join(dir, "labels.json"), []byte(labels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ft := &fatalRecorder{T: t}
+	func() {
+		defer func() { recover() }()
+		CheckShipped(ft, "plates-openimages", dir)
+	}()
+	if !ft.failed {
+		t.Error("CheckShipped passed a set whose shipped photo has another name")
+	}
+	// As built: passes.
+	labels = `[{"file": "` + Shipped[1].File + `", "source_file": "` + Shipped[1].Source + `"}]`
+	if err := os.WriteFile(filepath.Join(dir, "labels.json"), []byte(labels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	CheckShipped(t, "plates-openimages", dir)
+}
+
+// fatalRecorder records a Fatalf instead of ending the test.
+type fatalRecorder struct {
+	*testing.T
+	failed bool
+}
+
+func (f *fatalRecorder) Fatalf(format string, args ...any) {
+	f.failed = true
+	panic("fatal")
 }

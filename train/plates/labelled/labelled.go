@@ -72,6 +72,7 @@ func Photos(tb testing.TB, set string, keep func(name string) bool) []Photo {
 	if extra := os.Getenv("PLATES_EXTRA"); extra != "" && slices.Contains(ExtraSets, set) {
 		dir = filepath.Join(extra, set)
 	}
+	datasets.CheckShipped(tb, set, dir)
 	labels := readLabels(tb, dir)
 	var audit []struct {
 		Set, File string
