@@ -57,7 +57,7 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 			return nil, err
 		}
 	}
-	return s.Judge.plates(judged, b), nil
+	return s.Judge.found(ctx, v, judged, b)
 }
 
 // view is where the verifiers read a photo's pixels: the whole decoded
