@@ -35,7 +35,7 @@ func detect(ctx context.Context, img image.Image, st *Stages, s Settings) ([]Pla
 	if err != nil {
 		return nil, err
 	}
-	props, err := st.net.proposeAll(ctx, img, 1, s)
+	props, err := st.net.proposeAll(ctx, img, 1, image.Rect(0, 0, b.Dx(), b.Dy()), subImages(img), s)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 	}
 	pv, scale := src.Preview()
 	s := DefaultSettings()
-	props, err := st.net.proposeAll(ctx, pv, scale, s)
+	props, err := st.net.proposeAll(ctx, pv, scale, b, sourceRegions(src), s)
 	if err != nil {
 		return nil, err
 	}
