@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -147,13 +148,11 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	var w watch
 	lost := 0
 	for {
-		// BLPOP has a resolution of milliseconds; go-redis adds the timeout
-		// to the connection's read deadline for blocking commands. Redis
-		// going away is waited out with backoff (redisha.Retry); redis.Nil is a
-		// slice of the wait passing with no answer.
+		// Redis going away is waited out with backoff (redisha.Retry);
+		// redis.Nil is a slice of the wait passing with no answer.
 		var vals []string
 		err := redisha.Retry(ctx, func(ctx context.Context) (err error) {
-			vals, err = c.rdb.BLPop(ctx, min(aliveEvery, max(time.Until(req.Deadline), time.Millisecond)), resultKey).Result()
+			vals, err = blpop(ctx, c.rdb, min(aliveEvery, max(time.Until(req.Deadline), time.Millisecond)), resultKey)
 			if redisha.Transient(err) {
 				w.unreachable(time.Now())
 			}
@@ -206,6 +205,20 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 			}
 		}
 	}
+}
+
+// blpop pops key's first element, waiting at most d (at least a
+// millisecond). BLPOP takes its timeout in decimal seconds, but go-redis's
+// BLPop rounds one under a second up to a whole second (and logs it),
+// which would hold the last wait of a call up to a second past its
+// deadline; so a wait under a second is sent as written. go-redis adds a
+// whole-second BLPop's timeout to the connection's read deadline; a
+// shorter one fits within the client's own read timeout.
+func blpop(ctx context.Context, rdb redis.UniversalClient, d time.Duration, key string) ([]string, error) {
+	if d >= time.Second {
+		return rdb.BLPop(ctx, d, key).Result()
+	}
+	return rdb.Do(ctx, "blpop", key, strconv.FormatFloat(max(d, time.Millisecond).Seconds(), 'f', 3, 64)).StringSlice()
 }
 
 // Enqueue enqueues task, trying again while Redis is out of reach until

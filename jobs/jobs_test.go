@@ -54,7 +54,8 @@ func TestDoReturnsDeliveredResult(t *testing.T) {
 	}
 }
 
-// With no worker, Do gives up at the deadline and cleans up its inputs.
+// With no worker, Do gives up at the deadline, not after it, and cleans up
+// its inputs.
 func TestDoTimesOutAtDeadline(t *testing.T) {
 	rs := redistest.New(t, 7)
 	c := jobs.NewClient(rs.Client)
@@ -64,6 +65,11 @@ func TestDoTimesOutAtDeadline(t *testing.T) {
 	_, err := c.Do(ctx, req)
 	if !errors.Is(err, jobs.ErrTimeout) {
 		t.Fatalf("err %v, want ErrTimeout", err)
+	}
+	// Not a whole second late: a wait shorter than a second is not
+	// rounded up to one.
+	if late := time.Since(req.Deadline); late > 400*time.Millisecond {
+		t.Errorf("Do gave up %v after the deadline", late)
 	}
 	if n, _ := rs.Client.Exists(ctx, jobs.PhotoKey("r2"), jobs.BackdropKey("r2")).Result(); n != 0 {
 		t.Errorf("%d input keys left in Redis after the timeout", n)
