@@ -49,7 +49,7 @@ const (
 	// maxTiles and tileSide bound the detail: at most maxTiles tiles, each
 	// at most tileSide working pixels a side (and so at most maxTiles ×
 	// tileSide² pixels looked at in detail).
-	maxTiles = 2
+	maxTiles = 1
 	tileSide = 320
 	// maxText is the most text regions proposed, strongest first.
 	maxText = 32
