@@ -162,9 +162,11 @@ func TestStudioWholeCar(t *testing.T) {
 	}
 }
 
-// On the sample backdrop the sample car is not enlarged: the answer is the
-// backdrop's size; on a backdrop three times as large the car is enlarged
-// 1.5× and the answer is the backdrop scaled down, the scale reported.
+// The small sample car (600×399) on the sample backdrop drawn at its own
+// size (520×325) is not enlarged: the answer is that backdrop's size. On
+// the sample backdrop itself (1600×1000, listing size) it would need 2.1×:
+// it is enlarged 1.5× and the answer is the backdrop scaled down, the
+// scale reported.
 func TestStudioNoSoftEnlargement(t *testing.T) {
 	ctx := context.Background()
 	photo, backdrop := studioSample(t, "car.jpg"), studioSample(t, "backdrop.jpg")
@@ -173,13 +175,17 @@ func TestStudioNoSoftEnlargement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if bw < 1600 || bh < 1000 {
+		t.Fatalf("the sample backdrop is %dx%d, want at least 1600x1000 (listing size)", bw, bh)
+	}
 	for _, tc := range []struct {
 		name     string
 		backdrop []byte
 		w, h     int
+		enlarged bool // the car needs more than 1.5× on it
 	}{
-		{"the sample backdrop", backdrop, bw, bh},
-		{"three times as large", scaledJPEG(t, backdrop, 3*bw, 3*bh), 3 * bw, 3 * bh},
+		{"the sample backdrop at 520x325", scaledJPEG(t, backdrop, 520, 325), 520, 325, false},
+		{"the sample backdrop", backdrop, bw, bh, true},
 	} {
 		out, err := Process(ctx, Input{Photo: photo, Backdrop: tc.backdrop}, p)
 		if err != nil {
@@ -201,11 +207,11 @@ func TestStudioNoSoftEnlargement(t *testing.T) {
 			t.Errorf("%s: the car enlarged %.2f× (answer %dx%d), want at most %g×", tc.name, enlarge, w, h, shadow.MaxEnlarge)
 		}
 		switch {
-		case tc.w == bw && (w != bw || h != bh):
-			t.Errorf("%s: answer %dx%d, want the backdrop's %dx%d (the car not enlarged, %.2f×)", tc.name, w, h, bw, bh, enlarge)
-		case tc.w == bw && enlarge > 1.01:
+		case !tc.enlarged && (w != tc.w || h != tc.h):
+			t.Errorf("%s: answer %dx%d, want the backdrop's %dx%d (the car not enlarged, %.2f×)", tc.name, w, h, tc.w, tc.h, enlarge)
+		case !tc.enlarged && enlarge > 1.01:
 			t.Errorf("%s: the sample car enlarged %.2f×, want not at all", tc.name, enlarge)
-		case tc.w != bw && (w >= tc.w || enlarge < shadow.MaxEnlarge-0.05):
+		case tc.enlarged && (w >= tc.w || enlarge < shadow.MaxEnlarge-0.05):
 			t.Errorf("%s: answer %dx%d enlarging the car %.2f×, want the backdrop scaled down to enlarge it %g×", tc.name, w, h, enlarge, shadow.MaxEnlarge)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"carphoto/imageops"
-	"carphoto/internal/testenv/datasets"
+	"carphoto/internal/testenv/imgtest"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -201,7 +201,8 @@ type shadowMemoryRun struct {
 	Faults1 int64 // minor page faults of the one task
 }
 
-// The memory a 12 MP car-shadow adds to a worker whose networks are loaded:
+// The memory a 12 MP car-shadow (of the listing sample resampled to 12 MP:
+// listingPhoto12MP) adds to a worker whose networks are loaded:
 // the peak RSS of one task, of two at once, and of one on a cut-out PNG
 // (decode, shadow and encode, without the cut-out's network), each over the
 // process's RSS at rest. Measured in a child process of its own (see
@@ -218,7 +219,10 @@ func TestShadowMemory12MP(t *testing.T) {
 		shadowMemoryChild(in)
 		return
 	}
-	photo := cameraPhoto12MP(t)
+	photo, err := listingPhoto12MP()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cut, err := process(context.Background(), imageops.Input{Photo: photo, Limits: codec.Limits{}}, imageops.Params{Op: imageops.CarCutout})
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +285,7 @@ func shadowMemoryChild(dir string) {
 		fail(err)
 		return
 	}
-	small, err := os.ReadFile(filepath.Join(datasets.Dir(), "cars-seg", "images", "cars-seg-0095.jpg"))
+	small, err := os.ReadFile(imgtest.SamplePath("car.jpg"))
 	if err != nil {
 		fail(err)
 		return

@@ -13,6 +13,7 @@ import (
 	"carphoto/imageops/codec"
 	"carphoto/imageops/shadow"
 	"carphoto/internal/testenv/benchphoto"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // cameraPhoto is cars-seg-0095 (a car on a street, 480×360) upscaled to
@@ -28,12 +29,24 @@ var cameraPhoto = sync.OnceValues(func() ([]byte, error) {
 	return benchphoto.Enlarge(context.Background(), data, 12, 6)
 })
 
+// listingPhoto12MP is the shipped listing-size sample
+// (docs/samples/listing.jpg, 4000×2672) resampled to 12 MP with ±6 levels of
+// noise (benchphoto.Enlarge), about 2.5 MB as a camera's photo: a real
+// whole car, in every clone. Made once a run.
+var listingPhoto12MP = sync.OnceValues(func() ([]byte, error) {
+	data, err := os.ReadFile(imgtest.SamplePath("listing.jpg"))
+	if err != nil {
+		return nil, err
+	}
+	return benchphoto.Enlarge(context.Background(), data, 12, 6)
+})
+
 // cameraPhoto12MP is cameraPhoto, or skips where the data set is absent.
 func cameraPhoto12MP(tb testing.TB) []byte {
 	tb.Helper()
 	data, err := cameraPhoto()
 	if os.IsNotExist(err) {
-		tb.Skipf("the cars-seg set is not beside the repository: %v", err)
+		tb.Skipf("shared data set cars-seg not found (CARPHOTO_DATASETS names the folder of the shared sets: README.md, \"Data sets\"): %v", err)
 	}
 	if err != nil {
 		tb.Fatal(err)

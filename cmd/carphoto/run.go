@@ -346,11 +346,14 @@ Demo account %[4]s has %[5]d credits. From the repository's root, hide the plate
 
   curl -sS --fail-with-body -X POST %[1]s/v1/blur-plates -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -o car-blurred.jpg
 
-Replace the plate with the sample design, add a shadow, or stand the car in the sample studio:
+Replace the plate with the sample design, or add a shadow:
 
   curl -sS --fail-with-body -X POST %[1]s/v1/plate-logo -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -F logo=@docs/samples/plate-design.png -o car-logo.jpg
   curl -sS --fail-with-body -X POST %[1]s/v1/car-shadow -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -o car-shadow.png
-  curl -sS --fail-with-body -X POST %[1]s/v1/car-shadow -H "Authorization: Bearer %[2]s" -F image=@docs/samples/car.jpg -F backgroundImage=@docs/samples/backdrop.jpg -o car-studio.png
+
+Or stand the listing-size sample (4000×2672) in the sample studio, a 1600×1000 listing photo:
+
+  curl -sS --fail-with-body -X POST %[1]s/v1/car-shadow -H "Authorization: Bearer %[2]s" -F image=@docs/samples/listing.jpg -F backgroundImage=@docs/samples/backdrop.jpg -o listing-studio.png
 
 Or try every operation in a browser: %[1]s/ (opened on this machine, it has the demo key filled in)
 

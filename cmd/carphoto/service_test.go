@@ -87,13 +87,20 @@ func TestDevModePrintsWorkingCurlExample(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", line, err, b)
 		}
 	}
-	for name, format := range map[string]string{"car-blurred.jpg": "jpeg", "car-logo.jpg": "jpeg", "car-shadow.png": "png", "car-studio.png": "png"} {
+	for name, format := range map[string]string{"car-blurred.jpg": "jpeg", "car-logo.jpg": "jpeg", "car-shadow.png": "png", "listing-studio.png": "png"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, f, err := image.Decode(bytes.NewReader(b)); err != nil || f != format {
+		img, f, err := image.Decode(bytes.NewReader(b))
+		if err != nil || f != format {
 			t.Errorf("%s is not a %s: %v %q", name, format, err, f)
+			continue
+		}
+		// The studio line answers a listing-size photo: the listing sample
+		// shrunk onto the 1600×1000 backdrop, never enlarged.
+		if w, h := img.Bounds().Dx(), img.Bounds().Dy(); name == "listing-studio.png" && (w < 1600 || h < 1000) {
+			t.Errorf("%s is %dx%d, want a listing-size photo, at least 1600x1000", name, w, h)
 		}
 	}
 	// With a wrong key a line fails (curl exits 22 saying 401), not 0

@@ -1,7 +1,7 @@
 //go:build ignore
 
 // backdrop.go draws docs/samples/backdrop.jpg, the sample studio backdrop
-// that the backdrop examples use: a 520×325 photo studio, a pale wall
+// that the backdrop examples use: a 1600×1000 photo studio, a pale wall
 // curving (a cove) into a floor that darkens towards the viewer, with a
 // soft pool of light on the floor where a car stands at the default
 // floorY (0.85). Drawn from arithmetic alone, with a fixed dither against
@@ -20,10 +20,12 @@ import (
 )
 
 func main() {
-	// The size at which the sample car (docs/samples/car.jpg, 600×399)
-	// stands at the default placement without being enlarged (on
-	// 1600×1000 it would be enlarged 2.1×, soft, its roof rails jagged).
-	const w, h = 520, 325
+	// Listing size, for the listing sample (docs/samples/listing.jpg,
+	// 4000×2672), which stands on it shrunk: the answer is 1600×1000. The
+	// small sample car (car.jpg, 600×399) would need 2.1× here; the
+	// service enlarges a car at most 1.5× and scales the backdrop down
+	// instead (to about 1140×710).
+	const w, h = 1600, 1000
 	const horizon = 0.56 // where the wall meets the floor, a share of the height
 	const cove = 0.18    // the height of the curve between them
 	img := image.NewRGBA(image.Rect(0, 0, w, h))

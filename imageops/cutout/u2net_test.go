@@ -97,7 +97,7 @@ func TestU2Concurrent(t *testing.T) {
 		inputs[i] = syntheticU2(s[0], s[1])
 		want[i] = net.forward(inputs[i]).d
 	}
-	imgtest.SideBySide(len(inputs), func(i int) {
+	imgtest.SideBySide(len(inputs), 3, func(i int) {
 		if got := net.forward(inputs[i]).d; !slices.Equal(got, want[i]) {
 			t.Errorf("%dx%d: side by side the output differs from alone", sizes[i][1], sizes[i][0])
 		}

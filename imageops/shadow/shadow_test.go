@@ -17,6 +17,7 @@ import (
 	xdraw "golang.org/x/image/draw"
 
 	"carphoto"
+	"carphoto/imageops/cutout"
 	"carphoto/imageops/shadow"
 	"carphoto/internal/testenv/imgtest"
 )
@@ -580,14 +581,48 @@ func shadowDatasetCutout(tb testing.TB, name string) *image.NRGBA {
 	return car
 }
 
-// TestCarShadowOnRealCutouts runs side, three-quarter and front views of
-// cars-seg: the car stays bit-identical, the tyre resting lowest gets a
-// dark shadow right under it, and nothing is clipped.
+// shadowSampleCutout is the product's cut-out (cutout.Cut) of a shipped
+// sample, docs/samples/name, shrunk first to at most width px wide.
+func shadowSampleCutout(tb testing.TB, name string, width int) *image.NRGBA {
+	tb.Helper()
+	img := imgtest.DecodeFile(tb, imgtest.SamplePath(name))
+	if b := img.Bounds(); b.Dx() > width {
+		small := image.NewRGBA(image.Rect(0, 0, width, b.Dy()*width/b.Dx()))
+		xdraw.CatmullRom.Scale(small, small.Rect, img, b, xdraw.Src, nil)
+		img = small
+	}
+	car, err := cutout.Cut(context.Background(), img)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return car
+}
+
+// TestCarShadowOnRealCutouts runs real cut-outs: the shipped samples' (a
+// front three-quarter view and a side-front view, cut out by the product),
+// and, where the shared sets are here (CARPHOTO_DATASETS; README.md, "Data
+// sets"), side, three-quarter and front views of cars-seg with their
+// labelled masks. The car stays bit-identical, the tyre resting lowest
+// gets a dark shadow right under it, and nothing is clipped.
 func TestCarShadowOnRealCutouts(t *testing.T) {
-	datasets.Set(t, "cars-seg") // the shared set, or one skip for all
-	for _, name := range []string{"cars-seg-0000", "cars-seg-0010", "cars-seg-0018", "cars-seg-0020", "cars-seg-0024"} {
-		t.Run(name, func(t *testing.T) {
-			car := shadowDatasetCutout(t, name)
+	type realCutout struct {
+		name string
+		cut  func(t *testing.T) *image.NRGBA
+	}
+	cutouts := []realCutout{
+		{"car.jpg", func(t *testing.T) *image.NRGBA { return shadowSampleCutout(t, "car.jpg", 1600) }},
+		{"listing.jpg", func(t *testing.T) *image.NRGBA { return shadowSampleCutout(t, "listing.jpg", 1600) }},
+	}
+	if datasets.Present(t, "cars-seg") {
+		for _, name := range []string{"cars-seg-0000", "cars-seg-0010", "cars-seg-0018", "cars-seg-0020", "cars-seg-0024"} {
+			cutouts = append(cutouts, realCutout{name, func(t *testing.T) *image.NRGBA { return shadowDatasetCutout(t, name) }})
+		}
+	} else {
+		t.Logf("cars-seg not at %s: the samples only", datasets.Dir())
+	}
+	for _, c := range cutouts {
+		t.Run(c.name, func(t *testing.T) {
+			car := c.cut(t)
 			out := shadowRun(t, car, shadow.ShadowOptions{Reflection: true})
 			off := shadowCarOffset(t, car, out)
 			// The lowest solid pixel of the car, and the car's columns.

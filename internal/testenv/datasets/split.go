@@ -126,9 +126,10 @@ func (a *Fingerprint) CopiedIn(others []*Fingerprint) bool {
 }
 
 // CheckShipped fails tb when the set name, read from dir, holds a sample
-// of Shipped under another file name than Shipped says (a set built
-// otherwise, or its exclude list changed): the sample would then be back
-// in a held-out or validation split, and Shipped needs its new name.
+// of Shipped under another file name than Shipped says, or another photo
+// under its name (a set built otherwise, or its exclude list changed): the
+// sample would then be back in a held-out or validation split, and
+// Shipped needs its new name.
 func CheckShipped(tb testing.TB, name, dir string) {
 	tb.Helper()
 	var want []Sample
@@ -155,6 +156,9 @@ func CheckShipped(tb testing.TB, name, dir string) {
 		for _, l := range labels {
 			if l.Source == s.Source && l.File != s.File {
 				tb.Fatalf("%s: the photo shipped as %s (source %s) is %s in the set at %s, not %s: give datasets.Shipped its name there", name, s.Sample, s.Source, l.File, dir, s.File)
+			}
+			if l.File == s.File && l.Source != s.Source {
+				tb.Fatalf("%s: %s in the set at %s is made from %s, not from %s, the photo shipped as %s: give datasets.Shipped the shipped photo's name there", name, s.File, dir, l.Source, s.Source, s.Sample)
 			}
 		}
 	}

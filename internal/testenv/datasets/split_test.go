@@ -79,6 +79,28 @@ func TestShippedSamplesInNoEvaluationSplit(t *testing.T) {
 			t.Errorf("%s (%s %s) left the training split: its name's hash put it there", s.Sample, s.Set, s.File)
 		}
 	}
+	// Both samples' names hash to the training split, so the lines above
+	// hold without the exclusion: it is tested on names that hash to the
+	// held-out and the validation split, shipped for the test's length.
+	saved := Shipped
+	defer func() { Shipped = saved }()
+	for class := range uint32(2) {
+		name := ""
+		for i := 0; name == ""; i++ {
+			if n := fmt.Sprintf("plates-openimages-%04d.jpg", i); splitHash(n)%5 == class {
+				name = n
+			}
+		}
+		if !HeldOut(name) && !Validation(name) {
+			t.Fatalf("%s: hash class %d but in neither split", name, class)
+		}
+		Shipped = append(saved, Sample{"docs/samples/listing.jpg", "plates-openimages", "images/" + name, "x"})
+		if HeldOut(name) || Validation(name) || HeldOut("images/"+name) {
+			t.Errorf("%s, shipped, is still in the held-out or validation split", name)
+		}
+		Shipped = saved
+	}
+
 	// The sets on this machine, where they are: the samples under the
 	// names Shipped gives.
 	for _, dir := range []string{filepath.Join(Dir(), "plates-web-cc0"), filepath.Join(ExtraDir(), "plates-openimages")} {
@@ -102,6 +124,19 @@ func TestShippedSamplesInNoEvaluationSplit(t *testing.T) {
 	}()
 	if !ft.failed {
 		t.Error("CheckShipped passed a set whose shipped photo has another name")
+	}
+	// Another photo under the sample's name.
+	labels = `[{"file": "` + Shipped[1].File + `", "source_file": "LP_Detection/train/another.jpg"}]`
+	if err := os.WriteFile(filepath.Join(dir, "labels.json"), []byte(labels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ft = &fatalRecorder{T: t}
+	func() {
+		defer func() { recover() }()
+		CheckShipped(ft, "plates-openimages", dir)
+	}()
+	if !ft.failed {
+		t.Error("CheckShipped passed a set with another photo under the shipped photo's name")
 	}
 	// As built: passes.
 	labels = `[{"file": "` + Shipped[1].File + `", "source_file": "` + Shipped[1].Source + `"}]`

@@ -91,14 +91,15 @@ func Inside(b image.Rectangle, x, y float64) bool {
 	return x >= float64(b.Min.X) && y >= float64(b.Min.Y) && x <= float64(b.Max.X) && y <= float64(b.Max.Y)
 }
 
-// SideBySide calls run for each of the n items, three times each, from four
-// goroutines at once, each going through the items in its own order, and
-// returns when all calls have returned.
-func SideBySide(n int, run func(i int)) {
+// SideBySide calls run for each of the n items, rounds times each, from
+// four goroutines at once, each going through the items in its own order
+// (every item beside every other), and returns when all calls have
+// returned.
+func SideBySide(n, rounds int, run func(i int)) {
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
-			for round := range 3 {
+			for round := range rounds {
 				for k := range n {
 					run((k + g + round) % n)
 				}
