@@ -65,7 +65,26 @@ type box struct {
 	score          float64
 	x0, y0, x1, y1 float64
 	text           bool // a text detector's region (textProposals)
+	// line is a text region's own corners, following its slant (photo
+	// pixels, as x0…y1); zero for the first stage's boxes.
+	line Quad
 }
+
+// slanted is the text line's own quad, where the text detector gave one
+// turned more than levelSlant from level: a line about level reads on its
+// bounds as well (and the read judge learnt from such reads).
+func (a box) slanted() (Quad, bool) {
+	q := a.line
+	if q == (Quad{}) {
+		return q, false
+	}
+	turn := math.Abs(math.Atan2(q[1].Y-q[0].Y, q[1].X-q[0].X))
+	return q, turn > levelSlant
+}
+
+// levelSlant is the turn, in radians, from which a text line is read on
+// its own quad (10°).
+const levelSlant = 10 * math.Pi / 180
 
 func (a box) iou(b box) float64 {
 	ix := max(0, min(a.x1, b.x1)-max(a.x0, b.x0))

@@ -35,7 +35,7 @@ func detect(ctx context.Context, img image.Image, st *Stages, s Settings) ([]Pla
 	if err != nil {
 		return nil, err
 	}
-	props, err := st.net.proposeAll(ctx, img, 1, s)
+	props, err := st.net.proposeAll(ctx, img, 1, image.Rect(0, 0, b.Dx(), b.Dy()), subImages(img), s)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func detect(ctx context.Context, img image.Image, st *Stages, s Settings) ([]Pla
 			return nil, err
 		}
 	}
-	return s.Judge.plates(judged, b), nil
+	return s.Judge.found(ctx, v, judged, b)
 }
 
 // Stages are the networks the finder runs: the first stage and the jury of

@@ -55,6 +55,15 @@ type candidate struct {
 	lines []box
 }
 
+// lineQuad is the quad a line is read on: its own, following its slant,
+// where the text detector gave one, else its bounds.
+func lineQuad(b box) Quad {
+	if q, ok := b.slanted(); ok {
+		return q
+	}
+	return Quad{{b.x0, b.y0}, {b.x1, b.y0}, {b.x1, b.y1}, {b.x0, b.y1}}
+}
+
 // reading is what the judge sees of a candidate: no text, only counts.
 type reading struct {
 	letters, digits, others int
@@ -212,7 +221,10 @@ func (j Judging) candidates(judged []verified) []candidate {
 				}
 			}
 		}
-		if h, w := line.y1-line.y0, line.x1-line.x0; h < minLineHeight || w < minAspect*h || w > maxAspect*h || covered(line) {
+		if len(row) > 0 {
+			line.line = Quad{} // the row's bounds, not one line's slant
+		}
+		if h, w := lineSize(line); h < minLineHeight || w < minAspect*h || w > maxAspect*h || covered(line) {
 			continue
 		}
 		c := candidate{at: i, lines: []box{line}}
@@ -229,7 +241,8 @@ func (j Judging) candidates(judged []verified) []candidate {
 		}
 		w := 0.0
 		for _, l := range c.lines {
-			w += textrec.Height * (l.x1 - l.x0) / (l.y1 - l.y0)
+			h, lw := lineSize(l)
+			w += textrec.Height * lw / h
 		}
 		if width+w > readWidth {
 			continue // a narrower line further on may still fit
@@ -277,9 +290,9 @@ func sameRow(a, b box) bool {
 }
 
 // readLine reads the line b (photo pixels relative to the bounds' origin)
-// of the photo v.
+// of the photo v, rectified on its own quad where it has one.
 func readLine(ctx context.Context, v view, b box) (textrec.Reading, error) {
-	return readQuad(ctx, v, Quad{{b.x0, b.y0}, {b.x1, b.y0}, {b.x1, b.y1}, {b.x0, b.y1}})
+	return readQuad(ctx, v, lineQuad(b))
 }
 
 // readQuad reads the text in the quad q (photo pixels relative to the
@@ -358,11 +371,47 @@ func (j Judging) decide(ctx context.Context, v view, judged []verified) error {
 		}
 		d := &judged[c.at]
 		d.read = p
-		d.quad = holding(d.quad, union(c.lines))
+		d.quad = holding(d.quad, union(append(c.lines, continuing(c.lines, judged)...)))
 		lo, hi := d.quad.extent()
 		d.box = box{x0: lo.X, y0: lo.Y, x1: hi.X, y1: hi.Y}
 	}
 	return nil
+}
+
+// continuing is the text lines of judged that continue one of lines along
+// its own slant: the detector splits a turned plate's characters at a gap
+// ("5511 | GYL"), and the row merge (sameRow), on level bounds, does not
+// join the parts. A line continues another when its centre lies within
+// half the other's height across it and within its height beyond either
+// end along it.
+func continuing(lines []box, judged []verified) []box {
+	var out []box
+	for _, l := range lines {
+		q, ok := l.slanted()
+		if !ok {
+			continue
+		}
+		h, w := lineSize(l)
+		ux, uy := q[1].X-q[0].X, q[1].Y-q[0].Y
+		n := math.Hypot(ux, uy)
+		if n == 0 || h <= 0 {
+			continue
+		}
+		ux, uy = ux/n, uy/n
+		cx, cy := (q[0].X+q[2].X)/2, (q[0].Y+q[2].Y)/2
+		for _, v := range judged {
+			o := v.prop
+			if !v.text || o == l {
+				continue
+			}
+			dx, dy := (o.x0+o.x1)/2-cx, (o.y0+o.y1)/2-cy
+			along, across := dx*ux+dy*uy, -dx*uy+dy*ux
+			if math.Abs(across) <= h/2 && math.Abs(along) <= w/2+h {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }
 
 // holding returns q, or where q does not hold the lines' bounds u, the

@@ -46,7 +46,7 @@ func BenchmarkReads(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		props, err := st.net.proposeAll(b.Context(), img, 1, s)
+		props, err := st.net.proposeAll(b.Context(), img, 1, img.Bounds().Sub(img.Bounds().Min), subImages(img), s)
 		if err != nil {
 			b.Fatal(err)
 		}

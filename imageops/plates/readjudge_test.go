@@ -74,7 +74,7 @@ func TestFitReadJudge(t *testing.T) {
 				t.Fatal(err)
 			}
 			photos++
-			props, err := st.net.proposeAll(ctx, img, 1, s)
+			props, err := st.net.proposeAll(ctx, img, 1, img.Bounds().Sub(img.Bounds().Min), subImages(img), s)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -43,7 +43,7 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 	}
 	pv, scale := src.Preview()
 	s := DefaultSettings()
-	props, err := st.net.proposeAll(ctx, pv, scale, s)
+	props, err := st.net.proposeAll(ctx, pv, scale, b, sourceRegions(src), s)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 			return nil, err
 		}
 	}
-	return s.Judge.plates(judged, b), nil
+	return s.Judge.found(ctx, v, judged, b)
 }
 
 // view is where the verifiers read a photo's pixels: the whole decoded

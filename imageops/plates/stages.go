@@ -98,7 +98,7 @@ func (st *Stages) ProposeAt(ctx context.Context, img image.Image, side int, s Se
 // TextProposals are the text detector's regions of img, the proposals
 // Detect adds to the first stage's, strongest first.
 func TextProposals(ctx context.Context, img image.Image) ([]Proposal, error) {
-	props, err := textProposals(ctx, img, 1)
+	props, err := textProposals(ctx, img, textSide, 1)
 	if err != nil {
 		return nil, err
 	}
