@@ -5,8 +5,6 @@ import (
 	"context"
 	"image"
 	"slices"
-
-	"carphoto/imageops/textrec"
 )
 
 // Lettering is left alone. A make's or model's name, a badge, a dealer's
@@ -53,16 +51,11 @@ func leaveLettering(ctx context.Context, v view, found []Plate) ([]Plate, error)
 	slices.SortStableFunc(unsure, func(a, b int) int { return cmp.Compare(found[a].Score, found[b].Score) })
 	word := make([]bool, len(found))
 	for _, i := range unsure[:min(len(unsure), maxWordReads)] {
-		q := found[i].Quad
-		for k := range q {
-			q[k].X -= float64(v.photo.Min.X)
-			q[k].Y -= float64(v.photo.Min.Y)
-		}
-		r, err := readQuad(ctx, v, q)
+		r, err := readOwnQuad(ctx, v, found[i])
 		if err != nil {
 			return nil, err
 		}
-		word[i] = isWord(readOf([]textrec.Reading{r}))
+		word[i] = isWord(r)
 	}
 	kept := found[:0:0]
 	for i, p := range found {

@@ -564,16 +564,10 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 		// The plate's own quad, rectified, reads a tilted plate whole;
 		// where it reads next to nothing (a two-row plate, which the
 		// reader takes as one line), the text lines on it are read.
-		q := p.Quad
-		for k := range q {
-			q[k].X -= float64(v.photo.Min.X)
-			q[k].Y -= float64(v.photo.Min.Y)
-		}
-		r, err := readQuad(ctx, v, q)
+		whole, err := readOwnQuad(ctx, v, *p)
 		if err != nil {
 			return err
 		}
-		whole := readOf([]textrec.Reading{r})
 		p.Printed = Printed{whole.letters, whole.digits, whole.mean}
 		if p.Reads = plateLike(whole); p.Reads || whole.letters+whole.digits >= 4 {
 			continue
@@ -593,6 +587,21 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 		}
 	}
 	return nil
+}
+
+// readOwnQuad reads p on its own quad, rectified, on v (p's quad is in
+// photo pixels, v's reads relative to its photo's origin).
+func readOwnQuad(ctx context.Context, v view, p Plate) (reading, error) {
+	q := p.Quad
+	for k := range q {
+		q[k].X -= float64(v.photo.Min.X)
+		q[k].Y -= float64(v.photo.Min.Y)
+	}
+	r, err := readQuad(ctx, v, q)
+	if err != nil {
+		return reading{}, err
+	}
+	return readOf([]textrec.Reading{r}), nil
 }
 
 // plateLike reports whether a reading reads like a plate: 4 or more
