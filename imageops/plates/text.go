@@ -164,14 +164,10 @@ func (n *net) proposeAll(ctx context.Context, img image.Image, scale float64, ph
 	if t.err != nil {
 		return nil, t.err
 	}
-	for i, p := range props {
-		props[i] = box{score: p.score, x0: p.x0 / scale, y0: p.y0 / scale, x1: p.x1 / scale, y1: p.y1 / scale}
-	}
+	toPhoto(props, scale)
 	lines := t.props
 	if detail {
-		for i, p := range seeds {
-			seeds[i] = box{score: p.score, x0: p.x0 / scale, y0: p.y0 / scale, x1: p.x1 / scale, y1: p.y1 / scale}
-		}
+		toPhoto(seeds, scale)
 		more, err := detailLines(ctx, region, photo, newSeeds(seeds, props, lines), lines)
 		if err != nil {
 			return nil, err
@@ -179,6 +175,14 @@ func (n *net) proposeAll(ctx context.Context, img image.Image, scale float64, ph
 		lines = append(lines, more...)
 	}
 	return append(props, lines...), nil
+}
+
+// toPhoto maps the first stage's boxes bs, found on a reduction by scale
+// of the photo, to the photo's pixels.
+func toPhoto(bs []box, scale float64) {
+	for i, p := range bs {
+		bs[i] = box{score: p.score, x0: p.x0 / scale, y0: p.y0 / scale, x1: p.x1 / scale, y1: p.y1 / scale}
+	}
 }
 
 // newSeeds are the seeds of the finer look where the coarse looks have
@@ -248,7 +252,8 @@ func detailLines(ctx context.Context, region regionFunc, photo image.Rectangle, 
 			b := textBox(reg, func(p textdet.Point) Point {
 				return Point{p.X*float64(g) - float64(off.X), p.Y*float64(g) - float64(off.Y)}
 			})
-			if h, _ := lineSize(b); h < minLineHeight || slices.ContainsFunc(append(known, out...), func(k box) bool { return b.iou(k) >= 0.5 }) {
+			marked := func(k box) bool { return b.iou(k) >= 0.5 }
+			if h, _ := lineSize(b); h < minLineHeight || slices.ContainsFunc(known, marked) || slices.ContainsFunc(out, marked) {
 				continue
 			}
 			out = append(out, b)
