@@ -205,16 +205,16 @@ func plateLogoPhoto() (*codec.Photo, [2]plates.Quad, image.Image) {
 }
 
 // TestPlateLogoDesignOnlyOnSurePlates: a detection scoring below
-// plates.DesignConfidence (a grille badge, say) is blurred, not given the
-// design, and still counts in X-Plates-Found; only a sure plate satisfies
-// requirePlate.
+// plates.DesignConfidence that reads as no plate (a grille badge, say) is
+// blurred, not given the design, and still counts in X-Plates-Found; only
+// a plate that gets the design satisfies requirePlate.
 func TestPlateLogoDesignOnlyOnSurePlates(t *testing.T) {
 	ctx := context.Background()
 	lim := codec.Limits{MaxPixels: 1e7}
 	in, q, design := plateLogoPhoto()
 	found := []plates.Plate{
 		{Quad: q[0], Hide: plates.HideOf(q[0]), Score: plates.DesignConfidence + 0.01, TextHeight: 45, Reads: true},
-		{Quad: q[1], Hide: plates.HideOf(q[1]), Score: plates.DesignConfidence - 0.1, TextHeight: 45, Reads: true},
+		{Quad: q[1], Hide: plates.HideOf(q[1]), Score: plates.DesignConfidence - 0.1, TextHeight: 45, Printed: plates.Printed{Letters: 1, Mean: 0.4}},
 	}
 	res, err := paintPlates(ctx, Input{Limits: lim}, Params{Op: PlateLogo, RequirePlate: true}, nil, in, design, found)
 	if err != nil {

@@ -51,7 +51,7 @@ func leaveLettering(ctx context.Context, v view, found []Plate) ([]Plate, error)
 	slices.SortStableFunc(unsure, func(a, b int) int { return cmp.Compare(found[a].Score, found[b].Score) })
 	word := make([]bool, len(found))
 	for _, i := range unsure[:min(len(unsure), maxWordReads)] {
-		r, err := readOwnQuad(ctx, v, found[i])
+		r, err := readOwnQuad(ctx, v, &found[i])
 		if err != nil {
 			return nil, err
 		}

@@ -52,12 +52,22 @@ type Plate struct {
 	Printed Printed
 	lines   []box // the text lines on it, in the finder's working frame
 	origin  Point // where the working frame's (0, 0) lies in the photo
+	// own is its reading on its own quad, rectified, kept with the view it
+	// was read on: the lettering rule reads the plates the verifiers are
+	// unsure of during detection, and ReadPlates reuses that reading where
+	// it reads the same photo (ownReading).
+	own ownReading
 }
 
 // Printed is what a plate's reading holds, counted: no text.
 type Printed struct {
 	Letters, Digits int
-	Mean            float64
+	// Others counts the characters that are neither a letter, a digit nor
+	// a separator (a currency sign, a slash, a colon: a price or a date);
+	// Lower the letters read in lower case (lettering; a plate's are
+	// capitals).
+	Others, Lower int
+	Mean          float64
 }
 
 // Text returns the bounds of the text lines the text detector found on the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"image"
 	"math"
+	"reflect"
 	"slices"
 	"unicode"
 
@@ -67,6 +68,7 @@ func lineQuad(b box) Quad {
 // reading is what the judge sees of a candidate: no text, only counts.
 type reading struct {
 	letters, digits, others int
+	lower                   int // the letters among letters read in lower case
 	mean, least             float64
 }
 
@@ -82,6 +84,9 @@ func readOf(rs []textrec.Reading) reading {
 			switch {
 			case c < unicode.MaxASCII && unicode.IsLetter(c):
 				r.letters++
+				if unicode.IsLower(c) {
+					r.lower++
+				}
 			case c < unicode.MaxASCII && unicode.IsDigit(c):
 				r.digits++
 			case unicode.IsSpace(c) || c == '-' || c == '·' || c == '.':
@@ -475,22 +480,25 @@ const (
 )
 
 // Designable reports whether plate-logo puts the design on p (on
-// DesignQuad): a score of at least DesignConfidence and a quad of a
-// plate's aspect, unless what ReadPlates read on it says otherwise: a word
-// read clearly (letters alone, no digit: lettering, a sign, or a vanity
-// plate) needs the verifier surer (wordSure), and four or more characters
-// read clearly that do not read like a plate (a long number alone: a
-// phone number on a van) get none. What reads next to nothing (a small,
-// far or blurred plate) does not count against it where the verifier is a
-// little surer (unreadSure). A design on a sign, a
-// badge or a make's name shows; anything not designed is hidden as
+// DesignQuad): every plate blur-plates hides whose outline can be trusted,
+// decided from the plate itself. Its quad must have a plate's aspect.
+// Then either the verifiers are sure of it (a score of at least
+// DesignConfidence), unless what ReadPlates read on it says otherwise: a
+// word read clearly (letters alone, no digit: lettering, a sign, or a
+// vanity plate) needs the verifier surer (wordSure), and four or more
+// characters read clearly that do not read like a plate (a long number
+// alone: a phone number on a van) get none; what reads next to nothing (a
+// small, far or blurred plate) does not count against it where the
+// verifier is a little surer (unreadSure). Or, below DesignConfidence,
+// what is printed on it reads as a plate's (readsAsPlate). A design on a
+// sign, a badge or a make's name shows; anything not designed is hidden as
 // blur-plates hides it.
 func (p Plate) Designable() bool {
-	if p.Score < DesignConfidence {
-		return false
-	}
 	if a := p.Quad.Width() / max(p.Quad.Height(), 1e-9); a < minPlateAspect || a > maxPlateAspect {
 		return false
+	}
+	if p.Score < DesignConfidence {
+		return p.readsAsPlate()
 	}
 	r := p.Printed
 	switch {
@@ -500,6 +508,37 @@ func (p Plate) Designable() bool {
 		return p.Score >= wordSure
 	}
 	return (r.Mean < 0.5 || r.Letters+r.Digits < 4) && p.Score >= unreadSure // next to nothing read
+}
+
+// An unsure plate's design rests on its reading, so the reading must be a
+// plate's in every country's formats: letters and digits both, 4 to
+// maxPlateChars of them (plateLike), in capitals, with nothing else printed
+// (a price's currency sign, a date's slashes), on a quad at most
+// unsureTaller × its text lines where the text detector found them. On the
+// validation photos of the four sets (issue 67, TestDesignCoverage) the
+// verifiers' unsure detections that read so are 87 labelled plates, 7
+// plates the labels miss, and 5 that are not plates, looked at one by one
+// (an engine's "4E-FE", a bus fare "£2.00" read without its sign, a
+// "989-7111" sign, a badge above a plate, a runner's bib); the verifier's
+// score does not part them (the plates from 0.50, the others from 0.31).
+// Letters alone (a word, a sign) or digits alone (a fleet number, a bib,
+// a date, a price) are not enough on an unsure detection: of the 41 that
+// read so, 24 are labelled plates and 11 of the 17 on nothing labelled are
+// not plates. A plate of letters or digits alone is designed where the
+// verifiers are sure of it.
+const (
+	maxPlateChars = 10
+	unsureTaller  = 3
+)
+
+// readsAsPlate reports whether what ReadPlates read on p reads as a plate
+// (above).
+func (p Plate) readsAsPlate() bool {
+	r := p.Printed
+	if !p.Reads || r.Letters == 0 || r.Letters+r.Digits > maxPlateChars || r.Others > 0 || r.Lower > 0 {
+		return false
+	}
+	return p.TextHeight == 0 || p.Quad.Height() <= unsureTaller*p.TextHeight
 }
 
 // DesignQuad is where plate-logo's design goes on p: its quad, or where
@@ -533,8 +572,8 @@ func (p Plate) DesignQuad() Quad {
 	return Quad{lerp(q[0], q[3], v0), lerp(q[1], q[2], v0), lerp(q[1], q[2], v1), lerp(q[0], q[3], v1)}
 }
 
-// ReadPlates reads each plate of found sure enough for a design, on img,
-// and sets its Reads: whether it reads like a plate (plateLike), read on
+// ReadPlates reads each plate of found, on img, the surest first, and sets
+// its Reads and Printed: whether it reads like a plate (plateLike), read on
 // its own quad rectified and, where that reads next to nothing, on the
 // text lines found on it. plate-logo calls it; blur-plates hides every
 // plate found and needs no reading. What is read decides that alone: it
@@ -549,26 +588,36 @@ func ReadPlatesIn(ctx context.Context, src Source, found []Plate) error {
 }
 
 // maxDesignReads bounds the lines ReadPlates reads a photo (quads and text
-// lines together, about 7–13 ms of one core each): a photo with more sure
-// plates than that leaves the rest unread, and so hidden, not designed.
+// lines together, about 7–13 ms of one core each): the surest plates are
+// read first, and a photo with more plates than that leaves the rest
+// unread, and so hidden, not designed. A plate the lettering rule already
+// read on the same view is not read again and does not count.
 const maxDesignReads = 12
 
 func readPlates(ctx context.Context, v view, found []Plate) error {
+	order := make([]int, len(found))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(found[b].Score, found[a].Score) })
 	reads := 0
-	for i := range found {
+	for _, i := range order {
 		p := &found[i]
-		if p.Score < DesignConfidence || reads == maxDesignReads {
-			continue
-		}
-		reads++
 		// The plate's own quad, rectified, reads a tilted plate whole;
 		// where it reads next to nothing (a two-row plate, which the
 		// reader takes as one line), the text lines on it are read.
-		whole, err := readOwnQuad(ctx, v, *p)
+		_, known := p.own.on(v) // read already, by the lettering rule
+		if !known && reads == maxDesignReads {
+			continue
+		}
+		whole, err := readOwnQuad(ctx, v, p)
 		if err != nil {
 			return err
 		}
-		p.Printed = Printed{whole.letters, whole.digits, whole.mean}
+		if !known {
+			reads++
+		}
+		p.Printed = printedOf(whole)
 		if p.Reads = plateLike(whole); p.Reads || whole.letters+whole.digits >= 4 {
 			continue
 		}
@@ -582,7 +631,7 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 		}
 		if len(rs) > 0 {
 			lr := readOf(rs)
-			p.Printed = Printed{lr.letters, lr.digits, lr.mean}
+			p.Printed = printedOf(lr)
 			p.Reads = plateLike(lr)
 		}
 	}
@@ -590,8 +639,12 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 }
 
 // readOwnQuad reads p on its own quad, rectified, on v (p's quad is in
-// photo pixels, v's reads relative to its photo's origin).
-func readOwnQuad(ctx context.Context, v view, p Plate) (reading, error) {
+// photo pixels, v's reads relative to its photo's origin), and keeps the
+// reading on p with the view (ownReading): nothing reads it twice.
+func readOwnQuad(ctx context.Context, v view, p *Plate) (reading, error) {
+	if r, ok := p.own.on(v); ok {
+		return r, nil
+	}
 	q := p.Quad
 	for k := range q {
 		q[k].X -= float64(v.photo.Min.X)
@@ -601,7 +654,56 @@ func readOwnQuad(ctx context.Context, v view, p Plate) (reading, error) {
 	if err != nil {
 		return reading{}, err
 	}
-	return readOf([]textrec.Reading{r}), nil
+	p.own = ownReading{read: readOf([]textrec.Reading{r}), view: v.key(), done: true}
+	return p.own.read, nil
+}
+
+// ownReading is a plate's reading on its own quad and the view it was read
+// on. The studio finds plates in the JPEG's blocks (DetectIn) and reads
+// them on the decoded photo (ReadPlates), whose pixels may differ a little:
+// a reading is reused only on the view it was read on.
+type ownReading struct {
+	read reading
+	view viewKey
+	done bool
+}
+
+// on returns the reading where it was read on v.
+func (o ownReading) on(v view) (reading, bool) {
+	if !o.done || !o.view.same(v.key()) {
+		return reading{}, false
+	}
+	return o.read, true
+}
+
+// viewKey is what names a view: the photo's bounds and the image or
+// Source read.
+type viewKey struct {
+	photo image.Rectangle
+	img   image.Image
+	src   Source
+}
+
+func (v view) key() viewKey { return viewKey{v.photo, v.img, v.src} }
+
+// same reports whether a and b name the same view: the same bounds and
+// the same image or Source (a pointer to the same one; a value of a type
+// that cannot be compared is never the same).
+func (a viewKey) same(b viewKey) bool {
+	return a.photo == b.photo && sameValue(a.img, b.img) && sameValue(a.src, b.src)
+}
+
+func sameValue(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.Type() == vb.Type() && va.Comparable() && va.Equal(vb)
+}
+
+// printedOf is what a reading holds, counted.
+func printedOf(r reading) Printed {
+	return Printed{Letters: r.letters, Digits: r.digits, Others: r.others, Lower: r.lower, Mean: r.mean}
 }
 
 // plateLike reports whether a reading reads like a plate: 4 or more

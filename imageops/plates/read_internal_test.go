@@ -1,6 +1,8 @@
 package plates
 
 import (
+	"image"
+	"image/draw"
 	"math"
 	"slices"
 	"testing"
@@ -104,8 +106,11 @@ func TestReadingCounts(t *testing.T) {
 // TestDesignRule: a sure plate of a plate's aspect gets the design
 // whatever its country's character height (a US plate's characters are
 // half its height), and so does a vanity plate of letters alone the
-// verifier is surest of and a plate too blurred to read; lettering, a sign's
-// word, a long number, a doubtful score and a shape no plate has do not.
+// verifier is surest of and a plate too blurred to read, and a plate the
+// verifier doubts that reads as a plate (letters and digits, capitals,
+// nothing else); lettering, a sign's word, a long number, a doubtful
+// detection that reads as anything else or nothing, and a shape no plate
+// has do not.
 func TestDesignRule(t *testing.T) {
 	q := Quad{{100, 100}, {200, 100}, {200, 150}, {100, 150}} // 100 × 50: a US plate's 2:1
 	line := []box{{x0: 110, y0: 112, x1: 190, y1: 137}}
@@ -117,19 +122,26 @@ func TestDesignRule(t *testing.T) {
 		print Printed
 		want  bool
 	}{
-		{"a US plate, characters half its height", 0.99, q, true, Printed{3, 4, 0.9}, true},
-		{"a vanity plate", 0.99, q, false, Printed{6, 0, 0.95}, true},
-		{"a plate too blurred to read", 0.96, q, false, Printed{1, 0, 0.3}, true},
-		{"three digits read", 0.96, q, false, Printed{0, 3, 0.8}, true},
-		{"nothing read, the verifier less sure", 0.945, q, false, Printed{0, 2, 0.78}, false},
-		{"lettering", 0.961, q, false, Printed{6, 0, 0.99}, false},
-		{"a bumper's two letters", 0.969, q, false, Printed{2, 0, 0.97}, false},
-		{"a phone number", 0.99, q, false, Printed{0, 10, 0.9}, false},
-		{"doubtful", 0.9, q, true, Printed{3, 4, 0.9}, false},
-		{"a strip no plate is", 0.99, Quad{{0, 0}, {400, 0}, {400, 50}, {0, 50}}, true, Printed{3, 4, 0.9}, false},
-		{"a tower no plate is", 0.99, Quad{{0, 0}, {30, 0}, {30, 60}, {0, 60}}, true, Printed{3, 4, 0.9}, false},
+		{"a US plate, characters half its height", 0.99, q, true, Printed{Letters: 3, Digits: 4, Mean: 0.9}, true},
+		{"a vanity plate", 0.99, q, false, Printed{Letters: 6, Digits: 0, Mean: 0.95}, true},
+		{"a plate too blurred to read", 0.96, q, false, Printed{Letters: 1, Digits: 0, Mean: 0.3}, true},
+		{"three digits read", 0.96, q, false, Printed{Letters: 0, Digits: 3, Mean: 0.8}, true},
+		{"nothing read, the verifier less sure", 0.945, q, false, Printed{Letters: 0, Digits: 2, Mean: 0.78}, false},
+		{"lettering", 0.961, q, false, Printed{Letters: 6, Digits: 0, Mean: 0.99}, false},
+		{"a bumper's two letters", 0.969, q, false, Printed{Letters: 2, Digits: 0, Mean: 0.97}, false},
+		{"a phone number", 0.99, q, false, Printed{Letters: 0, Digits: 10, Mean: 0.9}, false},
+		{"doubtful, read as a plate", 0.8, q, true, Printed{Letters: 3, Digits: 4, Mean: 0.9}, true},
+		{"doubtful, nothing read", 0.93, q, false, Printed{Mean: 0.1}, false},
+		{"doubtful, digits alone: a fleet number", 0.9, q, true, Printed{Digits: 5, Mean: 0.95}, false},
+		{"doubtful, a word", 0.9, q, false, Printed{Letters: 6, Mean: 0.95}, false},
+		{"doubtful, lower case: an advert", 0.9, q, true, Printed{Letters: 8, Digits: 2, Lower: 7, Mean: 0.95}, false},
+		{"doubtful, a price's sign", 0.9, q, true, Printed{Letters: 1, Digits: 4, Others: 1, Mean: 0.9}, false},
+		{"doubtful, too long for a plate: a sign", 0.9, q, true, Printed{Letters: 9, Digits: 3, Mean: 0.9}, false},
+		{"doubtful, a quad 4× its text: a grille", 0.9, Quad{{100, 100}, {200, 100}, {200, 200}, {100, 200}}, true, Printed{Letters: 3, Digits: 4, Mean: 0.9}, false},
+		{"a strip no plate is", 0.99, Quad{{0, 0}, {400, 0}, {400, 50}, {0, 50}}, true, Printed{Letters: 3, Digits: 4, Mean: 0.9}, false},
+		{"a tower no plate is", 0.99, Quad{{0, 0}, {30, 0}, {30, 60}, {0, 60}}, true, Printed{Letters: 3, Digits: 4, Mean: 0.9}, false},
 	} {
-		p := Plate{Quad: c.quad, Score: c.score, Reads: c.reads, Printed: c.print, lines: line}
+		p := Plate{Quad: c.quad, Score: c.score, Reads: c.reads, Printed: c.print, lines: line, TextHeight: 25}
 		if got := p.Designable(); got != c.want {
 			t.Errorf("%s: Designable %v, want %v", c.name, got, c.want)
 		}
@@ -224,5 +236,43 @@ func TestDesignReadsBounded(t *testing.T) {
 		if want := i < maxDesignReads; p.Reads != want {
 			t.Errorf("plate %d of %d: Reads %v, want %v (the first %d read)", i, len(many), p.Reads, want, maxDesignReads)
 		}
+	}
+}
+
+// TestReadingShared: a plate's reading on its own quad is kept with the
+// view it was read on; ReadPlates on the same photo uses it and reads
+// nothing again (the lettering rule's reading during detection), and on
+// another photo, even one of the same pixels (the studio finds plates in
+// the JPEG's blocks and reads them on the decoded photo), reads anew.
+func TestReadingShared(t *testing.T) {
+	img := imgtest.DecodeFile(t, "../../docs/samples/car.jpg")
+	found, err := Detect(t.Context(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 {
+		t.Fatalf("the sample car: %d plates found, want 1", len(found))
+	}
+	// A reading no reader would give the sample's plate: 9 digits alone.
+	kept := reading{digits: 9, mean: 0.99}
+	found[0].own = ownReading{read: kept, view: wholeView(img).key(), done: true}
+	same := slices.Clone(found)
+	if err := ReadPlates(t.Context(), img, same); err != nil {
+		t.Fatal(err)
+	}
+	if same[0].Printed.Digits != 9 || same[0].Reads {
+		t.Errorf("the same photo: Printed %+v, Reads %v; want the kept reading, 9 digits, not plate-like", same[0].Printed, same[0].Reads)
+	}
+	copied := image.NewRGBA(img.Bounds())
+	draw.Draw(copied, copied.Rect, img, img.Bounds().Min, draw.Src)
+	other := slices.Clone(found)
+	if err := ReadPlates(t.Context(), copied, other); err != nil {
+		t.Fatal(err)
+	}
+	if !other[0].Reads || other[0].Printed.Digits == 9 {
+		t.Errorf("another photo: Printed %+v, Reads %v; want the plate read anew, like a plate", other[0].Printed, other[0].Reads)
+	}
+	if _, ok := other[0].own.on(wholeView(copied)); !ok {
+		t.Error("another photo: its reading not kept with its view")
 	}
 }
