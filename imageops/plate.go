@@ -152,8 +152,8 @@ func designed(p Params, sure []plates.Quad) int {
 }
 
 // required is the answer to requirePlate=true: plate_not_found when no
-// plate was found or, for plate-logo, none sure enough to carry the
-// design (plates.DesignConfidence; a doubtful one is blurred instead).
+// plate was found or, for plate-logo, none that gets the design
+// (plates.Plate.Designable; any other is blurred instead).
 func required(p Params, found []plates.Plate) error {
 	if !p.RequirePlate {
 		return nil
@@ -179,8 +179,9 @@ func quadsOf(found []plates.Plate) []plates.Quad {
 }
 
 // byConfidence parts the plates found into the quads that get plate-logo's
-// design (Plate.Designable: a sure score, a plate's aspect, nothing read on
-// it that says it is lettering or a number; on Plate.DesignQuad) and those
+// design (Plate.Designable: a plate's aspect, and a sure score with nothing
+// read on it that says it is lettering or a number, or a reading that is a
+// plate's; on Plate.DesignQuad) and those
 // blurred as blur-plates blurs them (a design on a grille badge or a sign
 // shows, a blur hardly does). A design fitted to a band of a taller quad
 // covers every text line found on it (DesignQuad): the rest of the quad,

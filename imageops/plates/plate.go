@@ -95,15 +95,17 @@ const (
 )
 
 // DesignConfidence is the least score at which plate-logo puts the
-// dealer's design on a detection; below it the detection is hidden as
-// blur-plates hides a plate (blurred), since a design on a grille badge, a
-// lamp or lettering shows where a blur hardly does. Chosen on the
-// validation photos of the web and dash-cam sets (TestTuneDesign,
-// docs/research/measurements.md "Which detections get a design"): the lowest score
-// at which at most 2% of the detections kept overlap no plate, labelled
-// or found missing by review; it keeps 84% of the plates. A detection
-// below it still counts as a plate found, but does not satisfy
-// requirePlate for plate-logo.
+// dealer's design on a detection whatever is read on it (but a word or a
+// long number: Plate.Designable); below it a detection gets the design
+// only where what is printed on it reads as a plate's, and is otherwise
+// hidden as blur-plates hides a plate (blurred), since a design on a
+// grille badge, a lamp or lettering shows where a blur hardly does. Chosen
+// on the validation photos of the web and dash-cam sets (TestTuneDesign,
+// docs/research/measurements.md "Which detections get a design"): the
+// lowest score at which at most 2% of the detections kept overlap no
+// plate, labelled or found missing by review; it keeps 84% of the plates.
+// A detection not designed still counts as a plate found, but does not
+// satisfy requirePlate for plate-logo.
 const DesignConfidence = 0.94
 
 // HideOf returns the region hidden for a plate quad q: q grown by the
