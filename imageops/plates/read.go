@@ -605,7 +605,11 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 		p := &found[i]
 		// The plate's own quad, rectified, reads a tilted plate whole;
 		// where it reads next to nothing (a two-row plate, which the
-		// reader takes as one line), the text lines on it are read.
+		// reader takes as one line) or a word (a plate whose digits the
+		// reader took for letters on the whole quad: dash-cam plates),
+		// the text lines on it are read, and a word is kept unless they
+		// read like a plate. On the validation photos that designs 4
+		// more labelled plates and nothing more that is not a plate.
 		_, known := p.own.on(v) // read already, by the lettering rule
 		if !known && reads == maxDesignReads {
 			continue
@@ -618,7 +622,8 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 			reads++
 		}
 		p.Printed = printedOf(whole)
-		if p.Reads = plateLike(whole); p.Reads || whole.letters+whole.digits >= 4 {
+		word := whole.digits == 0 && whole.letters >= 2
+		if p.Reads = plateLike(whole); p.Reads || whole.letters+whole.digits >= 4 && !word {
 			continue
 		}
 		var rs []textrec.Reading
@@ -629,8 +634,7 @@ func readPlates(ctx context.Context, v view, found []Plate) error {
 			}
 			rs, reads = append(rs, r), reads+1
 		}
-		if len(rs) > 0 {
-			lr := readOf(rs)
+		if lr := readOf(rs); len(rs) > 0 && (plateLike(lr) || whole.letters+whole.digits < 4) {
 			p.Printed = printedOf(lr)
 			p.Reads = plateLike(lr)
 		}
