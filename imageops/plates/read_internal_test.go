@@ -103,6 +103,36 @@ func TestReadingCounts(t *testing.T) {
 	}
 }
 
+// TestReadingShape: the judge tells a plate's "AB 123 CD" from a phone
+// number's long run of digits, a badge's two groups and a sign's
+// lower-case words by counts of the reading's shape.
+func TestReadingShape(t *testing.T) {
+	for _, c := range []struct {
+		text                    string
+		digitRun, groups, lower int
+	}{
+		{"AB 123 CD", 3, 3, 0},
+		{"MH02BJ5997", 4, 4, 0},
+		{"T: 01902 791997", 6, 3, 0},
+		{"E220", 3, 2, 0},
+		{"West 38th St", 2, 4, 6},
+		{"12.34", 2, 2, 0},
+		{"", 0, 0, 0},
+	} {
+		conf := make([]float64, len([]rune(c.text)))
+		r := readOf([]textrec.Reading{{Text: c.text, Conf: conf}})
+		if r.digitRun != c.digitRun || r.groups != c.groups || r.lower != c.lower {
+			t.Errorf("%q: digit run %d groups %d lower %d, want %d %d %d", c.text, r.digitRun, r.groups, r.lower, c.digitRun, c.groups, c.lower)
+		}
+	}
+	// The two lines of a two-row plate are two readings: a group does not
+	// run on from one into the next.
+	r := readOf([]textrec.Reading{{Text: "AB12", Conf: make([]float64, 4)}, {Text: "34CD", Conf: make([]float64, 4)}})
+	if r.digitRun != 2 || r.groups != 4 {
+		t.Errorf("two rows: digit run %d groups %d, want 2 4", r.digitRun, r.groups)
+	}
+}
+
 // TestDesignRule: a sure plate of a plate's aspect gets the design
 // whatever its country's character height (a US plate's characters are
 // half its height), and so does a vanity plate of letters alone the

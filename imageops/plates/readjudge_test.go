@@ -18,14 +18,22 @@ import (
 )
 
 // TestFitReadJudge fits the reading judge (readJudge) on the validation
-// split of the sets named by PLATES_FIT_SETS (folders holding labels.json,
+// split of the sets named by PLATES_FIT_SETS and the training split of
+// those named by PLATES_FIT_TRAIN_SETS (folders holding labels.json,
 // separated by ':'), never the held-out one: every candidate the finder
 // reads is an example, a plate when its box overlaps a labelled plate
-// (IoU ≥ 0.2, or either's centre inside the other). It prints the weights
-// and, at each threshold, the plates and non-plates the judge accepts.
-// Not run by default (a few minutes of one core):
+// (IoU ≥ 0.2, or either's centre inside the other). The training photos
+// bring the lettering, signs and badges the judge must learn to leave, and
+// more plates. It prints the weights and, at each threshold, the plates and
+// non-plates the judge accepts on the validation photos. Not run by
+// default (about 25 minutes of one core for the four sets' validation and
+// three sets' training splits):
 //
-//	PLATES_FIT_SETS=../../../shared/datasets/plates-web-cc0:... go test ./imageops/plates -run FitReadJudge -v -timeout 1h
+//	PLATES_FIT_SETS=../../../shared/datasets/plates-web-cc0:... PLATES_FIT_TRAIN_SETS=... go test -tags measure ./imageops/plates -run FitReadJudge -v -timeout 2h
+//
+// PLATES_FIT_DUMP names a file for every example as a JSON line (what was
+// read included: our own labelled photos, for the research log's
+// cross-validation).
 func TestFitReadJudge(t *testing.T) {
 	sets := os.Getenv("PLATES_FIT_SETS")
 	if sets == "" {
@@ -37,9 +45,6 @@ func TestFitReadJudge(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := DefaultSettings()
-	var xs [][]float64
-	var ys []float64
-	photos := 0
 	var dump *os.File
 	if name := os.Getenv("PLATES_FIT_DUMP"); name != "" {
 		if dump, err = os.Create(name); err != nil {
@@ -47,94 +52,127 @@ func TestFitReadJudge(t *testing.T) {
 		}
 		defer dump.Close()
 	}
-	for _, dir := range strings.Split(sets, ":") {
-		raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
-		if err != nil {
-			t.Fatal(err)
+	type example struct {
+		x   []float64
+		y   float64
+		val bool
+	}
+	var all []example
+	photos := 0 // validation photos
+	splits := []struct {
+		name string
+		sets string
+		keep func(string) bool
+	}{
+		{"validation", sets, datasets.Validation},
+		{"training", os.Getenv("PLATES_FIT_TRAIN_SETS"), func(n string) bool { return !datasets.HeldOut(n) && !datasets.Validation(n) }},
+	}
+	for _, sp := range splits {
+		if sp.sets == "" {
+			continue
 		}
-		var labels []struct {
-			File   string `json:"file"`
-			Plates []Box  `json:"plates"`
-		}
-		if err := json.Unmarshal(raw, &labels); err != nil {
-			t.Fatal(err)
-		}
-		pos, neg := 0, 0
-		for _, l := range labels {
-			if !datasets.Validation(filepath.Base(l.File)) {
-				continue
-			}
-			f, err := os.Open(filepath.Join(dir, l.File))
+		for _, dir := range strings.Split(sp.sets, ":") {
+			raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			img, _, err := image.Decode(f)
-			f.Close()
-			if err != nil {
+			var labels []struct {
+				File   string `json:"file"`
+				Plates []Box  `json:"plates"`
+			}
+			if err := json.Unmarshal(raw, &labels); err != nil {
 				t.Fatal(err)
 			}
-			photos++
-			props, err := st.net.proposeAll(ctx, img, 1, img.Bounds().Sub(img.Bounds().Min), subImages(img), s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v := wholeView(img)
-			judged, err := st.verify(ctx, v, props, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cands := s.Judge.candidates(judged)
-			fs, err := readAll(ctx, v, judged, cands)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, c := range cands {
-				u := union(c.lines)
-				y := 0.0
-				for _, p := range l.Plates {
-					lb := box{x0: p.X, y0: p.Y, x1: p.X + p.W, y1: p.Y + p.H}
-					if u.iou(lb) >= 0.2 || centreIn(u, lb) || centreIn(lb, u) {
-						y = 1
+			pos, neg := 0, 0
+			for _, l := range labels {
+				if !sp.keep(filepath.Base(l.File)) {
+					continue
+				}
+				f, err := os.Open(filepath.Join(dir, l.File))
+				if err != nil {
+					t.Fatal(err)
+				}
+				img, _, err := image.Decode(f)
+				f.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sp.name == "validation" {
+					photos++
+				}
+				props, err := st.net.proposeAll(ctx, img, 1, img.Bounds().Sub(img.Bounds().Min), subImages(img), s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := wholeView(img)
+				judged, err := st.verify(ctx, v, props, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cands := s.Judge.candidates(judged)
+				fs, texts, err := readAllTexts(ctx, v, judged, cands)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, c := range cands {
+					u := union(c.lines)
+					y := 0.0
+					for _, p := range l.Plates {
+						lb := box{x0: p.X, y0: p.Y, x1: p.X + p.W, y1: p.Y + p.H}
+						if u.iou(lb) >= 0.2 || centreIn(u, lb) || centreIn(lb, u) {
+							y = 1
+						}
+					}
+					if y == 1 {
+						pos++
+					} else {
+						neg++
+					}
+					all = append(all, example{fs[i], y, sp.name == "validation"})
+					if dump != nil {
+						line, _ := json.Marshal(map[string]any{"split": sp.name, "set": filepath.Base(dir), "file": l.File, "y": y, "f": fs[i], "text": texts[i], "box": []float64{u.x0, u.y0, u.x1, u.y1}})
+						fmt.Fprintf(dump, "%s\n", line)
 					}
 				}
-				if y == 1 {
-					pos++
-				} else {
-					neg++
-				}
-				xs = append(xs, fs[i])
-				ys = append(ys, y)
-				if dump != nil {
-					line, _ := json.Marshal(map[string]any{"set": filepath.Base(dir), "file": l.File, "y": y, "f": fs[i], "box": []float64{u.x0, u.y0, u.x1, u.y1}})
-					fmt.Fprintf(dump, "%s\n", line)
-				}
 			}
+			t.Logf("%s %s: %d plates, %d non-plates read", filepath.Base(dir), sp.name, pos, neg)
 		}
-		t.Logf("%s: %d plates, %d non-plates read", filepath.Base(dir), pos, neg)
+	}
+	xs := make([][]float64, len(all))
+	ys := make([]float64, len(all))
+	for i, e := range all {
+		xs[i], ys[i] = e.x, e.y
 	}
 	w := fitLogistic(xs, ys, 1.0)
 	t.Logf("readJudge = %s", goFloats(w))
 	for _, th := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9} {
-		tp, fp, all := 0, 0, 0
-		for i, x := range xs {
-			p := 0.0
-			for k, wk := range w {
-				p += wk * x[k]
+		tp, fp, plates := 0, 0, 0
+		for _, e := range all {
+			if !e.val {
+				continue
 			}
-			p = 1 / (1 + math.Exp(-p))
-			if ys[i] == 1 {
-				all++
+			if e.y == 1 {
+				plates++
 			}
-			if p >= th {
-				if ys[i] == 1 {
+			if judgeWith(w, e.x) >= th {
+				if e.y == 1 {
 					tp++
 				} else {
 					fp++
 				}
 			}
 		}
-		t.Logf("at %.1f: %d of %d plates, %d non-plates (%.3f a photo of %d)", th, tp, all, fp, float64(fp)/float64(photos), photos)
+		t.Logf("validation at %.1f: %d of %d plates, %d non-plates (%.3f a photo of %d)", th, tp, plates, fp, float64(fp)/float64(photos), photos)
 	}
+}
+
+// judgeWith is the logistic judge's probability with weights w for inputs x.
+func judgeWith(w, x []float64) float64 {
+	s := 0.0
+	for k, wk := range w {
+		s += wk * x[k]
+	}
+	return 1 / (1 + math.Exp(-s))
 }
 
 func centreIn(a, b box) bool {
@@ -219,4 +257,24 @@ func goFloats(w []float64) string {
 		parts[i] = fmt.Sprintf("%.4g", v)
 	}
 	return "[]float64{" + strings.Join(parts, ", ") + "}"
+}
+
+// readAllTexts is readAll that also returns what was read, for the dump
+// of our own labelled photos (never the product's path).
+func readAllTexts(ctx context.Context, v view, judged []verified, cands []candidate) ([][]float64, []string, error) {
+	fs, err := readAll(ctx, v, judged, cands)
+	if err != nil {
+		return nil, nil, err
+	}
+	texts := make([]string, len(cands))
+	for i, c := range cands {
+		for _, l := range c.lines {
+			r, err := readLine(ctx, v, l)
+			if err != nil {
+				return nil, nil, err
+			}
+			texts[i] += r.Text + "|"
+		}
+	}
+	return fs, texts, nil
 }

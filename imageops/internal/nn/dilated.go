@@ -35,6 +35,64 @@ type Dil3 struct {
 // tile is the pixels one kernel call sums at a time, in each of 8 outputs.
 const tile = 48
 
+// inPlane is one input channel of a layer: a plane w pixels wide, read
+// enlarged f times by nearest neighbour (f 1: as it is).
+type inPlane struct {
+	data []float32
+	w, f int
+}
+
+// whole is x's channels as a layer's inputs, as they are.
+func whole(x *Tensor) []inPlane {
+	ps := make([]inPlane, x.C)
+	for i := range ps {
+		ps[i] = inPlane{data: x.Plane(i), w: x.W, f: 1}
+	}
+	return ps
+}
+
+// row returns row y of the enlarged plane: the plane's own, or dst filled.
+func (p inPlane) row(y int, dst []float32) []float32 {
+	if p.f == 1 {
+		return p.data[y*p.w : (y+1)*p.w]
+	}
+	p.rowInto(dst, y)
+	return dst
+}
+
+// rowInto sets dst (w·f pixels) to row y of the enlarged plane.
+func (p inPlane) rowInto(dst []float32, y int) {
+	src := p.data[y/p.f*p.w : (y/p.f+1)*p.w]
+	if p.f == 1 {
+		copy(dst, src)
+		return
+	}
+	dst = dst[:len(src)*p.f]
+	for x, v := range src {
+		for i := range p.f {
+			dst[x*p.f+i] = v
+		}
+	}
+}
+
+// enlarged is planes as whole planes of h rows (calibration: what the
+// layer reads).
+func enlarged(planes []inPlane, h int) [][]float32 {
+	out := make([][]float32, len(planes))
+	for i, p := range planes {
+		if p.f == 1 {
+			out[i] = p.data
+			continue
+		}
+		w := p.w * p.f
+		out[i] = make([]float32, h*w)
+		for y := range h {
+			p.rowInto(out[i][y*w:(y+1)*w], y)
+		}
+	}
+	return out
+}
+
 // pack regroups the weights for the kernels, in blocks of 8 outputs (the
 // last padded with zero outputs).
 func (c *Dil3) pack() {
@@ -53,20 +111,27 @@ func (c *Dil3) pack() {
 	})
 }
 
-// Apply returns c applied to x, or to the tensors stacked by channel (all of one
-// size, Cin channels together): the stacking is done while the input is copied
-// into its bordered form, not in a pass of its own.
+// Apply returns c applied to x, or to the tensors stacked by channel (Cin
+// channels together), each smaller one enlarged by nearest neighbour to the
+// largest one's size (a whole factor, the same on both axes): the stacking and the
+// enlarging are done while the input is copied into its bordered form, not
+// in a pass and a tensor of their own.
 func (c *Dil3) Apply(xs ...*Tensor) *Tensor {
 	x := xs[0]
+	for _, t := range xs {
+		if t.H > x.H {
+			x = t
+		}
+	}
 	d, h, w := max(c.D, 1), x.H, x.W
-	planes := make([][]float32, 0, c.Cin)
+	planes := make([]inPlane, 0, c.Cin)
 	for _, t := range xs {
 		for i := range t.C {
-			planes = append(planes, t.Plane(i))
+			planes = append(planes, inPlane{data: t.Plane(i), w: t.W, f: h / t.H})
 		}
 	}
 	if c.Seen != nil {
-		c.Seen.Add(planes)
+		c.Seen.Add(enlarged(planes, h))
 	}
 	if c.InRange != nil && use.integers {
 		c.qOnce.Do(func() { c.q = newQconv(c.InRange, c.Weights, c.Biases, c.Cin, c.Cout, 9) })
@@ -88,7 +153,7 @@ func (c *Dil3) Apply(xs ...*Tensor) *Tensor {
 		for y := range h {
 			row := dst[(y+d)*pw : (y+d+1)*pw]
 			clear(row[:d])
-			copy(row[d:d+w], src[y*w:(y+1)*w])
+			src.rowInto(row[d:d+w], y)
 			clear(row[d+w:])
 		}
 	}

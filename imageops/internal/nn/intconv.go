@@ -178,9 +178,9 @@ func dequant(o []float32, s []int32, corr int32, mul, bias float32, relu bool) {
 const band = 4
 
 // applyInt returns a convolution of taps taps (1, or 9 at dilation d) on
-// integers: planes are the input's cin planes of h×w; the output has cout
-// planes of h×w; relu clamps at 0.
-func applyInt(q *qconv, planes [][]float32, h, w, d, taps int, cout int, relu bool) *Tensor {
+// integers: planes are the input's cin planes of h×w (as read enlarged);
+// the output has cout planes of h×w; relu clamps at 0.
+func applyInt(q *qconv, planes []inPlane, h, w, d, taps int, cout int, relu bool) *Tensor {
 	pw := w + 2*d
 	plane := (h + 2*d) * pw // positions of a pair's bordered plane
 	pairs := (len(planes) + 1) / 2
@@ -201,6 +201,10 @@ func applyInt(q *qconv, planes [][]float32, h, w, d, taps int, cout int, relu bo
 	// the slack before the first and after the last) at the zero points;
 	// the weights of a channel past the last are 0.
 	zero := q.zp[len(planes)-1]
+	var rowA, rowB []float32 // an enlarged plane's row
+	if slices.ContainsFunc(planes, func(p inPlane) bool { return p.f > 1 }) {
+		rowA, rowB = make([]float32, w), make([]float32, w)
+	}
 	for g := range pairs {
 		z0, z1 := q.zp[2*g], zero
 		if 2*g+1 < len(planes) {
@@ -229,7 +233,7 @@ func applyInt(q *qconv, planes [][]float32, h, w, d, taps int, cout int, relu bo
 				row[i], row[i+1] = z0, z1
 				row[2*(d+w)+i], row[2*(d+w)+i+1] = z0, z1
 			}
-			q.quantPair(row[2*d:2*(d+w)], a[yy*w:(yy+1)*w], b[yy*w:(yy+1)*w], 2*g)
+			q.quantPair(row[2*d:2*(d+w)], a.row(yy, rowA), b.row(yy, rowB), 2*g)
 		}
 	}
 	tbl := make([]int, q.groups)

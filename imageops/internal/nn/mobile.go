@@ -368,24 +368,6 @@ func Upsample(x *Tensor, f int) *Tensor {
 	return y
 }
 
-// UpStack returns the tensors stacked by channel, each enlarged by nearest
-// neighbour to the size of the last (a whole factor, the same on both
-// axes): the enlarging is done while stacking, not in passes of its own.
-func UpStack(ts ...*Tensor) *Tensor {
-	last := ts[len(ts)-1]
-	c := 0
-	for _, t := range ts {
-		c += t.C
-	}
-	y := scratch(c, last.H, last.W)
-	off := 0
-	for _, t := range ts {
-		upsample(y.Data[off:off+t.C*last.H*last.W], t, last.H/t.H)
-		off += t.C * last.H * last.W
-	}
-	return y
-}
-
 // upsample writes x enlarged f times by nearest neighbour to dst.
 func upsample(dst []float32, x *Tensor, f int) {
 	if f == 1 {

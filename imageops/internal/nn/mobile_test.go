@@ -222,10 +222,28 @@ func TestUpsampleRepeatsPixels(t *testing.T) {
 		}
 		close(t, fmt.Sprintf("×%d", f), y, want, 0)
 	}
-	// Stacked: the first two enlarged to the last's size.
+}
+
+// A dilated convolution of smaller tensors stacked with a larger one reads
+// them enlarged as it copies its input: the same bits as on their enlarged
+// copies stacked, in float and on integers (the text detector's head).
+func TestDil3EnlargesSmallerInputs(t *testing.T) {
+	next := random()
 	a, b, c := randomTensor(next, 2, 3, 5), randomTensor(next, 1, 6, 10), randomTensor(next, 3, 12, 20)
-	want := Concat(Upsample(a, 4), Upsample(b, 2), c)
-	close(t, "stacked", UpStack(a, b, c), want, 0)
+	stacked := Concat(Upsample(a, 4), Upsample(b, 2), c)
+	for _, integers := range []bool{false, true} {
+		d := &Dil3{Cin: 6, Cout: 5, D: 1, ReLU: true, Weights: make([]float32, 5*6*9), Biases: []float32{0.5, -1, 2, 0, 0.25}}
+		for i := range d.Weights {
+			d.Weights[i] = next()
+		}
+		if integers {
+			d.InRange = []Range{{Lo: -2, Hi: 2}}
+		}
+		saved := use.integers
+		use.integers = integers
+		close(t, fmt.Sprintf("integers %v", integers), d.Apply(a, b, c), d.Apply(stacked), 0)
+		use.integers = saved
+	}
 }
 
 // exp32 agrees with math.Exp to a few parts in 10⁷ over the range a
@@ -244,15 +262,20 @@ func TestExp32(t *testing.T) {
 
 // BenchmarkDepthwise times the text detector's depthwise layers at a
 // 960×736 input: 3×3 on 16 channels at stride 2 (its largest) and from
-// stride 2 to 4 on 32, 5×5 on 192 at stride 16.
+// stride 2 to 4 on 32, 5×5 on 192 at stride 16; then narrow ones, whose
+// rows end short of a vector: a plate verifier's (ReLU, 12×24 and 6×12,
+// run about 60 times a 12 MP photo) and the reader's 5×5 on a line of 30
+// steps.
 func BenchmarkDepthwise(b *testing.B) {
 	next := random()
 	for _, l := range []struct {
 		kind       Kind
 		c, stride  int
 		h, w, taps int
-	}{{Depth3, 16, 1, 368, 480, 9}, {Depth3, 32, 2, 368, 480, 9}, {Depth5, 192, 1, 46, 60, 25}} {
-		c := &Conv{Kind: l.kind, Cin: l.c, Cout: l.c, Stride: l.stride, Act: Act{Kind: HardSwish, A: 1}, Weights: make([]float32, l.c*l.taps), Biases: make([]float32, l.c)}
+		act        ActKind
+	}{{Depth3, 16, 1, 368, 480, 9, HardSwish}, {Depth3, 32, 2, 368, 480, 9, HardSwish}, {Depth5, 192, 1, 46, 60, 25, HardSwish},
+		{Depth3, 24, 1, 12, 24, 9, Linear}, {Depth3, 48, 2, 6, 12, 9, Linear}, {Depth5, 240, 1, 12, 30, 25, HardSwish}} {
+		c := &Conv{Kind: l.kind, Cin: l.c, Cout: l.c, Stride: l.stride, Act: Act{Kind: l.act, A: 1}, ReLU: l.act == Linear, Weights: make([]float32, l.c*l.taps), Biases: make([]float32, l.c)}
 		x := randomTensor(next, l.c, l.h, l.w)
 		b.Run(fmt.Sprintf("%d×%dch%d/stride%d", l.h, l.w, l.c, l.stride), func(b *testing.B) {
 			for b.Loop() {

@@ -183,7 +183,7 @@ func (c *Conv) Apply(x *Tensor) *Tensor {
 	}
 	if c.InRange != nil && use.integers && c.Kind == Point && c.Stride == 1 && x.H*x.W > 1 {
 		c.qOnce.Do(func() { c.q = newQconv(c.InRange, c.Weights, c.Biases, c.Cin, c.Cout, 1) })
-		y := applyInt(c.q, x.planes(), x.H, x.W, 0, 1, c.Cout, c.ReLU)
+		y := applyInt(c.q, whole(x), x.H, x.W, 0, 1, c.Cout, c.ReLU)
 		for ch := range c.Cout {
 			c.Act.apply(y.Plane(ch))
 		}
