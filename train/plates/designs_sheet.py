@@ -34,7 +34,7 @@ V={ # by eye, held-out designs on nothing labelled and not in the audit
 'lpr-0181-1':'boot badge','lpr-0517-1':'taxi roof number','lpr-0517-2':'"WEEKLY LEASE" sticker','lpr-0531-0':'"POLICE" roof sign','lpr-0993-1':'"DIAL 911"',
 'lpr-1107-1':'"A108" police number','lpr-1261-1':'"FIAT 500" badge','lpr-1640-2':'plate (labels miss)',
 'ope-0036-2':'a "20" sticker','ope-0178-1':'a pub chalkboard','ope-0843-1':'a menu\'s prices','ope-0935-2':'a trailer\'s number','ope-0981-1':'a quad over the grille',
-'ope-1196-2':'"HR-700" on a machine','ope-1460-1':'"3.0 V6 24" badge','lpr-0607-1':'plate (labels miss)','lpr-1291-2':'"£1,000" advert','lpr-1758-1':'plate-like dealer tag',
+'ope-1196-2':'"HR-700" on a machine','ope-1460-1':'"3.0 V6 24" badge','lpr-0607-1':'plate (labels miss)','lpr-1291-2':'a 1,000-pound advert','lpr-1758-1':'plate-like dealer tag',
 'lpr-1973-2':'"Ph: 276 3355" sign','lpr-1291-1':'"THIS WEEK ONLY" sign','lpr-1550-1':'reversing lamp','lpr-1983-0':'"650 E" badge','lpr-2239-2':'shop sign'}
 def key(d):
     s={'plates-web-cc0':'web','plates-dashcam-ro':'das','plates-openimages':'ope','plates-openlpr':'lpr'}[d['set']]
