@@ -262,6 +262,12 @@ func benchPlatesSet(ctx context.Context, dir string, o benchPlatesOpts, stdout i
 	sc := newPlateScore()
 	sc.chars.measured, sc.chars.not = chars != nil, noChars
 	for _, p := range scored {
+		if o.answers {
+			var err error
+			if p.unread, err = unreadPlates(ctx, p); err != nil {
+				return nil, "", fmt.Errorf("bench plates: %s: %w", p.name, err)
+			}
+		}
 		start := time.Now()
 		got, err := plates.Detect(ctx, p.img)
 		sc.times = append(sc.times, Millis(time.Since(start)))
@@ -311,9 +317,10 @@ type plateScore struct {
 	reader readerScore
 	chars  struct {
 		measured      bool
-		not           string // why not measured
-		total, hidden int    // plates >= minWide px; those whose characters are hidden
-		standIn       int    // plates whose text the text detector missed
+		not           string                      // why not measured
+		total, hidden int                         // plates >= minWide px; those whose characters are hidden
+		unread        struct{ total, hidden int } // the same of the plates the reader reads nothing plate-like on
+		standIn       int                         // plates whose text the text detector missed
 		readable      []string
 	}
 }
@@ -409,7 +416,14 @@ func (sc *plateScore) addChars(p benchPhoto, i int, got []plates.Plate) {
 	if c.StandIn {
 		sc.chars.standIn++
 	}
-	if share := c.Hidden(got); share >= platechars.HiddenShare {
+	hidden := c.Hidden(got) >= platechars.HiddenShare
+	if p.unread != nil && p.unread[i] {
+		sc.chars.unread.total++
+		if hidden {
+			sc.chars.unread.hidden++
+		}
+	}
+	if share := c.Hidden(got); hidden {
 		sc.chars.hidden++
 	} else {
 		b := c.Box
@@ -442,6 +456,10 @@ func (sc *plateScore) print(stdout io.Writer, title string, copies bool) {
 		fmt.Fprintf(stdout, "characters hidden %.3f (%d of %d plates >= %d px: >= 95%% of their text regions inside the hidden regions; text not found on %d, the box's central 60%% stood in)\n",
 			frac(c.hidden, c.total), c.hidden, c.total, minWide, c.standIn)
 		fmt.Fprintf(stdout, "left readable (%d; %% of the characters hidden): %s\n", len(c.readable), strings.Join(c.readable, ", "))
+		if c.unread.total > 0 {
+			fmt.Fprintf(stdout, "characters hidden on the plates the reader reads no plate-like string on in the photo (scripts it cannot read, plates too small or blurred to read) %.3f (%d of %d)\n",
+				frac(c.unread.hidden, c.unread.total), c.unread.hidden, c.unread.total)
+		}
 	} else {
 		fmt.Fprintf(stdout, "characters hidden: not measured (%s)\n", c.not)
 	}
@@ -480,6 +498,7 @@ type benchPhoto struct {
 	plates     []plates.Box
 	chars      []platechars.Plate // by plate, when measured; nil otherwise
 	copied     bool               // a copy of it (or of one of a mosaic's) is in another split
+	unread     []bool             // by plate, with --answers: the reader reads no plate-like string on it in the photo
 }
 
 // mosaics lays photos out n×n to a photo, in cells as large as the group's

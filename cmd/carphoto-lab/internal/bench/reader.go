@@ -212,23 +212,50 @@ func answerCheck(ctx context.Context, p benchPhoto, got []plates.Plate) ([]strin
 		if l.W < minWide {
 			continue
 		}
-		q := textrec.Quad{{X: l.X, Y: l.Y}, {X: l.X + l.W, Y: l.Y}, {X: l.X + l.W, Y: l.Y + l.H}, {X: l.X, Y: l.Y + l.H}}
-		r, err := textrec.Read(ctx, painted, q)
+		ok, err := readsLikePlate(ctx, painted, l)
 		if err != nil {
 			return nil, err
 		}
-		letters, digits := 0, 0
-		for _, c := range r.Text {
-			switch {
-			case c >= '0' && c <= '9':
-				digits++
-			case c < 128 && unicode.IsLetter(c):
-				letters++
-			}
-		}
-		if letters+digits >= 4 && digits >= 1 && r.Mean() >= 0.6 {
+		if ok {
 			readable = append(readable, fmt.Sprintf("%s (%.0fx%.0f at %.0f,%.0f)", p.name, l.W, l.H, l.X, l.Y))
 		}
 	}
 	return readable, nil
+}
+
+// unreadPlates reports, for each labelled plate of p, whether the reader
+// reads no plate-like string on it in the photo itself: a script it cannot
+// read, or a plate too small or blurred for it. The finder's reading can
+// neither help nor hurt those, so their figures must stay as they were.
+func unreadPlates(ctx context.Context, p benchPhoto) ([]bool, error) {
+	out := make([]bool, len(p.plates))
+	for i, l := range p.plates {
+		ok, err := readsLikePlate(ctx, p.img, l)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = !ok
+	}
+	return out, nil
+}
+
+// readsLikePlate reports whether the reader reads a plate-like string
+// (4 or more letters and digits, a digit among them, mean confidence at
+// least 0.6) in the box l of img.
+func readsLikePlate(ctx context.Context, img image.Image, l plates.Box) (bool, error) {
+	q := textrec.Quad{{X: l.X, Y: l.Y}, {X: l.X + l.W, Y: l.Y}, {X: l.X + l.W, Y: l.Y + l.H}, {X: l.X, Y: l.Y + l.H}}
+	r, err := textrec.Read(ctx, img, q)
+	if err != nil {
+		return false, err
+	}
+	letters, digits := 0, 0
+	for _, c := range r.Text {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c < 128 && unicode.IsLetter(c):
+			letters++
+		}
+	}
+	return letters+digits >= 4 && digits >= 1 && r.Mean() >= 0.6, nil
 }
