@@ -357,17 +357,29 @@ func readQuad(ctx context.Context, v view, q Quad) (textrec.Reading, error) {
 // readAll reads the candidates of judged on v and returns, for each, the
 // judge's inputs.
 func readAll(ctx context.Context, v view, judged []verified, cands []candidate) ([][]float64, error) {
+	rss, err := readCandidates(ctx, v, cands)
+	if err != nil {
+		return nil, err
+	}
 	out := make([][]float64, len(cands))
 	for i, c := range cands {
-		rs := make([]textrec.Reading, len(c.lines))
+		out[i] = features(judged[c.at], c, readOf(rss[i]), float64(v.photo.Dy()))
+	}
+	return out, nil
+}
+
+// readCandidates reads each candidate's lines on v.
+func readCandidates(ctx context.Context, v view, cands []candidate) ([][]textrec.Reading, error) {
+	out := make([][]textrec.Reading, len(cands))
+	for i, c := range cands {
+		out[i] = make([]textrec.Reading, len(c.lines))
 		for k, l := range c.lines {
 			r, err := readLine(ctx, v, l)
 			if err != nil {
 				return nil, err
 			}
-			rs[k] = r
+			out[i][k] = r
 		}
-		out[i] = features(judged[c.at], c, readOf(rs), float64(v.photo.Dy()))
 	}
 	return out, nil
 }

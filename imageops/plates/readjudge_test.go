@@ -110,11 +110,16 @@ func TestFitReadJudge(t *testing.T) {
 					t.Fatal(err)
 				}
 				cands := s.Judge.candidates(judged)
-				fs, texts, err := readAllTexts(ctx, v, judged, cands)
+				rss, err := readCandidates(ctx, v, cands)
 				if err != nil {
 					t.Fatal(err)
 				}
 				for i, c := range cands {
+					f := features(judged[c.at], c, readOf(rss[i]), float64(v.photo.Dy()))
+					text := ""
+					for _, r := range rss[i] {
+						text += r.Text + "|"
+					}
 					u := union(c.lines)
 					y := 0.0
 					for _, p := range l.Plates {
@@ -128,9 +133,9 @@ func TestFitReadJudge(t *testing.T) {
 					} else {
 						neg++
 					}
-					all = append(all, example{fs[i], y, sp.name == "validation"})
+					all = append(all, example{f, y, sp.name == "validation"})
 					if dump != nil {
-						line, _ := json.Marshal(map[string]any{"split": sp.name, "set": filepath.Base(dir), "file": l.File, "y": y, "f": fs[i], "text": texts[i], "box": []float64{u.x0, u.y0, u.x1, u.y1}})
+						line, _ := json.Marshal(map[string]any{"split": sp.name, "set": filepath.Base(dir), "file": l.File, "y": y, "f": f, "text": text, "box": []float64{u.x0, u.y0, u.x1, u.y1}})
 						fmt.Fprintf(dump, "%s\n", line)
 					}
 				}
@@ -257,24 +262,4 @@ func goFloats(w []float64) string {
 		parts[i] = fmt.Sprintf("%.4g", v)
 	}
 	return "[]float64{" + strings.Join(parts, ", ") + "}"
-}
-
-// readAllTexts is readAll that also returns what was read, for the dump
-// of our own labelled photos (never the product's path).
-func readAllTexts(ctx context.Context, v view, judged []verified, cands []candidate) ([][]float64, []string, error) {
-	fs, err := readAll(ctx, v, judged, cands)
-	if err != nil {
-		return nil, nil, err
-	}
-	texts := make([]string, len(cands))
-	for i, c := range cands {
-		for _, l := range c.lines {
-			r, err := readLine(ctx, v, l)
-			if err != nil {
-				return nil, nil, err
-			}
-			texts[i] += r.Text + "|"
-		}
-	}
-	return fs, texts, nil
 }
