@@ -45,6 +45,20 @@ type Photo struct {
 	Missed    []plates.Box
 }
 
+// Dir is the folder of the plate set named set: under PLATES_EXTRA for
+// the extra sets (ExtraSets) where it is given, else under PLATES_DATA, or
+// the shared data sets.
+func Dir(set string) string {
+	if extra := os.Getenv("PLATES_EXTRA"); extra != "" && slices.Contains(ExtraSets, set) {
+		return filepath.Join(extra, set)
+	}
+	root := datasets.Dir()
+	if d := os.Getenv("PLATES_DATA"); d != "" {
+		root = d
+	}
+	return filepath.Join(root, set)
+}
+
 // Photos decodes the photos of a plate set whose file names keep says to
 // read; the others (the held-out split, for the tools) are not opened. The
 // sets are read from datasets.Dir() (CARPHOTO_DATASETS, else ../shared/datasets beside the repository), or
@@ -56,10 +70,6 @@ type Photo struct {
 // (imageops/plates/testdata/copies.json).
 func Photos(tb testing.TB, set string, keep func(name string) bool) []Photo {
 	tb.Helper()
-	root := datasets.Dir()
-	if d := os.Getenv("PLATES_DATA"); d != "" {
-		root = d
-	}
 	scale := 1.0
 	if s := os.Getenv("PLATES_SCALE"); s != "" {
 		f, err := strconv.ParseFloat(s, 64)
@@ -68,10 +78,7 @@ func Photos(tb testing.TB, set string, keep func(name string) bool) []Photo {
 		}
 		scale = f
 	}
-	dir := filepath.Join(root, set)
-	if extra := os.Getenv("PLATES_EXTRA"); extra != "" && slices.Contains(ExtraSets, set) {
-		dir = filepath.Join(extra, set)
-	}
+	dir := Dir(set)
 	datasets.CheckShipped(tb, set, dir)
 	labels := readLabels(tb, dir)
 	var audit []struct {

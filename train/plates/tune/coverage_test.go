@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,7 +71,7 @@ func TestDesignCoverage(t *testing.T) {
 		var nothing []string
 		photos := labelled.Photos(t, set, keep)
 		for _, p := range photos {
-			data, err := os.ReadFile(filepath.Join(setDir(set), p.File))
+			data, err := os.ReadFile(filepath.Join(labelled.Dir(set), p.File))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,14 +171,6 @@ func TestDesignCoverage(t *testing.T) {
 
 func frac(a, b int) float64 { return float64(a) / float64(max(b, 1)) }
 
-// setDir is the folder of a plate set, as labelled.Photos finds it.
-func setDir(set string) string {
-	if extra := os.Getenv("PLATES_EXTRA"); extra != "" && slices.Contains(labelled.ExtraSets, set) {
-		return filepath.Join(extra, set)
-	}
-	return filepath.Join(datasets.Dir(), set)
-}
-
 // heldOutAudit is the held-out detections on nothing labelled that review
 // found to be plates (docs/plates-heldout-audit.json), by set/file.
 func heldOutAudit(t *testing.T) map[string][]plates.Box {
@@ -208,17 +199,7 @@ func heldOutAudit(t *testing.T) map[string][]plates.Box {
 // savePNG writes, where dir is set, the photo around the plate f with its
 // quad outlined as dir/name.png.
 func savePNG(t *testing.T, dir, name string, img image.Image, f plates.Plate) {
-	if dir == "" {
-		return
-	}
-	b := f.Quad.Bounds()
-	r := b.Inset(-max(b.Dx(), b.Dy())).Intersect(img.Bounds())
-	out, err := os.Create(filepath.Join(dir, name+".png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	if err := png.Encode(out, outlined(img, r, f.Quad)); err != nil {
-		t.Fatal(err)
+	if dir != "" {
+		writeOutlined(t, filepath.Join(dir, name+".png"), img, f)
 	}
 }

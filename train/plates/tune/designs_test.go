@@ -8,6 +8,8 @@ import (
 	"image/color"
 	"image/draw"
 	"image/jpeg"
+	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,17 +93,26 @@ func TestDesigns(t *testing.T) {
 // save writes, where dir is set, the photo around the plate f (the k-th
 // found on p) with its quad outlined, named prefix + the photo's name.
 func save(t *testing.T, dir, prefix string, p labelled.Photo, k int, f plates.Plate) {
-	if dir == "" {
-		return
+	if dir != "" {
+		writeOutlined(t, filepath.Join(dir, fmt.Sprintf("%s%s-%d.jpg", prefix, filepath.Base(p.File), k)), p.Img, f)
 	}
+}
+
+// writeOutlined writes the photo img around the plate f, its quad
+// outlined, to the file name: a PNG or, named .jpg, a JPEG.
+func writeOutlined(t *testing.T, name string, img image.Image, f plates.Plate) {
 	b := f.Quad.Bounds()
-	r := b.Inset(-max(b.Dx(), b.Dy())).Intersect(p.Img.Bounds())
-	out, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s%s-%d.jpg", prefix, filepath.Base(p.File), k)))
+	r := b.Inset(-max(b.Dx(), b.Dy())).Intersect(img.Bounds())
+	out, err := os.Create(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	if err := jpeg.Encode(out, outlined(p.Img, r, f.Quad), nil); err != nil {
+	encode := png.Encode
+	if strings.HasSuffix(name, ".jpg") {
+		encode = func(w io.Writer, m image.Image) error { return jpeg.Encode(w, m, nil) }
+	}
+	if err := encode(out, outlined(img, r, f.Quad)); err != nil {
 		t.Fatal(err)
 	}
 }
