@@ -289,19 +289,42 @@ func TestDocsPage(t *testing.T) {
 	}
 	see("the blur-plates operation", "X-Credits-Remaining", "X-Plates-Found", "Idempotency-Key")
 
-	// The search box (issue 68: it once stayed on "Loading…"): open it,
-	// type "blur", and the blur-plates operation is among the results.
-	err = chromedp.Do(ctx, chromedp.Click(`[data-testid="search-trigger"]`),
-		chromedp.SendKeys(`input[placeholder="Search docs..."]`, "blur"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const results = `(() => { const i = document.querySelector('input[placeholder="Search docs..."]');
+	// The search box (issue 68: it once stayed on "Loading…"): once its
+	// trigger says it is ready, open it, type "blur", and the blur-plates
+	// operation is among the results. On a loaded machine a dialog opened
+	// while the trigger still said "Loading…" closed again by itself
+	// before its results showed (1 run in 6 with 4 busy loops beside it);
+	// a person waits for the trigger, and should the dialog still close,
+	// opens it and types again: at most 3 times.
+	const (
+		input   = `input[placeholder="Search docs..."]`
+		results = `(() => { const i = document.querySelector('input[placeholder="Search docs..."]');
 		return i ? i.parentElement.parentElement.parentElement.innerText : "" })()`
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](results+`.includes("/v1/blur-plates")`, chromedp.WithPollingTimeout(30*time.Second)))
+	)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const t = document.querySelector('[data-testid="search-trigger"]'); return !!t && t.innerText.includes("Search") })()`, chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
+		t.Fatalf("the search trigger never became ready: %v", err)
+	}
+	var found bool
+	for try := 0; try < 3 && !found; try++ {
+		err = chromedp.Do(ctx, chromedp.Click(`[data-testid="search-trigger"]`),
+			chromedp.SendKeys(input, "blur"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const i = document.querySelector('input[placeholder="Search docs..."]');
+			return !i || `+results+`.includes("/v1/blur-plates") })()`, chromedp.WithPollingTimeout(30*time.Second)))
+		if err != nil {
+			break
+		}
+		found, err = chromedp.Run(ctx, chromedp.Evaluate[bool](results+`.includes("/v1/blur-plates")`))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !found {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](results+`.slice(0, 500)`))
-		t.Errorf("search for \"blur\": no /v1/blur-plates among the results: %v; the search box shows %q", err, text)
+		t.Errorf("search for \"blur\": no /v1/blur-plates among the results (%v); the search box shows %q", err, text)
 	}
 	if out := requests.elsewhere(s.url); len(out) > 0 {
 		t.Errorf("the page fetched from elsewhere: %v", out)
