@@ -416,14 +416,15 @@ func (sc *plateScore) addChars(p benchPhoto, i int, got []plates.Plate) {
 	if c.StandIn {
 		sc.chars.standIn++
 	}
-	hidden := c.Hidden(got) >= platechars.HiddenShare
+	share := c.Hidden(got)
+	hidden := share >= platechars.HiddenShare
 	if p.unread != nil && p.unread[i] {
 		sc.chars.unread.total++
 		if hidden {
 			sc.chars.unread.hidden++
 		}
 	}
-	if share := c.Hidden(got); hidden {
+	if hidden {
 		sc.chars.hidden++
 	} else {
 		b := c.Box
