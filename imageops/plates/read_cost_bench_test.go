@@ -1,15 +1,14 @@
 package plates
 
 import (
-	"image"
 	_ "image/jpeg"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"carphoto/internal/testenv/datasets"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // BenchmarkReads times the reader's part of plate finding alone, photo by
@@ -37,15 +36,7 @@ func BenchmarkReads(b *testing.B) {
 		if !datasets.HeldOut(filepath.Base(fn)) || len(photos) == 40 {
 			continue
 		}
-		f, err := os.Open(fn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		img, _, err := image.Decode(f)
-		f.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
+		img := imgtest.DecodeFile(b, fn)
 		props, err := st.net.proposeAll(b.Context(), img, 1, img.Bounds().Sub(img.Bounds().Min), subImages(img), s)
 		if err != nil {
 			b.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"image"
 	_ "image/jpeg"
 	"math"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"testing"
 
 	"carphoto/internal/testenv/datasets"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // TestFitReadJudge fits the reading judge (readJudge) on the validation
@@ -88,15 +88,7 @@ func TestFitReadJudge(t *testing.T) {
 				if !sp.keep(filepath.Base(l.File)) {
 					continue
 				}
-				f, err := os.Open(filepath.Join(dir, l.File))
-				if err != nil {
-					t.Fatal(err)
-				}
-				img, _, err := image.Decode(f)
-				f.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
+				img := imgtest.DecodeFile(t, filepath.Join(dir, l.File))
 				if sp.name == "validation" {
 					photos++
 				}
