@@ -297,23 +297,25 @@ func TestDocsPage(t *testing.T) {
 	// a person waits for the trigger, and should the dialog still close,
 	// opens it and types again: at most 3 times.
 	const (
+		trigger = `[data-testid="search-trigger"]`
 		input   = `input[placeholder="Search docs..."]`
-		results = `(() => { const i = document.querySelector('input[placeholder="Search docs..."]');
-		return i ? i.parentElement.parentElement.parentElement.innerText : "" })()`
+		box     = `document.querySelector('` + input + `')`
+		// results is what the open dialog shows under the box ("" when closed).
+		results = `(() => { const i = ` + box + `; return i ? i.parentElement.parentElement.parentElement.innerText : "" })()`
 	)
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const t = document.querySelector('[data-testid="search-trigger"]'); return !!t && t.innerText.includes("Search") })()`, chromedp.WithPollingTimeout(30*time.Second)))
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const t = document.querySelector('`+trigger+`'); return !!t && t.innerText.includes("Search") })()`, chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
 		t.Fatalf("the search trigger never became ready: %v", err)
 	}
 	var found bool
 	for try := 0; try < 3 && !found; try++ {
-		err = chromedp.Do(ctx, chromedp.Click(`[data-testid="search-trigger"]`),
+		err = chromedp.Do(ctx, chromedp.Click(trigger),
 			chromedp.SendKeys(input, "blur"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		found, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const i = document.querySelector('input[placeholder="Search docs..."]');
-			return !i || `+results+`.includes("/v1/blur-plates") })()`, chromedp.WithPollingTimeout(30*time.Second)))
+		// Until the results show, or the dialog closes.
+		found, err = chromedp.Run(ctx, chromedp.Poll[bool](`!`+box+` || `+results+`.includes("/v1/blur-plates")`, chromedp.WithPollingTimeout(30*time.Second)))
 		if err != nil {
 			break
 		}
