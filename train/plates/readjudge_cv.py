@@ -10,7 +10,10 @@ when asked for.
 
     PLATES_FIT_SETS=... PLATES_FIT_TRAIN_SETS=... PLATES_FIT_DUMP=/tmp/fit.jsonl \\
         go test -tags measure ./imageops/plates -run FitReadJudge -v -timeout 2h
-    /usr/bin/python3 train/plates/readjudge_cv.py /tmp/fit.jsonl
+    /usr/bin/python3 train/plates/readjudge_cv.py /tmp/fit.jsonl [MORE.jsonl ...]
+
+MORE dumps (another set's TestFitReadJudge run) add a choice: the training
+lines with theirs too (their validation lines are not scored).
 
 Prints, for each choice and threshold, the plates and non-plates accepted on
 each set's validation lines. Needs numpy.
@@ -50,6 +53,10 @@ def main():
         ("+ training non-plates", None, [r for r in train if r["y"] == 0]),
         ("+ training lines", None, train),
     ]
+    more = [json.loads(line) for name in sys.argv[2:] for line in open(name)]
+    if more:
+        more = [r for r in more if r.get("split") == "training"]
+        choices.append(("+ training lines, more", None, train + more))
     files = sorted({r["file"] for r in val})
     random.Random(1).shuffle(files)
     fold = {f: i % 5 for i, f in enumerate(files)}
