@@ -119,9 +119,7 @@ func TestRedisBlip(t *testing.T) {
 	if got := s.credits(t, id); got != 20-int64(ok) {
 		t.Errorf("balance %d after %d successes from 20: a credit was lost, held or charged twice", got, ok)
 	}
-	if held, _ := s.b.OpenHolds(context.Background()); held != 0 {
-		t.Errorf("%d holds still open after every request ended", held)
-	}
+	waitNoHolds(t, s)
 
 	// Calls that arrive while Redis is down (6 s: longer than go-redis's
 	// own retries of a command last) ride through every Redis step
@@ -162,9 +160,7 @@ func TestRedisBlip(t *testing.T) {
 	if got := s.credits(t, id); got != 20-int64(ok)-m {
 		t.Errorf("balance %d after %d successes from 20", got, ok+m)
 	}
-	if held, _ := s.b.OpenHolds(context.Background()); held != 0 {
-		t.Errorf("%d holds still open after every request ended", held)
-	}
+	waitNoHolds(t, s)
 
 	// /readyz warns, without failing, when Redis stops persisting (once
 	// the worker's heartbeat, lapsed in the 6 s stop, is seen again).
@@ -252,7 +248,5 @@ func TestRedisRestartDuringCalls(t *testing.T) {
 	if got := s.credits(t, id); got != n-int64(ok) {
 		t.Errorf("balance %d after %d answers from %d: a credit was lost, held or charged twice", got, ok, n)
 	}
-	if held, _ := s.b.OpenHolds(context.Background()); held != 0 {
-		t.Errorf("%d holds still open after every call ended", held)
-	}
+	waitNoHolds(t, s)
 }
