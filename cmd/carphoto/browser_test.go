@@ -314,9 +314,9 @@ func TestDocsPage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Until the results show, or the dialog closes.
-		found, err = chromedp.Run(ctx, chromedp.Poll[bool](`!`+box+` || `+results+`.includes("/v1/blur-plates")`, chromedp.WithPollingTimeout(30*time.Second)))
-		if err != nil {
+		// Until the results show, or the dialog closes: which of the two,
+		// the next line reads.
+		if _, err = chromedp.Run(ctx, chromedp.Poll[bool](`!`+box+` || `+results+`.includes("/v1/blur-plates")`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 			break
 		}
 		found, err = chromedp.Run(ctx, chromedp.Evaluate[bool](results+`.includes("/v1/blur-plates")`))
