@@ -83,6 +83,9 @@ type Payload struct {
 	Params     imageops.Params `json:"-"`
 	EnqueuedAt time.Time       `json:"enq"`
 	Deadline   time.Time       `json:"deadline"`
+	// StartBy is Request.StartBy: a worker taking the task up later
+	// answers it withdrawn (Withdrawn) instead of running it.
+	StartBy time.Time `json:"startBy,omitzero"`
 	// Run counts the task's runs: 2 when the worker process at the first
 	// died during it. The worker logs such a task's parameters first.
 	Run int `json:"run,omitempty"`

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -80,6 +81,12 @@ type Server struct {
 	idem       *idempotency.Store
 	// fetcher gets imageUrl and logoUrl through the address guard.
 	fetcher *http.Client
+	// pace, load and preQueue are admission's (admission.go): the
+	// workers' processing times seen, the queue's load last read, and
+	// the calls admitted not queued yet.
+	pace     jobs.Pace
+	load     loadCache
+	preQueue atomic.Int64
 }
 
 // New wires the routes. rdb is the service's Redis; b and j are built on it.
