@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -92,11 +91,11 @@ func readForm(w http.ResponseWriter, r *http.Request, f form) (*formParts, error
 		case name == "":
 			continue
 		case !slices.Contains(f.fields, name):
-			p.flag(carphoto.Errorf(carphoto.EInvalidParams, "unknown field %q for %s; accepted fields: %s",
-				name, f.endpoint, strings.Join(f.fields, ", ")))
+			p.flag(carphoto.Errorf(carphoto.EInvalidParams, "unknown field %s for %s; accepted fields: %s",
+				echoed(name), f.endpoint, strings.Join(f.fields, ", ")))
 			continue
 		case p.has(name):
-			p.flag(carphoto.Errorf(carphoto.EInvalidParams, "field %q was sent more than once", name))
+			p.flag(carphoto.Errorf(carphoto.EInvalidParams, "field %s was sent more than once", echoed(name)))
 			continue
 		}
 		if err := f.readPart(p, part, name); err != nil {
@@ -129,7 +128,7 @@ func (f form) readPart(p *formParts, part *multipart.Part, name string) error {
 		}
 		switch {
 		case in.err != nil:
-			return f.readErr(in.err, "field "+strconv.Quote(name))
+			return f.readErr(in.err, "field "+echoed(name))
 		case err != nil:
 			return err
 		case n > limit:
@@ -145,9 +144,9 @@ func (f form) readPart(p *formParts, part *multipart.Part, name string) error {
 	data, err := io.ReadAll(io.LimitReader(part, limit+1))
 	switch {
 	case err != nil:
-		return f.readErr(err, "field "+strconv.Quote(name))
+		return f.readErr(err, "field "+echoed(name))
 	case int64(len(data)) > limit:
-		p.flag(carphoto.Errorf(carphoto.EInvalidParams, "field %q is longer than %d bytes", name, limit))
+		p.flag(carphoto.Errorf(carphoto.EInvalidParams, "field %s is longer than %d bytes", echoed(name), limit))
 		data = nil
 	}
 	p.values[name] = strings.TrimSpace(string(data))
