@@ -127,12 +127,14 @@ type Result struct {
 	// PlatesDesigned is imageops.Output's: how many got the design.
 	PlatesDesigned int `json:"designed,omitempty"`
 	// CarTruncated and CarScale are imageops.Output's.
-	CarTruncated []string      `json:"truncated,omitempty"`
-	CarScale     float64       `json:"carScale,omitempty"`
-	QueueWait    time.Duration `json:"wait"`
-	Processing   time.Duration `json:"proc"`
-	Worker       string        `json:"worker,omitempty"`
-	Body         []byte        `json:"-"`
+	CarTruncated []string `json:"truncated,omitempty"`
+	CarScale     float64  `json:"carScale,omitempty"`
+	// ICCDropped is imageops.Output's: the colour profile left out.
+	ICCDropped bool          `json:"iccDropped,omitempty"`
+	QueueWait  time.Duration `json:"wait"`
+	Processing time.Duration `json:"proc"`
+	Worker     string        `json:"worker,omitempty"`
+	Body       []byte        `json:"-"`
 }
 
 // OK reports whether the result carries an image.

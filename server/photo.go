@@ -110,10 +110,18 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		}
 
 		studioHeaders(c.Response().Header(), req.Params, res)
+		if res.ICCDropped {
+			c.Response().Header().Set(headerColorProfile, "dropped")
+		}
 		captured, err = s.deliver(ctx, c, hold, remaining, res, idem)
 		return err
 	}
 }
+
+// headerColorProfile says "dropped" on an answer that left out its
+// photo's colour profile for its size (codec.EmbedICC): its pixels are as
+// they were, not converted to sRGB.
+const headerColorProfile = "X-Color-Profile"
 
 // useAsset is the key in the asset store of the design or backdrop
 // (backdrop) saved in the caller's own Assets library under assetID, which

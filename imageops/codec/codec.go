@@ -86,10 +86,13 @@ func (l Limits) Check(width, height int) error {
 
 // Photo is a decoded input in its displayed orientation.
 type Photo struct {
-	Image   image.Image // EXIF orientation already applied; bounds start at (0,0)
-	Format  string      // "jpeg", "png" or "webp"
-	ICC     []byte      // embedded ICC profile, nil if none
-	Quality int         // JPEG input: the IJG quality (1..100) whose luminance table is nearest the file's; 0 otherwise
+	Image  image.Image // EXIF orientation already applied; bounds start at (0,0)
+	Format string      // "jpeg", "png" or "webp"
+	ICC    []byte      // embedded ICC profile, nil if none
+	// ICCDropped says the file's profile was larger than an answer
+	// carries (MaxKeptICC): ICC is nil, and the answer says so.
+	ICCDropped bool
+	Quality    int // JPEG input: the IJG quality (1..100) whose luminance table is nearest the file's; 0 otherwise
 }
 
 // header is what the container walk learns before any pixel is decoded.
@@ -161,8 +164,12 @@ func decode(ctx context.Context, data []byte, lim Limits) (*Photo, error) {
 	if err != nil {
 		return nil, err
 	}
+	var iccDropped bool
 	if h.pngICCP != nil {
-		h.icc = inflateICC(h.pngICCP)
+		h.icc, iccDropped = inflateICC(h.pngICCP)
+	}
+	if len(h.icc) > MaxKeptICC {
+		h.icc, iccDropped = nil, true
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -195,10 +202,11 @@ func decode(ctx context.Context, data []byte, lim Limits) (*Photo, error) {
 		return nil, err
 	}
 	return &Photo{
-		Image:   orient(img, h.orientation),
-		Format:  h.format,
-		ICC:     h.icc,
-		Quality: h.quality,
+		Image:      orient(img, h.orientation),
+		Format:     h.format,
+		ICC:        h.icc,
+		ICCDropped: iccDropped,
+		Quality:    h.quality,
 	}, nil
 }
 

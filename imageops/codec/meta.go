@@ -336,20 +336,25 @@ func readPNGMeta(data []byte, h *header) error {
 
 // inflateICC returns the profile of an iCCP chunk (name, 0, method 0,
 // zlib data), or nil when it is unreadable or larger than maxICCBytes.
-func inflateICC(chunk []byte) []byte {
+func inflateICC(chunk []byte) (icc []byte, tooLarge bool) {
 	i := bytes.IndexByte(chunk, 0)
 	if i < 1 || i+2 > len(chunk) || chunk[i+1] != 0 {
-		return nil
+		return nil, false
 	}
 	zr, err := zlib.NewReader(bytes.NewReader(chunk[i+2:]))
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	icc, err := io.ReadAll(io.LimitReader(zr, maxICCBytes+1))
-	if err != nil || len(icc) == 0 || len(icc) > maxICCBytes {
-		return nil
+	// Inflated no further than an answer would carry (MaxKeptICC): 16 KB
+	// of zlib may hold 16 MB of profile.
+	icc, err = io.ReadAll(io.LimitReader(zr, MaxKeptICC+1))
+	switch {
+	case len(icc) > MaxKeptICC:
+		return nil, true
+	case err != nil || len(icc) == 0:
+		return nil, false
 	}
-	return icc
+	return icc, false
 }
 
 // pngICCChunk returns icc as a complete iCCP chunk; nil for no profile.
