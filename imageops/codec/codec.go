@@ -38,6 +38,9 @@ type Limits struct {
 	MaxPixels int     // width × height cap; zero means DefaultMaxPixels
 	MaxSide   int     // cap on the width and on the height; zero means DefaultMaxSide
 	MaxAspect float64 // cap on longer side ÷ shorter side; zero means DefaultMaxAspect
+	// MaxDecodeBytes caps what decoding a PNG or WebP may take; zero means
+	// DefaultMaxDecodeBytes.
+	MaxDecodeBytes int
 }
 
 func (l Limits) maxPixels() int {
@@ -59,6 +62,45 @@ func (l Limits) maxAspect() float64 {
 		return DefaultMaxAspect
 	}
 	return l.MaxAspect
+}
+
+// DefaultMaxDecodeBytes (Limits.MaxDecodeBytes) bounds what decoding one
+// image may take, estimated from its header as pixels × the bytes a
+// decoded pixel takes × the passes over the image: 192 MB admits a 48 MP
+// 8-bit PNG, a 24 MP lossless WebP, a 60 MP lossy WebP, and refuses the
+// 60 MP lossless file that a few kilobytes can hold (no compression ratio
+// bounds lossless data: it is an honest file, and seconds of CPU and a
+// gigabyte of memory to decode).
+const DefaultMaxDecodeBytes = 192 << 20
+
+func (l Limits) maxDecodeBytes() float64 {
+	if l.MaxDecodeBytes <= 0 {
+		return DefaultMaxDecodeBytes
+	}
+	return float64(l.MaxDecodeBytes)
+}
+
+// decodeBytes is what decoding h's pixels takes (see DefaultMaxDecodeBytes).
+func (h *header) decodeBytes() float64 {
+	return float64(h.width) * float64(h.height) * h.pixelBytes * float64(h.passes)
+}
+
+// checkDecode refuses an image whose decode would take more than l's
+// MaxDecodeBytes, from its header, before any pixel is decoded, saying
+// how many pixels of it would fit.
+func (l Limits) checkDecode(h *header) error {
+	need, most := h.decodeBytes(), l.maxDecodeBytes()
+	if need <= most {
+		return nil
+	}
+	kind := map[string]string{"png": "PNG", "webp": "WebP"}[h.format]
+	if h.pixelBytes == 8 && h.format == "webp" {
+		kind = "lossless WebP"
+	}
+	fits := int(most / (h.pixelBytes * float64(h.passes)))
+	return carphoto.Errorf(carphoto.EInvalidParams,
+		"image is a %d×%d %s: decoding it would take %d MB, over the %d MB one image may take; send it as a JPEG, or as a %s of at most %s",
+		h.width, h.height, kind, int(need)>>20, int(most)>>20, kind, Megapixels(fits))
 }
 
 // Check refuses a width × height that passes one of l's bounds, with an
@@ -105,6 +147,12 @@ type header struct {
 
 	pngRawBytes, pngIDATBytes uint64 // PNG: unfiltered pixel bytes claimed, compressed bytes present
 	pngICCP                   []byte // PNG: the iCCP chunk's data, still compressed
+
+	// pixelBytes and passes are what decoding costs a pixel, in memory
+	// and in passes over the image (decodeBytes); zero for JPEG, whose
+	// decode MAX_PIXELS bounds (4:2:0 at 1.5 bytes a pixel).
+	pixelBytes float64
+	passes     int
 
 	jpegScanBytes                         uint64 // JPEG: entropy-coded bytes present
 	jpegLeastScanBytes, jpegMostScanBytes uint64 // baseline JPEG: the bounds its size allows, see baselineScanBytes
@@ -250,6 +298,9 @@ func readHeader(data []byte, lim Limits) (*header, error) {
 	}
 	h.width, h.height = cfg.Width, cfg.Height
 	if err := lim.Check(h.width, h.height); err != nil {
+		return nil, err
+	}
+	if err := lim.checkDecode(h); err != nil {
 		return nil, err
 	}
 	// A header claiming far more pixels than the data can hold is a lie (or
