@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"carphoto/imageops/codec"
 )
 
 // iccProfile is an RGB display profile header (what the codec checks of
@@ -103,5 +105,50 @@ func TestLongFieldNameEchoedCut(t *testing.T) {
 	}
 	if !strings.Contains(string(body), `\"`+strings.Repeat("n", 64)+`\"…`) {
 		t.Errorf("answer %.300s does not quote the name cut to 64 characters", body)
+	}
+}
+
+// Bad data is named: a file cut short is "truncated", a whole file whose
+// data does not decode (a lossy WebP's partition overwritten, a PNG's
+// compressed stream damaged) "corrupt"; each 400, uncharged.
+func TestBadDataNamed(t *testing.T) {
+	s := startService(t, nil)
+	id, key := s.account(t, 5)
+	photo := carPhoto(t)
+	img, err := jpeg.Decode(bytes.NewReader(photo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var webpData bytes.Buffer
+	if err := codec.EncodeWebP(&webpData, img, 80); err != nil {
+		t.Fatal(err)
+	}
+	flipped := func(data []byte) []byte {
+		d := bytes.Clone(data)
+		for i := len(d) / 2; i < len(d)/2+64; i++ {
+			d[i] ^= 0x5a
+		}
+		return d
+	}
+	pngData := samplePNG(t)
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		want  string
+		wrong string
+	}{
+		{"JPEG cut in half", photo[:len(photo)/2], "truncated", "corrupt"},
+		{"lossy WebP with 64 bytes overwritten", flipped(webpData.Bytes()), "corrupt", "truncated"},
+		{"PNG with 64 bytes of IDAT overwritten", flipped(pngData), "corrupt", "truncated"},
+		{"WebP cut short", webpData.Bytes()[:webpData.Len()*2/3], "truncated", "corrupt"},
+	} {
+		status, h, body := post(t, s.url+"/v1/blur-plates", key, file("image", tc.data))
+		wantError(t, status, h, body, http.StatusBadRequest, "invalid_params")
+		if msg := string(body); !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.wrong) {
+			t.Errorf("%s: %s; want it named %q only", tc.name, body, tc.want)
+		}
+	}
+	if got := s.credits(t, id); got != 5 {
+		t.Errorf("balance %d, want 5: bad data is never charged", got)
 	}
 }

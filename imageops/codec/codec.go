@@ -239,11 +239,11 @@ func decode(ctx context.Context, data []byte, lim Limits) (*Photo, error) {
 		img, err = webp.Decode(r)
 	}
 	if err != nil {
-		return nil, corrupt(err)
+		return nil, undecodable(err)
 	}
 	if b := img.Bounds(); b.Dx() != h.width || b.Dy() != h.height {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams,
-			"image data is truncated or corrupt: header says %d×%d, pixels are %d×%d",
+			"image data is corrupt: header says %d×%d, pixels are %d×%d",
 			h.width, h.height, b.Dx(), b.Dy())
 	}
 	if err := ctx.Err(); err != nil {
@@ -310,7 +310,7 @@ func readHeader(data []byte, lim Limits) (*header, error) {
 	// baselineScanBytes.
 	if h.pngRawBytes/1032 > h.pngIDATBytes+64 || h.jpegLeastScanBytes > h.jpegScanBytes {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams,
-			"image data is truncated or corrupt: header says %d×%d but the file holds only %d bytes of pixel data",
+			"image data is corrupt: header says %d×%d but the file holds only %d bytes of pixel data",
 			h.width, h.height, h.pngIDATBytes+h.jpegScanBytes)
 	}
 	// The other way round (the stdlib JPEG decoder would silently decode
@@ -375,7 +375,14 @@ func otherFormat(data []byte) string {
 // errTruncated marks data that ends before its structure does.
 var errTruncated = errors.New("data ends early")
 
-// corrupt wraps a decoder or container error as invalid_params.
+// Bad data is named for what it is: "truncated" when the file ends before
+// its own structure says it does (the container walk and the header
+// decoders), "corrupt" when the file is whole but its data does not decode
+// (undecodable) or contradicts its header. Damage that still decodes (a
+// lossy WebP's or a JPEG's entropy-coded data overwritten in place, say)
+// cannot be told from an image: it comes back as the decoder read it.
+
+// corrupt wraps a container or header error as invalid_params.
 func corrupt(err error) error {
 	var e *carphoto.Error
 	if errors.As(err, &e) {
@@ -385,7 +392,7 @@ func corrupt(err error) error {
 		jpegUnsupported jpeg.UnsupportedError
 		pngUnsupported  png.UnsupportedError
 	)
-	msg := "image data is truncated or corrupt: " + err.Error()
+	msg := "image data is corrupt: " + err.Error()
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, errTruncated):
 		msg = "image data is truncated: the file ends before the image does"
@@ -395,12 +402,24 @@ func corrupt(err error) error {
 	return carphoto.Wrap(err, carphoto.EInvalidParams, msg)
 }
 
+// undecodable wraps the error of a pixel decoder, run once the container
+// was walked whole, as invalid_params: data that runs out there (a WebP
+// partition or a JPEG scan reading past its bytes, a PNG's compressed
+// stream ending early) is damage inside a whole file, not a file cut short.
+func undecodable(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return carphoto.Wrap(err, carphoto.EInvalidParams,
+			"image data is corrupt: its compressed pixel data runs out before the image does, though the file itself is whole")
+	}
+	return corrupt(err)
+}
+
 // recoverInvalid turns a panic inside a decoder into invalid_params: a
 // malformed file must never crash the worker.
 func recoverInvalid(err *error) {
 	if r := recover(); r != nil {
 		*err = carphoto.Wrap(fmt.Errorf("decoder panic: %v", r), carphoto.EInvalidParams,
-			"image data is truncated or corrupt: the decoder could not read it")
+			"image data is corrupt: the decoder could not read it")
 	}
 }
 
