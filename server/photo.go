@@ -50,6 +50,11 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		// client gone, a failed release. Should it fail, the count expires.
 		defer leave()
 
+		freeUpload, err := s.reserveUpload(c, s.photoBodyMost(op))
+		if err != nil {
+			return err
+		}
+		defer freeUpload()
 		req, ids, err := s.readUpload(c, op, deadline)
 		if err != nil {
 			return err

@@ -87,6 +87,8 @@ type Server struct {
 	pace     jobs.Pace
 	load     loadCache
 	preQueue atomic.Int64
+	// uploads is the memory budget of the uploads held (uploadmem.go).
+	uploads *uploadBudget
 }
 
 // New wires the routes. rdb is the service's Redis; b and j are built on it.
@@ -99,6 +101,7 @@ func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.S
 		// A claim outlives the longest request by a margin, then lapses.
 		idem:    idempotency.New(rdb, cfg.IdempotencyTTL, cfg.RequestTimeout+10*time.Second),
 		fetcher: newFetchClient(netguard.Guard{AllowPrivate: cfg.AllowPrivateURLs}),
+		uploads: newUploadBudget(),
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
