@@ -189,6 +189,9 @@ func (f form) readPart(p *formParts, part *multipart.Part, name string) error {
 func (f form) readErr(err error, what string) error {
 	var mbe *http.MaxBytesError
 	switch {
+	case errors.Is(err, errUploadsFull):
+		return carphoto.Wrap(err, carphoto.EUnavailable,
+			"this server is reading as many uploads as its memory allows; you were not charged, retry after Retry-After")
 	case errors.As(err, &mbe):
 		largest := int64(0)
 		for _, limit := range f.files {

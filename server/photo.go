@@ -56,6 +56,9 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		}
 		defer freeUpload()
 		req, ids, err := s.readUpload(c, op, deadline)
+		if errors.Is(err, errUploadsFull) {
+			return uploadsFull(c) // its Retry-After; the body is left unread
+		}
 		if err != nil {
 			return err
 		}
