@@ -161,6 +161,10 @@ func (s *Server) doFailed(ctx context.Context, c echo.Context, req jobs.Request,
 	var ov *jobs.OverranError
 	if errors.As(err, &ov) {
 		s.pace.Observe(req.Params.Op, ov.Ran)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
+				"processing started but did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
+		}
 	}
 	switch {
 	case ctx.Err() != nil:

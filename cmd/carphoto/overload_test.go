@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 type overloadAnswer struct {
 	status     int
 	code       string
+	message    string
 	retryAfter string
 	charged    int64
 	took       time.Duration // from sending to the whole answer
@@ -65,7 +68,7 @@ func overloadBurst(t *testing.T, url string, keys []string, perKey int, photo []
 				a := overloadAnswer{status: res.StatusCode, retryAfter: res.Header.Get("Retry-After"), took: time.Since(sent), key: key, idem: idem}
 				a.charged, _ = strconv.ParseInt(res.Header.Get("X-Credits-Charged"), 10, 64)
 				if res.StatusCode != http.StatusOK {
-					a.code = errorCode(b.Bytes())
+					a.code, a.message = errorCode(b.Bytes()), string(b.Bytes())
 					if res.StatusCode != http.StatusServiceUnavailable || a.took >= 7*time.Second {
 						t.Logf("%d after %v: %s", res.StatusCode, a.took, b.Bytes())
 					}
@@ -122,10 +125,14 @@ func TestOverloadAnsweredAtOnce(t *testing.T) {
 	}
 	spent := int64(0)
 	var refused []overloadAnswer
-	check := func(t *testing.T, round string, answers []overloadAnswer, wantQuick bool) {
+	// overran counts 500s of tasks that had started and outran the
+	// deadline: in the cold round, only those started before any pace was
+	// known (at most the worker's concurrency, 2 here: the machine's
+	// GOMAXPROCS) may, on a machine too loaded to run them in 8 s.
+	check := func(t *testing.T, round string, answers []overloadAnswer, wantQuick bool, mayOverrun int) {
 		t.Helper()
 		t.Logf("%s: %s", round, summary(answers))
-		ok, quick := 0, 0
+		ok, quick, overran := 0, 0, 0
 		for _, a := range answers {
 			spent += a.charged
 			switch a.status {
@@ -151,11 +158,19 @@ func TestOverloadAnsweredAtOnce(t *testing.T) {
 					quick++
 				}
 				refused = append(refused, a)
+			case http.StatusInternalServerError:
+				if !strings.Contains(a.message, "started but did not finish") {
+					t.Errorf("%s: 500 %s, for a call that had not started", round, a.message)
+				}
+				overran++
 			default:
 				t.Errorf("%s: answered %d %s, want 200 or 503", round, a.status, a.code)
 			}
 		}
-		if ok == 0 {
+		if overran > mayOverrun {
+			t.Errorf("%s: %d started calls outran the deadline, want at most %d", round, overran, mayOverrun)
+		}
+		if ok == 0 && overran == 0 {
 			t.Errorf("%s: no call answered 200", round)
 		}
 		if wantQuick && quick == 0 {
@@ -164,10 +179,10 @@ func TestOverloadAnsweredAtOnce(t *testing.T) {
 	}
 	// The first burst on a cold process: the pace is learnt from its
 	// first answers, and calls that can no longer finish are withdrawn.
-	check(t, "cold", overloadBurst(t, s.url, keys, 8, photo), false)
+	check(t, "cold", overloadBurst(t, s.url, keys, 8, photo), false, runtime.GOMAXPROCS(0))
 	// The second with the pace known: those that cannot start in time
 	// are refused on arrival.
-	check(t, "warm", overloadBurst(t, s.url, keys, 8, photo), true)
+	check(t, "warm", overloadBurst(t, s.url, keys, 8, photo), true, 0)
 
 	total := int64(0)
 	for _, id := range ids {
