@@ -39,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 SHARED = os.path.abspath(os.environ.get("CARPHOTO_DATASETS", os.path.join(REPO, "..", "shared", "datasets")))
 EXTRA = os.path.abspath(os.environ.get("CARPHOTO_EXTRA_DATA", os.path.expanduser("~/carphoto-data")))
-WORK = os.path.join(EXTRA, "cutout-label-work")
+WORK = os.environ.get("LABEL_WORK", os.path.join(EXTRA, "cutout-label-work"))
 OUT = os.path.join(EXTRA, "cars-label")
 NODE_PATH = os.environ.get("LABEL_NODE_MODULES", "/tmp/label-node/node_modules")
 
