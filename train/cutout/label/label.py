@@ -206,11 +206,12 @@ def cutout_binary(commit):
     return exe
 
 
-def cmd_cutout(b):
+def cmd_cutout(b, kept_only=False):
     data = read_batch(b)
     out = os.path.join(WORK, "cutout")
     os.makedirs(out, exist_ok=True)
-    todo = [photo_path(e) for e in data["photos"] if not os.path.exists(os.path.join(out, stem(e) + ".png"))]
+    todo = [photo_path(e) for e in data["photos"] if not os.path.exists(os.path.join(out, stem(e) + ".png"))
+            and (not kept_only or e["verdict"] in ("accepted", "corrected"))]
     if todo:
         exe = cutout_binary(data["cutout_commit"])
         subprocess.run(["nice", "-n", "19", exe, "cutout", "-o", out] + todo, check=True)
@@ -482,7 +483,7 @@ def cmd_build():
     sam = Sam()
     for p in batches():
         b = int(os.path.basename(p)[6:9])
-        cmd_cutout(b)
+        cmd_cutout(b, kept_only=True)
         data = read_batch(b)
         for e in data["photos"]:
             if e["verdict"] not in ("accepted", "corrected"):
