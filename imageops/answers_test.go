@@ -72,6 +72,8 @@ var answerCases = []answerCase{
 	{name: "car-cutout-crop-aspect-webp", p: Params{Op: CarCutout, Canvas: shadow.Canvas{Crop: true, Padding: 0.05, PaddingShare: true, Aspect: [2]int{4, 3}}, Format: "webp"}},
 	{name: "car-shadow-backdrop", p: Params{Op: CarShadow, Reflection: true, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}, Format: "jpeg"}, backdrop: true},
 	{name: "car-cutout-backdrop", p: Params{Op: CarCutout, Backdrop: &shadow.Placement{FloorY: 0.8, Scale: 0.6, CenterX: 0.4}}, backdrop: true},
+	{name: "car-shadow-plates-blur-backdrop", p: Params{Op: CarShadow, Plates: Plates{Hide: paint.StyleBlur}, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}, Format: "jpeg"}, backdrop: true},
+	{name: "car-cutout-plates-logo", p: Params{Op: CarCutout, Plates: PlatesLogo}, design: true},
 	{name: "logo-overlay", p: Params{Op: LogoOverlay, Overlay: paint.OverlayOptions{Position: "bottom-right", Scale: 0.2, Opacity: 0.8, Margin: 0.03}}, design: true},
 }
 
