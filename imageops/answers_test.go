@@ -11,6 +11,7 @@ package imageops
 //
 //	go test -tags answers -run TestAnswers ./imageops/            # compare
 //	go test -tags answers -run TestAnswers ./imageops/ -update    # record
+//	go test -tags answers -run TestAnswers ./imageops/ -dump DIR  # and write each answer to DIR
 //
 // About a minute of one core; not part of the suite (a build tag).
 
@@ -24,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"carphoto/imageops/codec"
@@ -32,7 +34,10 @@ import (
 	"carphoto/internal/testenv/datasets"
 )
 
-var update = flag.Bool("update", false, "record the answers in testdata/answers.json")
+var (
+	update = flag.Bool("update", false, "record the answers in testdata/answers.json")
+	dump   = flag.String("dump", "", "write every answer's bytes to this folder, to look at those that changed")
+)
 
 // answerPhotos are the 12 photos: web photos (front, rear, a BMW and a
 // Mini whose quads run tall, a close-up), dash-cam frames, and cars-seg
@@ -105,6 +110,13 @@ func TestAnswers(t *testing.T) {
 			if err != nil {
 				got[key] = answer{Error: fmt.Sprint(err)}
 				continue
+			}
+			if *dump != "" {
+				ext := strings.TrimPrefix(out.ContentType, "image/")
+				name := strings.TrimSuffix(filepath.Base(ph.file), ".jpg") + " " + c.name + "." + ext
+				if err := os.WriteFile(filepath.Join(*dump, name), out.Body, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			sum := sha256.Sum256(out.Body)
 			got[key] = answer{SHA256: hex.EncodeToString(sum[:]), Bytes: len(out.Body)}
