@@ -83,7 +83,12 @@ func parseNet(b []byte) (*net, error) {
 	read := func(c *nn.Conv) *nn.Conv {
 		c.Weights = r.Quantised(c.WeightShape()...)
 		c.Biases = r.Floats(c.Cout)
-		r.Bytes(8) // the input's range as TFLite quantised it: float32 lo, hi
+		// The input's range as TFLite quantised it: the pointwise layers
+		// run on integers over it (nn.SetIntegers).
+		lo, hi := r.F32(), r.F32()
+		if c.Kind == nn.Point && hi > lo {
+			c.InRange = []nn.Range{{Lo: lo, Hi: hi}}
+		}
 		return c
 	}
 	n.stem = read(&nn.Conv{Kind: nn.Full3, Cin: 3, Cout: stemC, Stride: 2, Act: relu6})

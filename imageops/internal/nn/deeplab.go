@@ -97,3 +97,7 @@ func (r *Reader) Quantised(shape ...int) []float32 {
 	}
 	return out
 }
+
+// F32 returns the next float32 (a value the file stores bare, with no
+// tensor header).
+func (r *Reader) F32() float32 { return math.Float32frombits(r.U32()) }
