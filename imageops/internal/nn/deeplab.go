@@ -13,6 +13,10 @@ import (
 
 // relu6 clamps p to [0, 6] in place.
 func relu6(p []float32) {
+	if use.avx2 && len(p) >= 8 {
+		relu6AVX2(&p[0], len(p))
+		p = p[len(p)&^7:]
+	}
 	for i, v := range p {
 		if v < 0 {
 			p[i] = 0
