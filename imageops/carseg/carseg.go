@@ -97,11 +97,14 @@ func (m *Map) At(x, y int) Class {
 	return m.Class[my*m.W+mx]
 }
 
-// Vehicle reports whether c is a car or a bus.
-func Vehicle(c Class) bool { return c == Car || c == Bus }
+// IsVehicle reports whether c is a car or a bus.
+func IsVehicle(c Class) bool { return c == Car || c == Bus }
+
+// IsPerson reports whether c is a person.
+func IsPerson(c Class) bool { return c == Person }
 
 // Mask returns, over the photo's rectangle r, 255 where the class keep
-// accepts (Vehicle, or c == Person) and 0 elsewhere, each photo pixel the
+// accepts (IsVehicle, IsPerson) and 0 elsewhere, each photo pixel the
 // class of the nearest input pixel.
 func (m *Map) Mask(r image.Rectangle, keep func(Class) bool) *image.Alpha {
 	a := image.NewAlpha(r)

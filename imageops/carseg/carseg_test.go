@@ -69,7 +69,7 @@ func TestMatchesInterpreter(t *testing.T) {
 				if cl != voc[wantMap.Pix[i]] {
 					differ++
 				}
-				if Vehicle(cl) {
+				if IsVehicle(cl) {
 					vehicles++
 				}
 				if cl == Person {
@@ -113,7 +113,7 @@ func TestSegmentMapsPhotoCoordinates(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := img.Bounds()
-	mask := m.Mask(b, Vehicle)
+	mask := m.Mask(b, IsVehicle)
 	if mask.Bounds() != b {
 		t.Fatalf("mask bounds %v, want %v", mask.Bounds(), b)
 	}
@@ -121,7 +121,7 @@ func TestSegmentMapsPhotoCoordinates(t *testing.T) {
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			on := mask.AlphaAt(x, y).A == 255
-			if on != Vehicle(m.At(x, y)) {
+			if on != IsVehicle(m.At(x, y)) {
 				t.Fatalf("(%d, %d): Mask says %v, At says %v", x, y, on, m.At(x, y))
 			}
 			if on {
@@ -135,6 +135,48 @@ func TestSegmentMapsPhotoCoordinates(t *testing.T) {
 		if d < -12 || d > 12 {
 			t.Errorf("vehicle box %v, the car's is %v", box, want)
 			break
+		}
+	}
+}
+
+// TestSegmentPersonBesideCar segments plates-web-cc0-0060
+// (testdata/plates-web-cc0-0060.png, 321 px square: a car from the left edge
+// to x 205, two men standing from x 185 to the right edge, read off the
+// picture) and checks where Mask puts the person and vehicle regions in the
+// photo's pixels: the people right of x 175, the car left of x 215.
+func TestSegmentPersonBesideCar(t *testing.T) {
+	img := readPNG(t, "testdata/plates-web-cc0-0060.png")
+	m, err := Segment(context.Background(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	for _, c := range []struct {
+		what  string
+		keep  func(Class) bool
+		split int
+		right bool
+	}{{"person", IsPerson, 175, true}, {"vehicle", IsVehicle, 215, false}} {
+		mask := m.Mask(b, c.keep)
+		left, right := 0, 0
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				if mask.AlphaAt(x, y).A == 255 {
+					if x < c.split {
+						left++
+					} else {
+						right++
+					}
+				}
+			}
+		}
+		t.Logf("%s: %d pixels left of x %d, %d right", c.what, left, c.split, right)
+		on, off := left, right
+		if c.right {
+			on, off = right, left
+		}
+		if on < b.Dx()*b.Dy()/10 || off > on/20 {
+			t.Errorf("%s: %d pixels left of x %d, %d right", c.what, left, c.split, right)
 		}
 	}
 }

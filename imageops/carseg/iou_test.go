@@ -63,7 +63,7 @@ func TestCarBusIoU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				region := m.Mask(p.img.Bounds(), Vehicle)
+				region := m.Mask(p.img.Bounds(), IsVehicle)
 				scores[i] = datasets.IoU(region, p.mask)
 				sum += scores[i]
 			}
