@@ -6,7 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"carphoto/internal/testenv/datasets"
@@ -61,4 +65,48 @@ func TestWeightsIoU(t *testing.T) {
 		count++
 	}
 	t.Logf("%s at %d: %d photos, car+bus IoU mean %.4f", *weights, *side, count, sum/float64(count))
+}
+
+var tint = flag.String("tint", "", "write the class maps of docs/samples' photos over them into this folder")
+
+// TestOverlay, with -tint DIR, writes docs/samples/car.jpg and
+// listing.jpg with their vehicle region tinted red and their person region
+// blue (800 px wide), to look at.
+func TestOverlay(t *testing.T) {
+	if *tint == "" {
+		t.Skip("run with -tint DIR")
+	}
+	for _, name := range []string{"car", "listing"} {
+		img := imgtest.DecodeFile(t, "../../docs/samples/"+name+".jpg")
+		m, err := Segment(context.Background(), img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := img.Bounds()
+		w := 800
+		h := w * b.Dy() / b.Dx()
+		out := image.NewRGBA(image.Rect(0, 0, w, h))
+		for y := range h {
+			for x := range w {
+				px, py := b.Min.X+x*b.Dx()/w, b.Min.Y+y*b.Dy()/h
+				r, g, bl, _ := img.At(px, py).RGBA()
+				c := color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 255}
+				switch cl := m.At(px, py); {
+				case IsVehicle(cl):
+					c.R, c.G, c.B = c.R/2+127, c.G/2, c.B/2
+				case cl == Person:
+					c.R, c.G, c.B = c.R/2, c.G/2, c.B/2+127
+				}
+				out.SetRGBA(x, y, c)
+			}
+		}
+		f, err := os.Create(filepath.Join(*tint, name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := png.Encode(f, out); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
 }
