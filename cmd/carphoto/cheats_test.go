@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Issue 77: nothing free for a client that cheats. An answer is charged
