@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"carphoto/internal/testenv/benchphoto"
+	"carphoto/jobs"
 	"carphoto/internal/testenv/redistest"
 )
 
@@ -494,7 +495,7 @@ func killableRedis(t *testing.T, filler int) (url string, kill func()) {
 
 // TestRedisKilledDuringCalls: 40 blur-plates calls in flight and Redis
 // SIGKILLed, started again at once on its append-only file, which takes
-// seconds to load (2 M filler keys): while it loads, every command and
+// seconds to load (3 M filler keys): while it loads, every command and
 // transaction is refused with LOADING (a transaction's EXEC with
 // EXECABORT). Every call is answered 200 within its deadline, charged
 // exactly, and no hold stays open.
@@ -502,8 +503,8 @@ func TestRedisKilledDuringCalls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	url, kill := killableRedis(t, 2_000_000)
-	const timeout = 90 * time.Second
+	url, kill := killableRedis(t, 3_000_000)
+	const timeout = 45 * time.Second
 	env := []string{"REDIS_URL=" + url, "PORT=0", "REQUEST_TIMEOUT=" + timeout.String(), "MAX_IN_FLIGHT_PER_KEY=40"}
 	rs := &redistest.Server{URL: url, Client: redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0")})}
 	defer rs.Client.Close()
@@ -544,6 +545,15 @@ func TestRedisKilledDuringCalls(t *testing.T) {
 	}
 	killed := time.Now()
 	kill()
+	// A worker handing a result over while Redis loads (its transaction
+	// refused, EXECABORT): it waits for Redis, as the workers' do now.
+	delivered := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		p := jobs.Payload{RequestID: "issue-77-probe", Deadline: time.Now().Add(timeout)}
+		delivered <- jobs.Deliver(ctx, rs.Client, p, &jobs.Result{ContentType: "image/jpeg", Body: []byte("probe")})
+	}()
 	loading := false
 	for {
 		err := rs.Client.Ping(context.Background()).Err()
@@ -556,6 +566,11 @@ func TestRedisKilledDuringCalls(t *testing.T) {
 	t.Logf("Redis killed and back after %v (loading seen: %v)", time.Since(killed).Round(time.Millisecond), loading)
 	if !loading {
 		t.Errorf("Redis was never seen loading its data: the test did not cover a restart that takes time")
+	}
+	if err := <-delivered; err != nil {
+		t.Errorf("jobs.Deliver while Redis loaded its data: %v, want it to wait for Redis", err)
+	} else if n, _ := rs.Client.LLen(context.Background(), jobs.ResultKey("issue-77-probe")).Result(); n != 1 {
+		t.Errorf("jobs.Deliver returned, but the result list has %d entries, want 1", n)
 	}
 	wg.Wait()
 	t.Logf("calls took %v", slices.Sorted(slices.Values(took)))
