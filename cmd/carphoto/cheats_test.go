@@ -28,8 +28,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"carphoto/internal/testenv/benchphoto"
-	"carphoto/jobs"
 	"carphoto/internal/testenv/redistest"
+	"carphoto/jobs"
 )
 
 // cheat is how a client reads its answer.
