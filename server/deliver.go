@@ -154,8 +154,9 @@ func (s *Server) writeAnswer(c echo.Context, until time.Time, status int, conten
 	var wire *answerWire
 	if !until.IsZero() {
 		if wire, err = beginAnswer(connOf(ctx)); err != nil {
-			// The customer wins: the answer goes out uncharged, and the
-			// connection ends after it.
+			// The customer wins: the answer goes uncharged, and the
+			// connection is reset after it (below), so it is never had
+			// in full for free.
 			h.Set(echo.HeaderConnection, "close")
 		}
 	}
@@ -171,6 +172,7 @@ func (s *Server) writeAnswer(c echo.Context, until time.Time, status int, conten
 		return werr == nil, nil
 	case wire == nil:
 		s.cfg.Metrics.AnswerDelivery(string(ackUnknown))
+		resetConn(connOf(ctx))
 		return false, fmt.Errorf("the answer was written, but this transport cannot tell whether the client has it: %w", err)
 	}
 	outcome := ackUnknown
