@@ -440,9 +440,9 @@ func (c config) workerConfig() worker.Config {
 	}
 }
 
-// billingConfig holds credits for a minute past the request deadline: long
-// enough for any honest capture, short enough that a dead web process's
-// holds come back within minutes.
+// billingConfig holds credits for a minute past the longest an answer may
+// be written (holdTTL): long enough for any honest capture, short enough
+// that a dead web process's holds come back within minutes.
 func (c config) billingConfig(log zerolog.Logger) billing.Config {
 	return billing.Config{
 		Log:                log,
@@ -468,5 +468,8 @@ func (c config) billingConfig(log zerolog.Logger) billing.Config {
 }
 
 // holdTTL is how long an uncaptured hold lives before billing's sweep
-// returns it: well past any request's deadline.
-func (c config) holdTTL() time.Duration { return c.RequestTimeout + time.Minute }
+// returns it: well past any request's deadline and the longest its
+// answer may then take to be read (server.AnswerWindowMost).
+func (c config) holdTTL() time.Duration {
+	return c.RequestTimeout + server.AnswerWindowMost + time.Minute
+}
