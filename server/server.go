@@ -63,6 +63,9 @@ type Config struct {
 	// both out. MetricsToken, when set, is the bearer token /metrics needs.
 	Metrics      *metrics.Metrics
 	MetricsToken string
+	// CORSOrigins are the origins (scheme://host[:port]) whose pages may
+	// call the API from a browser (cors.go); none by default.
+	CORSOrigins []string
 }
 
 // Server is the HTTP API. Build it with New and serve Handler.
