@@ -29,20 +29,23 @@ func get(g getter, path string, h echo.HandlerFunc) {
 // allowMethods are the methods allowed tries, in the order Allow lists them.
 var allowMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete}
 
-// allowed lists the methods a route of the API serves on path, for the
-// Allow header of a 405 answered by the catch-all under /v1: every name
-// there that is no other route takes POST (an operation, or unknown_tool).
+// allowed lists the methods the routes serve on path ("GET, HEAD"), the
+// catch-all under /v1 left out, for the Allow header of a 405; "" when no
+// route serves it.
 func (s *Server) allowed(path string) string {
+	s.servedOnce.Do(func() {
+		s.served = map[string]bool{}
+		for _, r := range s.e.Routes() {
+			s.served[r.Method+" "+r.Path] = true
+		}
+	})
 	c := s.e.NewContext(nil, nil)
 	var methods []string
 	for _, m := range allowMethods {
 		s.e.Router().Find(m, path, c)
-		if p := c.Path(); p != "" && p != "/v1/*" {
+		if p := c.Path(); p != "/v1/*" && s.served[m+" "+p] {
 			methods = append(methods, m)
 		}
-	}
-	if len(methods) == 0 {
-		return http.MethodPost
 	}
 	return strings.Join(methods, ", ")
 }

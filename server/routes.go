@@ -59,17 +59,25 @@ func (s *Server) routes() {
 		get(queues, "", dashboard)
 		get(queues, "/*", dashboard)
 	}
-	// Anything else under /v1 is an unknown tool once the caller is known
-	// and within its rate: the spec's precedence is 401, 429, then 400.
-	v1.Any("/*", s.unknownTool)
+	// A path served with other methods is 405 whoever asks (the public
+	// document's included). Anything else under /v1 is an unknown tool once
+	// the caller is known and within its rate: the spec's precedence is
+	// 401, 429, then 400.
+	tool := s.authenticate(s.rateLimit(s.unknownTool))
+	e.Any("/v1/*", func(c echo.Context) error {
+		if allow := s.allowed(c.Request().URL.Path); allow != "" {
+			c.Response().Header().Set(echo.HeaderAllow, allow)
+			return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; it takes %s", c.Request().Method, c.Request().URL.Path, allow)
+		}
+		return tool(c)
+	})
 }
 
 func (s *Server) unknownTool(c echo.Context) error {
 	r := c.Request()
 	if r.Method != http.MethodPost {
-		allow := s.allowed(r.URL.Path)
-		c.Response().Header().Set(echo.HeaderAllow, allow)
-		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; it takes %s", r.Method, r.URL.Path, allow)
+		c.Response().Header().Set(echo.HeaderAllow, http.MethodPost)
+		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; operations are POST", r.Method, r.URL.Path)
 	}
 	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q; available: %s", c.Param("*"), strings.Join(s.ops(), ", "))
 }

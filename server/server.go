@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -83,6 +84,9 @@ type Server struct {
 	idem       *idempotency.Store
 	// fetcher gets imageUrl and logoUrl through the address guard.
 	fetcher *http.Client
+	// served is every route's "METHOD /path" (allowed), made once.
+	served     map[string]bool
+	servedOnce sync.Once
 }
 
 // New wires the routes. rdb is the service's Redis; b and j are built on it.
