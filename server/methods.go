@@ -100,6 +100,7 @@ func (w *rangeRefusal) err() error {
 		return nil
 	}
 	h := w.Header()
+	h.Del(echo.HeaderContentType) // http.Error's text/plain
 	h.Del(echo.HeaderContentDisposition)
 	h.Del("X-Content-Type-Options")
 	return carphoto.Errorf(carphoto.ERangeNotSatisfiable,
