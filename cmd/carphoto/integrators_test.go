@@ -284,3 +284,52 @@ func TestCORSOriginsConfig(t *testing.T) {
 		}
 	}
 }
+
+// Where the format field is absent, an Accept naming an image type we
+// serve picks the answer's type; a wildcard, JSON or none keeps the
+// default; the field wins over Accept; Vary: Accept; and the format chosen
+// is part of what an Idempotency-Key stands for.
+func TestAcceptPicksFormat(t *testing.T) {
+	s := startService(t, nil)
+	_, key := s.account(t, 20)
+	photo := carPhoto(t)
+	for _, tc := range []struct {
+		accept, format, want string
+	}{
+		{"", "", "image/jpeg"},
+		{"*/*", "", "image/jpeg"},
+		{"image/*", "", "image/jpeg"},
+		{"application/json", "", "image/jpeg"},
+		{"image/png", "", "image/png"},
+		{"image/webp;q=0.5, image/png;q=0.9, */*;q=0.1", "", "image/png"},
+		{"image/avif, image/webp, */*;q=0.8", "", "image/webp"},
+		{"image/png", "jpeg", "image/jpeg"},
+	} {
+		parts := []part{file("image", photo)}
+		if tc.format != "" {
+			parts = append(parts, field("format", tc.format))
+		}
+		body, ct := multipartBody(t, parts...)
+		hdr := multipartHeader(key, ct)
+		if tc.accept != "" {
+			hdr.Set("Accept", tc.accept)
+		}
+		status, h, b := send(t, http.MethodPost, s.url+"/v1/blur-plates", hdr, body)
+		if status != 200 || h.Get("Content-Type") != tc.want || http.DetectContentType(b) != tc.want {
+			t.Errorf("Accept %q, format %q: %d %s (bytes %s), want %s", tc.accept, tc.format, status, h.Get("Content-Type"), http.DetectContentType(b), tc.want)
+		}
+		if !strings.Contains(strings.Join(h.Values("Vary"), ","), "Accept") {
+			t.Errorf("Accept %q: Vary %q lacks Accept", tc.accept, h.Values("Vary"))
+		}
+	}
+	// The same photo under one key, asked for as PNG then as WebP, is two
+	// requests, not a replay.
+	body, ct := multipartBody(t, file("image", photo))
+	hdr := multipartHeader(key, ct, "Idempotency-Key", "accept-1", "Accept", "image/png")
+	if status, h, b := send(t, http.MethodPost, s.url+"/v1/blur-plates", hdr, body); status != 200 || h.Get("Content-Type") != "image/png" {
+		t.Fatalf("first call: %d %s %.200s", status, h.Get("Content-Type"), b)
+	}
+	hdr.Set("Accept", "image/webp")
+	status, h, b := send(t, http.MethodPost, s.url+"/v1/blur-plates", hdr, body)
+	wantError(t, status, h, b, http.StatusUnprocessableEntity, "idempotency_key_reused")
+}
