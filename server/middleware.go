@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto"
+	"carphoto/billing"
 )
 
 // Context keys shared by the middleware and handlers.
@@ -55,6 +56,8 @@ func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 		if cid := clientRequestID(c.Request()); cid != "" {
 			lc = lc.Str("client_request_id", cid)
 			c.Response().Header().Set(headerClientRequestID, cid)
+			r := c.Request()
+			c.SetRequest(r.WithContext(billing.WithClientRequestID(r.Context(), cid)))
 		}
 		l := lc.Logger()
 		c.Set(ctxLogger, &l)

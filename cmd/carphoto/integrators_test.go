@@ -333,3 +333,36 @@ func TestAcceptPicksFormat(t *testing.T) {
 	status, h, b := send(t, http.MethodPost, s.url+"/v1/blur-plates", hdr, body)
 	wantError(t, status, h, b, http.StatusUnprocessableEntity, "idempotency_key_reused")
 }
+
+// A client's own X-Request-Id is kept in the ledger beside ours, on the
+// call's hold; ours stays the id the records are kept under.
+func TestClientRequestIDInLedger(t *testing.T) {
+	const admin = "ledger-admin-token-0123456789"
+	s := startService(t, map[string]string{"ADMIN_TOKEN": admin})
+	id, key := s.account(t, 5)
+	body, ct := multipartBody(t, file("image", carPhoto(t)))
+	status, h, b := send(t, http.MethodPost, s.url+"/v1/blur-plates", multipartHeader(key, ct, "X-Request-Id", "dealer-job-7"), body)
+	if status != 200 || h.Get("X-Client-Request-Id") != "dealer-job-7" {
+		t.Fatalf("blur-plates: %d, X-Client-Request-Id %q (%.200s)", status, h.Get("X-Client-Request-Id"), b)
+	}
+	ours := h.Get("X-Request-Id")
+	status, _, b = send(t, http.MethodGet, s.url+"/admin/v1/accounts/"+id+"/ledger", http.Header{"Authorization": {"Bearer " + admin}}, nil)
+	var ledger struct {
+		Entries []struct{ Kind, RequestID, ClientRequestID string }
+	}
+	if status != 200 || json.Unmarshal(b, &ledger) != nil {
+		t.Fatalf("ledger: %d %.300s", status, b)
+	}
+	var hold bool
+	for _, e := range ledger.Entries {
+		if e.Kind != "admin" && e.RequestID != ours {
+			t.Errorf("ledger line %+v: requestId is not ours (%s)", e, ours)
+		}
+		if e.Kind == "hold" {
+			hold = e.ClientRequestID == "dealer-job-7"
+		}
+	}
+	if !hold {
+		t.Errorf("ledger %s: the hold's line does not keep the client's id", b)
+	}
+}
