@@ -366,3 +366,44 @@ func TestClientRequestIDInLedger(t *testing.T) {
 		t.Errorf("ledger %s: the hold's line does not keep the client's id", b)
 	}
 }
+
+// A job's result in ranges, as a download resumes: 206 with
+// Content-Range; a range past the end is 416 in JSON, saying the size;
+// HEAD gives the length without the bytes.
+func TestJobResultRanges(t *testing.T) {
+	_, data := testVideo(t)
+	s := startService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "MAX_VIDEO_SECONDS": "20", "RATE_LIMIT_PER_MINUTE": "10000"})
+	_, key := s.account(t, 5)
+	status, _, body := post(t, s.url+"/v1/video-blur", key, file("video", data))
+	var sub struct{ ID string }
+	if status != http.StatusAccepted || json.Unmarshal(body, &sub) != nil {
+		t.Fatalf("submit: %d %s", status, body)
+	}
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		_, j := getJob(t, s.url, key, sub.ID)
+		if j.Status == "done" {
+			break
+		}
+		if j.Status == "failed" || time.Now().After(deadline) {
+			t.Fatalf("job %+v", j)
+		}
+	}
+	url, auth := s.url+"/v1/jobs/"+sub.ID+"/result", "Bearer "+key
+	status, h, whole := send(t, http.MethodGet, url, http.Header{"Authorization": {auth}}, nil)
+	if status != 200 || h.Get("Accept-Ranges") != "bytes" {
+		t.Fatalf("result: %d, Accept-Ranges %q", status, h.Get("Accept-Ranges"))
+	}
+	status, h, part := send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "Range": {"bytes=100-199"}}, nil)
+	if want := "bytes 100-199/" + strconv.Itoa(len(whole)); status != http.StatusPartialContent || h.Get("Content-Range") != want || !bytes.Equal(part, whole[100:200]) {
+		t.Errorf("Range 100-199: %d, Content-Range %q, %d bytes; want 206, %q, bytes 100 to 199", status, h.Get("Content-Range"), len(part), want)
+	}
+	status, h, b := send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "Range": {"bytes=999999999-"}}, nil)
+	wantError(t, status, h, b, http.StatusRequestedRangeNotSatisfiable, "range_not_satisfiable")
+	if want := "bytes */" + strconv.Itoa(len(whole)); h.Get("Content-Range") != want || h.Get("Content-Disposition") != "" {
+		t.Errorf("416: Content-Range %q, Content-Disposition %q; want %q and none", h.Get("Content-Range"), h.Get("Content-Disposition"), want)
+	}
+	status, h, b = send(t, http.MethodHead, url, http.Header{"Authorization": {auth}}, nil)
+	if status != 200 || len(b) != 0 || h.Get("Content-Length") != strconv.Itoa(len(whole)) {
+		t.Errorf("HEAD result: %d, %d bytes, Content-Length %q; want 200, none, %d", status, len(b), h.Get("Content-Length"), len(whole))
+	}
+}
