@@ -26,7 +26,7 @@ func get(g getter, path string, h echo.HandlerFunc) {
 	g.HEAD(path, h)
 }
 
-// allowMethods are the methods allowed tries, in the order Allow lists them.
+// allowMethods are the methods allowed looks for, in the order Allow lists them.
 var allowMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete}
 
 // allowed lists the methods the routes serve on path ("GET, HEAD"), the
