@@ -79,21 +79,8 @@ func TestGeneratedTypeScriptClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the TypeScript tools come from npm")
 	}
-	npm, err := exec.LookPath("npm")
-	if _, nerr := exec.LookPath("node"); err != nil || nerr != nil {
-		t.Skip("no node and npm: the TypeScript client is not checked")
-	}
 	dir := t.TempDir()
-	run := func(name string, args ...string) (string, error) {
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := run(npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-		"openapi-typescript@7.13.0", "typescript@5.9.3", "openapi-fetch@0.17.0"); err != nil {
-		t.Skipf("npm could not install the TypeScript tools: %v\n%s", err, out)
-	}
+	run := npmTools(t, dir, "openapi-typescript@7.13.0", "typescript@5.9.3", "openapi-fetch@0.17.0")
 	for _, name := range []string{"main.ts", "tsconfig.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "tsclient", name))
 		if err != nil {
@@ -107,11 +94,66 @@ func TestGeneratedTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "node_modules", ".bin")
-	if out, err := run(filepath.Join(bin, "openapi-typescript"), doc, "-o", "schema.d.ts"); err != nil {
+	if out, err := run("openapi-typescript", doc, "-o", "schema.d.ts"); err != nil {
 		t.Fatalf("openapi-typescript: %v\n%s", err, out)
 	}
-	if out, err := run(filepath.Join(bin, "tsc"), "-p", "tsconfig.json"); err != nil {
+	if out, err := run("tsc", "-p", "tsconfig.json"); err != nil {
 		t.Fatalf("the generated TypeScript does not compile: %v\n%s", err, out)
 	}
+}
+
+// npmTools installs pkgs from npm into dir, a scratch directory outside
+// the repository, and returns a runner of their commands there; it skips
+// the test where node or npm is absent, or npm cannot install them.
+func npmTools(t *testing.T, dir string, pkgs ...string) func(tool string, args ...string) (string, error) {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if _, nerr := exec.LookPath("node"); err != nil || nerr != nil {
+		t.Skip("no node and npm: the tools from npm are not run")
+	}
+	run := func(name string, args ...string) (string, error) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(npm, append([]string{"install", "--no-audit", "--no-fund", "--loglevel=error"}, pkgs...)...); err != nil {
+		t.Skipf("npm could not install %v: %v\n%s", pkgs, err, out)
+	}
+	return func(tool string, args ...string) (string, error) {
+		return run(filepath.Join(dir, "node_modules", ".bin", tool), args...)
+	}
+}
+
+// The linters integrators run on a document find no error in
+// site/openapi.json: Redocly's recommended rules with unused components
+// an error, and Spectral's OpenAPI rules. Where node and npm are present.
+func TestDocumentLints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the linters come from npm")
+	}
+	dir := t.TempDir()
+	run := npmTools(t, dir, "@redocly/cli@2.77.0", "@stoplight/spectral-cli@6.16.3")
+	doc, err := filepath.Abs(filepath.Join("..", "..", "site", "openapi.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"redocly.yaml":   "extends:\n  - recommended\nrules:\n  no-unused-components: error\n",
+		".spectral.yaml": "extends: [\"spectral:oas\"]\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := run("redocly", "lint", "--config", filepath.Join(dir, "redocly.yaml"), doc)
+	if err != nil {
+		t.Errorf("redocly lint: %v\n%s", err, out)
+	}
+	t.Logf("redocly lint:\n%s", out)
+	out, err = run("spectral", "lint", "--fail-severity=error", "--ruleset", filepath.Join(dir, ".spectral.yaml"), doc)
+	if err != nil {
+		t.Errorf("spectral lint: %v\n%s", err, out)
+	}
+	t.Logf("spectral lint:\n%s", out)
 }
