@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"mime/multipart"
@@ -15,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"carphoto/internal/testenv/apitest"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // fuzzRequests is how many requests TestFuzzAgainstDocument sends.
@@ -42,7 +44,18 @@ func TestFuzzAgainstDocument(t *testing.T) {
 	const admin = "fuzz-admin-token-0123456789"
 	s := startService(t, map[string]string{"ADMIN_TOKEN": admin, "VIDEO_DIR": t.TempDir(), "RATE_LIMIT_PER_MINUTE": "100000"})
 	_, key := s.account(t, 1000)
-	f := &fuzzer{rng: rand.New(rand.NewPCG(83, 1201)), photo: syntheticJPEG(t, 96, 64)}
+	// Real ids beside made-up ones, so that the paths with an id are
+	// answered as often as refused: an asset of the caller's, and another
+	// account for the admin API to rotate and revoke (not the caller's).
+	other, _ := s.account(t, 10)
+	body, ct := multipartBody(t, file("file", imgtest.Sample(t, "plate-design.png")))
+	status, _, b := send(t, http.MethodPost, s.url+"/v1/assets", multipartHeader(key, ct), body)
+	var asset struct{ ID string }
+	if status != http.StatusCreated || json.Unmarshal(b, &asset) != nil {
+		t.Fatalf("create an asset: %d %s", status, b)
+	}
+	f := &fuzzer{rng: rand.New(rand.NewPCG(83, 1201)), photo: syntheticJPEG(t, 96, 64),
+		ids: []string{other, asset.ID, "vid_x", "..", "%20", "asset_x"}}
 	var ops []fuzzOp
 	for path, item := range c.Doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -50,7 +63,7 @@ func TestFuzzAgainstDocument(t *testing.T) {
 		}
 	}
 	slices.SortFunc(ops, func(a, b fuzzOp) int { return strings.Compare(a.method+a.path, b.method+b.path) })
-	statuses := map[int]int{}
+	statuses, byOp := map[int]int{}, map[string]map[int]int{}
 	for i := range fuzzRequests {
 		op := ops[i%len(ops)]
 		if i >= len(ops) {
@@ -71,11 +84,18 @@ func TestFuzzAgainstDocument(t *testing.T) {
 		}
 		res.Body.Close()
 		statuses[res.StatusCode]++
+		if byOp[op.method+" "+op.path] == nil {
+			byOp[op.method+" "+op.path] = map[int]int{}
+		}
+		byOp[op.method+" "+op.path][res.StatusCode]++
 		if empty != "" && res.StatusCode < 400 {
 			t.Errorf("%s %s with %s empty: %d, want it refused", req.Method, req.URL.Path, empty, res.StatusCode)
 		}
 	}
 	t.Logf("%d requests from seeds (83, 1201) over %d operations: statuses %v", fuzzRequests, len(ops), statuses)
+	for _, op := range ops {
+		t.Logf("%s %s: %v", op.method, op.path, byOp[op.method+" "+op.path])
+	}
 	if statuses[200]+statuses[201]+statuses[202]+statuses[204] < fuzzRequests/10 {
 		t.Errorf("only %v succeeded: the requests are not reaching the operations", statuses)
 	}
@@ -89,6 +109,7 @@ type fuzzOp struct {
 type fuzzer struct {
 	rng   *rand.Rand
 	photo []byte
+	ids   []string // what a path's {id} is drawn from
 }
 
 var pathParam = regexp.MustCompile(`\{(\w+)\}`)
@@ -98,7 +119,7 @@ var pathParam = regexp.MustCompile(`\{(\w+)\}`)
 func (f *fuzzer) request(t *testing.T, base string, op fuzzOp) (req *http.Request, empty string) {
 	t.Helper()
 	path := pathParam.ReplaceAllStringFunc(op.path, func(string) string {
-		return []string{"asset_x", "vid_x", "acct_x", "..", "%20"}[f.rng.IntN(5)]
+		return f.ids[f.rng.IntN(len(f.ids))]
 	})
 	method := op.method
 	if f.rng.IntN(12) == 0 {
@@ -158,7 +179,7 @@ func (f *fuzzer) multipart(t *testing.T, schema *openapi3.Schema) (body []byte, 
 				continue // the photo missing
 			}
 		case slices.Contains(schema.Required, name):
-		case f.rng.IntN(4) > 0:
+		case f.rng.IntN(6) > 0:
 			continue
 		}
 		if file {
@@ -185,7 +206,7 @@ func (f *fuzzer) multipart(t *testing.T, schema *openapi3.Schema) (body []byte, 
 
 // value draws a text field's value from its schema, or a wrong one.
 func (f *fuzzer) value(s *openapi3.Schema) string {
-	switch f.rng.IntN(10) {
+	switch f.rng.IntN(16) {
 	case 0:
 		return ""
 	case 1:
