@@ -55,12 +55,17 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 			return err
 		}
 		defer freeUpload()
+		// The answer's type may follow Accept (accept.go).
+		c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
 		req, ids, err := s.readUpload(c, op, deadline)
 		if errors.Is(err, errUploadsFull) {
 			return uploadsFull(c) // its Retry-After; the body is left unread
 		}
 		if err != nil {
 			return err
+		}
+		if req.Params.Format == "" { // the field absent (sent empty is refused)
+			req.Params.Format = acceptedFormat(c.Request().Header)
 		}
 		account := accountID(c)
 		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
