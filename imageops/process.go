@@ -84,6 +84,9 @@ type Output struct {
 	// CarScale is the car's width as a share of the answer's on a backdrop
 	// (shadow.Fit.Scale), 0 without one.
 	CarScale float64
+	// ICCDropped says the photo's colour profile was left out of the
+	// answer for its size (codec.EmbedICC), its pixels as they were.
+	ICCDropped bool
 }
 
 // Process runs one operation on encoded inputs and returns the encoded

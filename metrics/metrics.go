@@ -35,6 +35,7 @@ type Metrics struct {
 	tasks        *prometheus.CounterVec
 	taskDuration *prometheus.HistogramVec
 	delivery     *prometheus.CounterVec
+	overload     *prometheus.CounterVec
 }
 
 // photoBuckets span a cached small photo (tens of ms) to the request
@@ -98,6 +99,10 @@ func New() *Metrics {
 			Help:    "Time a worker spent on a photo task, by operation.",
 			Buckets: photoBuckets,
 		}, []string{"op"}),
+		overload: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "carphoto_overload_total",
+			Help: "Photo calls answered 503 service_unavailable because the workers could not start them in time to finish within their deadline, by operation and stage: refused at arrival, or withdrawn unstarted from the wait.",
+		}, []string{"op", "stage"}),
 		delivery: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carphoto_answer_delivery_total",
 			Help: "Photo answers written, by how the wait for the client's TCP acknowledgement ended: acknowledged (charged), closed (the client closed or reset the connection first), aborted (not acknowledged by the answer's write deadline: the connection reset, the rest never sent) or unknown (the transport cannot tell: not charged).",
@@ -107,7 +112,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.duration, m.queueWait, m.processing, m.photosInFlight,
-		m.plates, m.credits, m.refusals, m.redisErrors, m.tasks, m.taskDuration, m.delivery,
+		m.plates, m.credits, m.refusals, m.redisErrors, m.tasks, m.taskDuration, m.delivery, m.overload,
 	)
 	return m
 }
@@ -165,6 +170,9 @@ type Request struct {
 	// Set for a charged success.
 	PlatesFound int // -1 when the operation does not look for plates
 	Credits     int64
+	// Overload is the stage at which a photo call was answered 503 for
+	// want of a worker in time (refused, withdrawn), "" otherwise.
+	Overload string
 }
 
 // RequestDone records an answered request.
@@ -187,6 +195,9 @@ func (m *Metrics) RequestDone(r Request) {
 	}
 	if r.Code == "rate_limited" {
 		m.refusals.WithLabelValues(r.Op).Inc()
+	}
+	if r.Overload != "" {
+		m.overload.WithLabelValues(r.Op, r.Overload).Inc()
 	}
 }
 

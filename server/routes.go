@@ -79,7 +79,7 @@ func (s *Server) unknownTool(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderAllow, http.MethodPost)
 		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; operations are POST", r.Method, r.URL.Path)
 	}
-	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q; available: %s", c.Param("*"), strings.Join(s.ops(), ", "))
+	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %s; available: %s", echoed(c.Param("*")), strings.Join(s.ops(), ", "))
 }
 
 // ops are the operations this server offers: the photo operations, and
