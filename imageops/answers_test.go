@@ -11,6 +11,7 @@ package imageops
 //
 //	go test -tags answers -run TestAnswers ./imageops/            # compare
 //	go test -tags answers -run TestAnswers ./imageops/ -update    # record
+//	go test -tags answers -run TestAnswers ./imageops/ -dump DIR  # and write them to look at
 //
 // About a minute of one core; not part of the suite (a build tag).
 
@@ -24,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"carphoto/imageops/codec"
@@ -32,7 +34,10 @@ import (
 	"carphoto/internal/testenv/datasets"
 )
 
-var update = flag.Bool("update", false, "record the answers in testdata/answers.json")
+var (
+	update = flag.Bool("update", false, "record the answers in testdata/answers.json")
+	dump   = flag.String("dump", "", "also write every answer's bytes to this directory, to look at")
+)
 
 // answerPhotos are the 12 photos: web photos (front, rear, a BMW and a
 // Mini whose quads run tall, a close-up), dash-cam frames, and cars-seg
@@ -103,6 +108,14 @@ func TestAnswers(t *testing.T) {
 			if err != nil {
 				got[key] = answer{Error: fmt.Sprint(err)}
 				continue
+			}
+			if *dump != "" {
+				if err := os.MkdirAll(*dump, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(*dump, key+"."+strings.TrimPrefix(out.ContentType, "image/")), out.Body, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			sum := sha256.Sum256(out.Body)
 			got[key] = answer{SHA256: hex.EncodeToString(sum[:]), Bytes: len(out.Body)}
