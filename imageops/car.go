@@ -105,6 +105,9 @@ func studioCar(ctx context.Context, img image.Image) (*image.NRGBA, vehicles.Obj
 	return car, chosen, nil
 }
 
+// sceneryMessage is car_not_found's message for a cut-out that is scenery.
+const sceneryMessage = "no car was found in the photo: the cut-out took the scenery (ground, road, buildings or sky from one edge of the photo to another); you were not charged (send a photo with a whole car in view, nearer than the scenery around it)"
+
 // carFound is car_not_found when the cut-out of the chosen vehicle holds no
 // car a studio shot can be made of: its confident car (alpha >= 128) covers
 // less than cutout.MinCarShare of the photo (a car in the far distance), or
@@ -119,8 +122,7 @@ func carFound(car *image.NRGBA) error {
 			"no car was found in the photo; you were not charged (send a photo with a whole car in view)")
 	}
 	if cutout.Scenery(car) {
-		return refuseCar(RefusedScenery,
-			"no car was found in the photo: the cut-out took the scenery (ground, road, buildings or sky from one edge of the photo to another); you were not charged (send a photo with a whole car in view, nearer than the scenery around it)")
+		return refuseCar(RefusedScenery, sceneryMessage)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"carphoto/imageops/cutout"
 	"carphoto/imageops/vehicles"
 	"carphoto/internal/testenv/datasets"
 	"carphoto/internal/testenv/imgtest"
@@ -99,4 +100,70 @@ func touches(m *image.Gray) bool {
 		}
 	}
 	return false
+}
+
+// TestMeasureStudioCarIoU compares, on cars-seg's photos outside the
+// held-out split, the studio's car (studioCar: chosen, cropped, gated)
+// with the cut-out of the whole photo (cutout.Cut, the studio's before
+// issue 79) against the labelled main car (datasets.MainCar): mean IoU of
+// the alpha ≥ 128 region, and the photos either refuses.
+//
+//	go test -tags measure -run TestMeasureStudioCarIoU -v ./imageops/
+func TestMeasureStudioCarIoU(t *testing.T) {
+	var labels []struct{ File, Mask string }
+	if err := json.Unmarshal(datasets.ReadFile(t, "cars-seg", "labels.json"), &labels); err != nil {
+		t.Fatal(err)
+	}
+	dir := datasets.Set(t, "cars-seg")
+	ctx := context.Background()
+	var n int
+	var sumNew, sumOld float64
+	for _, l := range labels {
+		if datasets.HeldOut(l.File) {
+			continue
+		}
+		img := imgtest.DecodeFile(t, filepath.Join(dir, l.File))
+		m := datasets.MainCar(imgtest.DecodeFile(t, filepath.Join(dir, l.Mask)))
+		old, err := cutout.Cut(ctx, img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		iouOld := alphaIoU(old, m)
+		iouNew := 0.0
+		car, _, err := studioCar(ctx, img)
+		if err != nil {
+			t.Logf("%s: refused (%s); whole-photo cut-out IoU %.3f", filepath.Base(l.File), RefusalReason(err), iouOld)
+		} else {
+			iouNew = alphaIoU(car, m)
+		}
+		if iouNew < iouOld-0.05 || iouNew > iouOld+0.05 {
+			t.Logf("%s: IoU %.3f, whole-photo cut-out %.3f", filepath.Base(l.File), iouNew, iouOld)
+		}
+		n++
+		sumNew += iouNew
+		sumOld += iouOld
+	}
+	t.Logf("%d photos outside held-out: studio car mean IoU %.4f (refusals count 0), whole-photo cut-out %.4f", n, sumNew/float64(n), sumOld/float64(n))
+}
+
+// alphaIoU is the IoU of car's alpha ≥ 128 with the mask's gray ≥ 128.
+func alphaIoU(car *image.NRGBA, m *image.Gray) float64 {
+	b := m.Bounds()
+	var in, un int
+	for y := range b.Dy() {
+		for x := range b.Dx() {
+			a := car.Pix[y*car.Stride+4*x+3] >= 128
+			l := m.Pix[y*m.Stride+x] >= 128
+			if a && l {
+				in++
+			}
+			if a || l {
+				un++
+			}
+		}
+	}
+	if un == 0 {
+		return 1
+	}
+	return float64(in) / float64(un)
 }

@@ -36,16 +36,18 @@ func TestBoxTruncated(t *testing.T) {
 	}
 }
 
-// The gate keeps the car's box (grown by gateMargin) and a person enclosed
-// by it (a driver), and drops a person beside the car and everything
-// outside the box.
+// The gate keeps the car's box (grown by gateMargin) and a person in the
+// car (a driver: inside its box, the head under its roof), and drops a
+// person beside the car, one behind it whose head is at its roof, and
+// everything outside the box.
 func TestGateDropsPeopleBesideTheCar(t *testing.T) {
 	frame := image.Rect(0, 0, 1000, 600)
 	car := vehicles.Object{Class: vehicles.Car, Score: 0.9, Box: image.Rect(200, 200, 800, 500)}
 	s := &scene{objs: []vehicles.Object{
 		car,
-		{Class: vehicles.Person, Score: 0.8, Box: image.Rect(400, 220, 480, 320)}, // behind the glass
+		{Class: vehicles.Person, Score: 0.8, Box: image.Rect(400, 240, 480, 330)}, // behind the glass
 		{Class: vehicles.Person, Score: 0.8, Box: image.Rect(720, 100, 860, 520)}, // beside the bonnet
+		{Class: vehicles.Person, Score: 0.8, Box: image.Rect(600, 205, 660, 450)}, // behind the car, head at its roof
 	}}
 	g := s.gate(car, frame, frame)
 	for _, c := range []struct {
@@ -54,9 +56,10 @@ func TestGateDropsPeopleBesideTheCar(t *testing.T) {
 		what string
 	}{
 		{500, 400, true, "the car"},
-		{440, 270, true, "the driver"},
+		{440, 280, true, "the driver"},
 		{795, 400, false, "the person beside the car, inside the car's box"},
 		{850, 400, false, "the person beside the car"},
+		{630, 300, false, "the person behind the car"},
 		{195, 350, true, "the margin past the box"},
 		{100, 350, false, "the background"},
 	} {
