@@ -143,7 +143,8 @@ func (s *scene) cutCar(ctx context.Context, img image.Image) (*image.NRGBA, vehi
 	// edges as scenery reaches a photo's (cutout.Scenery), or covering
 	// most of the margin past the gate, flooded it, as on a night street
 	// whose dark car the network does not find.
-	if cutout.Scenery(cut) || flooded(cut, crop, grow(car.Box, gateMargin, b)) {
+	// A car the frame cuts off fills its crop's margin at that side.
+	if cutout.Scenery(cut) || (len(boxTruncated(car.Box, b)) == 0 && flooded(cut, crop, grow(car.Box, gateMargin, b))) {
 		return nil, car, refuseCar(RefusedScenery, sceneryMessage)
 	}
 	g := s.gate(car, crop, b)
