@@ -11,7 +11,7 @@ package imageops
 //
 //	go test -tags answers -run TestAnswers ./imageops/            # compare
 //	go test -tags answers -run TestAnswers ./imageops/ -update    # record
-//	go test -tags answers -run TestAnswers ./imageops/ -dump DIR  # and write them to look at
+//	go test -tags answers -run TestAnswers ./imageops/ -dump DIR  # and write each answer to DIR
 //
 // About a minute of one core; not part of the suite (a build tag).
 
@@ -36,7 +36,7 @@ import (
 
 var (
 	update = flag.Bool("update", false, "record the answers in testdata/answers.json")
-	dump   = flag.String("dump", "", "also write every answer's bytes to this directory, to look at")
+	dump   = flag.String("dump", "", "write every answer's bytes to this folder, to look at those that changed")
 )
 
 // answerPhotos are the 12 photos: web photos (front, rear, a BMW and a
@@ -77,6 +77,8 @@ var answerCases = []answerCase{
 	{name: "car-cutout-crop-aspect-webp", p: Params{Op: CarCutout, Canvas: shadow.Canvas{Crop: true, Padding: 0.05, PaddingShare: true, Aspect: [2]int{4, 3}}, Format: "webp"}},
 	{name: "car-shadow-backdrop", p: Params{Op: CarShadow, Reflection: true, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}, Format: "jpeg"}, backdrop: true},
 	{name: "car-cutout-backdrop", p: Params{Op: CarCutout, Backdrop: &shadow.Placement{FloorY: 0.8, Scale: 0.6, CenterX: 0.4}}, backdrop: true},
+	{name: "car-shadow-plates-blur-backdrop", p: Params{Op: CarShadow, Plates: Plates{Hide: paint.StyleBlur}, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}, Format: "jpeg"}, backdrop: true},
+	{name: "car-cutout-plates-logo", p: Params{Op: CarCutout, Plates: PlatesLogo}, design: true},
 	{name: "logo-overlay", p: Params{Op: LogoOverlay, Overlay: paint.OverlayOptions{Position: "bottom-right", Scale: 0.2, Opacity: 0.8, Margin: 0.03}}, design: true},
 }
 
@@ -110,10 +112,9 @@ func TestAnswers(t *testing.T) {
 				continue
 			}
 			if *dump != "" {
-				if err := os.MkdirAll(*dump, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(*dump, key+"."+strings.TrimPrefix(out.ContentType, "image/")), out.Body, 0o644); err != nil {
+				ext := strings.TrimPrefix(out.ContentType, "image/")
+				name := strings.TrimSuffix(filepath.Base(ph.file), ".jpg") + " " + c.name + "." + ext
+				if err := os.WriteFile(filepath.Join(*dump, name), out.Body, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}

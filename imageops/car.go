@@ -20,37 +20,14 @@ import (
 // (shadow.FrameFit). A listing shows a photo at a few megapixels.
 const shadowMaxPixels = shadow.CanvasMaxPixels
 
-// shadowOp is car-shadow: the car cut out, its shadow on the ground under
-// it, framed.
-func shadowOp(ctx context.Context, in *codec.Photo, p Params) (*Output, error) {
-	car, truncated, err := carOf(ctx, in, p)
-	if err != nil {
-		return nil, err
-	}
+// shadowOp is car-shadow without a backdrop: the car (carOf, as the
+// studio cut it out of in) with its shadow on the ground under it, framed.
+func shadowOp(ctx context.Context, car *image.NRGBA, in *codec.Photo, p Params) (*Output, error) {
 	out, err := shadow.CarShadow(ctx, car, shadow.ShadowOptions{Reflection: p.Reflection, ReuseCar: true})
 	if err != nil {
 		return nil, fmt.Errorf("shadow: %w", err)
 	}
-	res, err := framed(ctx, out, in, p)
-	if err != nil {
-		return nil, err
-	}
-	res.CarTruncated = truncated
-	return res, nil
-}
-
-// cutoutOp is car-cutout: the car cut out and framed.
-func cutoutOp(ctx context.Context, in *codec.Photo, p Params) (*Output, error) {
-	car, truncated, err := carOf(ctx, in, p)
-	if err != nil {
-		return nil, err
-	}
-	res, err := framed(ctx, car, in, p)
-	if err != nil {
-		return nil, err
-	}
-	res.CarTruncated = truncated
-	return res, nil
+	return framed(ctx, out, in, p)
 }
 
 // carOf is the car of the photo on a transparent background, the photo
@@ -70,7 +47,7 @@ func carOf(ctx context.Context, in *codec.Photo, p Params) (*image.NRGBA, []stri
 	if transparent {
 		return codec.ToNRGBA(img), nil, nil
 	}
-	car, chosen, err := studioCar(ctx, img)
+	car, chosen, err := chosenCar(ctx, img)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -81,10 +58,10 @@ func carOf(ctx context.Context, in *codec.Photo, p Params) (*image.NRGBA, []stri
 	return car, truncated, nil
 }
 
-// studioCar is img's chosen vehicle cut out (scene.cutCar), and the
+// chosenCar is img's chosen vehicle cut out (scene.cutCar), and the
 // vehicle; car_not_found when there is none or its cut-out holds no car
 // (carFound).
-func studioCar(ctx context.Context, img image.Image) (*image.NRGBA, vehicles.Object, error) {
+func chosenCar(ctx context.Context, img image.Image) (*image.NRGBA, vehicles.Object, error) {
 	s, err := detectScene(ctx, img)
 	if err != nil {
 		return nil, vehicles.Object{}, err

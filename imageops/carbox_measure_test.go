@@ -103,7 +103,7 @@ func touches(m *image.Gray) bool {
 }
 
 // TestMeasureStudioCarIoU compares, on cars-seg's photos outside the
-// held-out split, the studio's car (studioCar: chosen, cropped, gated)
+// held-out split, the studio's car (chosenCar: chosen, cropped, gated)
 // with the cut-out of the whole photo (cutout.Cut, the studio's before
 // issue 79) against the labelled main car (datasets.MainCar): mean IoU of
 // the alpha ≥ 128 region, and the photos either refuses.
@@ -130,7 +130,7 @@ func TestMeasureStudioCarIoU(t *testing.T) {
 		}
 		iouOld := alphaIoU(old, m)
 		iouNew := 0.0
-		car, _, err := studioCar(ctx, img)
+		car, _, err := chosenCar(ctx, img)
 		if err != nil {
 			t.Logf("%s: refused (%s); whole-photo cut-out IoU %.3f", filepath.Base(l.File), RefusalReason(err), iouOld)
 		} else {

@@ -90,7 +90,7 @@ func TestStudioKeepsTheChosenCarOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut, chosen, err := studioCar(ctx, img)
+	cut, chosen, err := chosenCar(ctx, img)
 	if err != nil {
 		t.Fatal(err)
 	}

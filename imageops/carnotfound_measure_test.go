@@ -14,7 +14,7 @@ import (
 	"carphoto/internal/testenv/datasets"
 )
 
-// The refusals cost real car photos at most 1%: car_not_found (studioCar:
+// The refusals cost real car photos at most 1%: car_not_found (chosenCar:
 // the detector, the chosen vehicle's cut-out and carFound, as carOf runs
 // them) on every held-out photo of cars-seg and the web plate set, and of
 // the extra plate sets where they are built (../shared/datasets/extra),
@@ -61,7 +61,7 @@ func TestCarNotFoundRareOnCarPhotos(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := studioCar(ctx, img); err != nil {
+		if _, _, err := chosenCar(ctx, img); err != nil {
 			r := RefusalReason(err)
 			if r == "" {
 				t.Fatal(err)
