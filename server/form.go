@@ -150,7 +150,15 @@ func (f form) readPart(p *formParts, part *multipart.Part, name string) error {
 		p.flag(carphoto.Errorf(carphoto.EInvalidParams, "field %q is longer than %d bytes", name, limit))
 		data = nil
 	}
-	p.values[name] = strings.TrimSpace(string(data))
+	v := strings.TrimSpace(string(data))
+	if v == "" && data != nil {
+		// Sent empty is not left out: a client that sends style= asked for
+		// something, and taking the default would answer (and charge) a
+		// call it did not mean.
+		p.flag(carphoto.Errorf(carphoto.EInvalidParams,
+			"field %q is empty; send a value, or leave the field out to take its default", name))
+	}
+	p.values[name] = v
 	return nil
 }
 

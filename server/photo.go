@@ -40,9 +40,14 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		// client gone, a failed release. Should it fail, the count expires.
 		defer leave()
 
+		// The answer's type may follow Accept (accept.go).
+		c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
 		req, ids, err := s.readUpload(c, op, deadline)
 		if err != nil {
 			return err
+		}
+		if req.Params.Format == "" { // the field absent (sent empty is refused)
+			req.Params.Format = acceptedFormat(c.Request().Header)
 		}
 		account := accountID(c)
 		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
