@@ -79,7 +79,7 @@ type Output struct {
 	// and car-shadow and car-cutout with plates=logo); the others were hidden.
 	PlatesDesigned int
 	// CarTruncated are the sides of the photo that cut the car off
-	// (cutout.Truncated; car-shadow and car-cutout on a photo they cut out).
+	// (from the chosen vehicle's box, boxTruncated; car-shadow and car-cutout on a photo they cut out).
 	CarTruncated []string
 	// CarScale is the car's width as a share of the answer's on a backdrop
 	// (shadow.Fit.Scale), 0 without one.

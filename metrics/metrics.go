@@ -30,6 +30,7 @@ type Metrics struct {
 	plates         *prometheus.CounterVec
 	credits        *prometheus.CounterVec
 	refusals       *prometheus.CounterVec
+	carRefusals    *prometheus.CounterVec
 	redisErrors    *prometheus.CounterVec
 
 	tasks        *prometheus.CounterVec
@@ -86,6 +87,10 @@ func New() *Metrics {
 			Name: "carphoto_rate_limit_refusals_total",
 			Help: "Requests refused 429 rate_limited (per-minute budget or per-key cap), by operation (or route).",
 		}, []string{"op"}),
+		carRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "carphoto_car_refusals_total",
+			Help: "car-cutout and car-shadow calls answered 422 car_not_found, by operation and reason (no_vehicle, too_small, scenery).",
+		}, []string{"op", "reason"}),
 		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carphoto_redis_errors_total",
 			Help: "Redis commands that failed (a missing key or an empty BLPOP is not a failure), by command.",
@@ -112,7 +117,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.duration, m.queueWait, m.processing, m.photosInFlight,
-		m.plates, m.credits, m.refusals, m.redisErrors, m.tasks, m.taskDuration, m.delivery, m.overload,
+		m.plates, m.credits, m.refusals, m.carRefusals, m.redisErrors, m.tasks, m.taskDuration, m.delivery, m.overload,
 	)
 	return m
 }
@@ -236,6 +241,15 @@ func (m *Metrics) TaskDone(op, outcome string, processing time.Duration) {
 	}
 	m.tasks.WithLabelValues(op, outcome).Inc()
 	m.taskDuration.WithLabelValues(op).Observe(processing.Seconds())
+}
+
+// CarRefused records a studio call a worker refused with car_not_found,
+// and why (imageops.RefusalReason).
+func (m *Metrics) CarRefused(op, reason string) {
+	if m == nil {
+		return
+	}
+	m.carRefusals.WithLabelValues(op, reason).Inc()
 }
 
 func itoa(n int) string {

@@ -49,6 +49,9 @@ type Observer interface {
 	// Charged records credits captured by the worker (a video job's, when
 	// it is done); photo calls' are recorded by the web side.
 	Charged(op string, credits int64)
+	// CarRefused records a studio call refused with car_not_found, by
+	// reason (imageops.RefusalReason).
+	CarRefused(op, reason string)
 }
 
 // limits are the bounds every decoded image (photo or design) is held to,
@@ -287,6 +290,9 @@ func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, in imageop
 	}()
 	res, err := process(ctx, in, p)
 	if err != nil {
+		if r := imageops.RefusalReason(err); r != "" && w.cfg.Metrics != nil {
+			w.cfg.Metrics.CarRefused(string(p.Op), r)
+		}
 		if carphoto.ErrorCode(err) == carphoto.EInternal || carphoto.ErrorCode(err) == carphoto.EProcessingFailed {
 			log.Error().Err(err).Msg("processing failed")
 		}
