@@ -8,6 +8,7 @@ import (
 	"image/draw"
 
 	"carphoto"
+	"carphoto/imageops/carseg"
 	"carphoto/imageops/cutout"
 	"carphoto/imageops/vehicles"
 )
@@ -79,12 +80,12 @@ func refuseCar(reason, format string, args ...any) error {
 }
 
 // scene is what the studio knows of the photo before its cut-out: the
-// detector's objects and, once the car-class segmenter (imageops/carseg)
-// lands, its car-class region of the photo, which then gates the matte in
+// detector's objects and, once the car is chosen, the car-class
+// segmenter's region of it (carregion.go), which then gates the matte in
 // place of the boxes (region nil: the boxes alone).
 type scene struct {
 	objs   []vehicles.Object
-	region *image.Alpha
+	region *carRegion
 }
 
 // detectScene runs the detector on img.
@@ -104,11 +105,19 @@ func grow(r image.Rectangle, share float64, frame image.Rectangle) image.Rectang
 }
 
 // gate returns the part of the photo the chosen car's matte is kept in,
-// over the rectangle at (255 = kept): the car's box grown by gateMargin,
-// less the boxes of people not in the car (inCar: standing beside, behind
-// or in front of it). With the segmenter's region it will be that region's part
-// overlapping the car instead.
+// over the rectangle at (255 = kept): the segmenter's region of the car
+// (carRegion), or without one the car's box less people (boxGate).
 func (s *scene) gate(car vehicles.Object, at, frame image.Rectangle) *image.Alpha {
+	if s.region != nil {
+		return s.region.grid.Mask(at, carseg.IsVehicle)
+	}
+	return s.boxGate(car, at, frame)
+}
+
+// boxGate is the car's box grown by gateMargin, less the boxes of people
+// not in the car (inCar: standing beside, behind or in front of it), over
+// the rectangle at.
+func (s *scene) boxGate(car vehicles.Object, at, frame image.Rectangle) *image.Alpha {
 	g := image.NewAlpha(at)
 	draw.Draw(g, grow(car.Box, gateMargin, frame), image.Opaque, image.Point{}, draw.Src)
 	for _, o := range s.objs {
@@ -124,9 +133,10 @@ func (s *scene) gate(car vehicles.Object, at, frame image.Rectangle) *image.Alph
 }
 
 // cutCar cuts the chosen car out of img: the network on the crop around the
-// car's box, its matte gated by s.gate, on a transparent image of img's
-// size (bounds at (0,0)). car_not_found when the photo holds no vehicle,
-// or the crop's cut-out is scenery.
+// car's box, its matte gated by s.gate (the segmenter's region of the car
+// where it finds one, s.region), on a transparent image of img's size
+// (bounds at (0,0)). car_not_found when the photo holds no vehicle, or the
+// crop's cut-out is scenery.
 func (s *scene) cutCar(ctx context.Context, img image.Image) (*image.NRGBA, vehicles.Object, error) {
 	b := img.Bounds()
 	car, ok := vehicles.Main(s.objs, b)
@@ -146,6 +156,9 @@ func (s *scene) cutCar(ctx context.Context, img image.Image) (*image.NRGBA, vehi
 	// A car the frame cuts off fills its crop's margin at that side.
 	if cutout.Scenery(cut) || (len(boxTruncated(car.Box, b)) == 0 && flooded(cut, crop, grow(car.Box, gateMargin, b))) {
 		return nil, car, refuseCar(RefusedScenery, sceneryMessage)
+	}
+	if s.region, err = s.segmentRegion(ctx, img, car, crop, b); err != nil {
+		return nil, car, err
 	}
 	g := s.gate(car, crop, b)
 	w := crop.Dx()
