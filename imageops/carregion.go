@@ -21,7 +21,8 @@ import (
 //     the corner of the box is not kept;
 //   - a person in the car (inCar, by the detector's box) and any hole the
 //     car encloses (a driver behind the glass, a window showing the
-//     background) are car;
+//     background) are car, and so is any cell but a person's between car
+//     cells along both its row and its column (fillSpans);
 //   - dilated by regionDilate cells, as DeepLab's edges are coarse (the
 //     cut-out network's matte draws the outline; the region only gates it),
 //     but never into a person who is not in the car: a person standing in
@@ -126,6 +127,7 @@ func regionOf(m *carseg.Map, box, limit image.Rectangle, inCarBoxes []image.Rect
 	}
 	keepLargeParts(cells, w, lim, inBox)
 	fillHoles(cells, w, lim)
+	fillSpans(cells, w, lim)
 	r := &carRegion{occluded: occluded(cells, w, lim, inBox)}
 	dilated := dilate(cells, w, lim, regionDilate)
 	r.grid = &carseg.Map{W: w, H: h, Sx: m.Sx, Sy: m.Sy, Origin: m.Origin, Class: make([]carseg.Class, w*h)}
@@ -216,6 +218,40 @@ func fillHoles(cells []uint8, w int, lim image.Rectangle) {
 		for x := lim.Min.X; x < lim.Max.X; x++ {
 			if !outside[y*w+x] {
 				cells[y*w+x] = cellCar
+			}
+		}
+	}
+}
+
+// fillSpans makes car every cell within lim, other than a person's, that
+// lies between car cells both along its row and along its column: a bite
+// the segmenter took out of the car's outline (a black bonnet reflecting
+// the sky, cars-seg-0169) is filled, while the ground between the wheels,
+// with no car under it, is not.
+func fillSpans(cells []uint8, w int, lim image.Rectangle) {
+	rowLo, rowHi := make([]int, lim.Dy()), make([]int, lim.Dy())
+	colLo, colHi := make([]int, lim.Dx()), make([]int, lim.Dx())
+	for i := range rowLo {
+		rowLo[i], rowHi[i] = lim.Max.X, lim.Min.X-1
+	}
+	for i := range colLo {
+		colLo[i], colHi[i] = lim.Max.Y, lim.Min.Y-1
+	}
+	for y := lim.Min.Y; y < lim.Max.Y; y++ {
+		for x := lim.Min.X; x < lim.Max.X; x++ {
+			if cells[y*w+x] == cellCar {
+				ry, cx := y-lim.Min.Y, x-lim.Min.X
+				rowLo[ry], rowHi[ry] = min(rowLo[ry], x), max(rowHi[ry], x)
+				colLo[cx], colHi[cx] = min(colLo[cx], y), max(colHi[cx], y)
+			}
+		}
+	}
+	for y := lim.Min.Y; y < lim.Max.Y; y++ {
+		ry := y - lim.Min.Y
+		for x := max(rowLo[ry], lim.Min.X); x <= rowHi[ry]; x++ {
+			cx := x - lim.Min.X
+			if i := y*w + x; cells[i] == cellOut && y >= colLo[cx] && y <= colHi[cx] {
+				cells[i] = cellCar
 			}
 		}
 	}
