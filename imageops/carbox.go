@@ -114,6 +114,36 @@ func (s *scene) gate(car vehicles.Object, at, frame image.Rectangle) *image.Alph
 	return s.boxGate(car, at, frame)
 }
 
+// gateRows is s.gate over the rectangle at, a row at a time: the row at y
+// (255 = kept), valid until the next call. The segmenter's region is read
+// from its grid row by row, with no photo-sized mask.
+func (s *scene) gateRows(car vehicles.Object, at, frame image.Rectangle) func(y int) []uint8 {
+	if s.region == nil {
+		g := s.boxGate(car, at, frame)
+		return func(y int) []uint8 {
+			i := (y - at.Min.Y) * g.Stride
+			return g.Pix[i : i+at.Dx()]
+		}
+	}
+	m := s.region.grid
+	cols := make([]int, at.Dx())
+	for i := range cols {
+		cols[i] = min(max(int((float64(at.Min.X+i-m.Origin.X)+0.5)/m.Sx), 0), m.W-1)
+	}
+	row := make([]uint8, at.Dx())
+	return func(y int) []uint8 {
+		my := min(max(int((float64(y-m.Origin.Y)+0.5)/m.Sy), 0), m.H-1)
+		cells := m.Class[my*m.W : (my+1)*m.W]
+		for i, mx := range cols {
+			row[i] = 0
+			if cells[mx] == carseg.Car {
+				row[i] = 255
+			}
+		}
+		return row
+	}
+}
+
 // boxGate is the car's box grown by gateMargin, less the boxes of people
 // not in the car (inCar: standing beside, behind or in front of it), over
 // the rectangle at.
@@ -160,12 +190,11 @@ func (s *scene) cutCar(ctx context.Context, img image.Image) (*image.NRGBA, vehi
 	if s.region, err = s.segmentRegion(ctx, img, car, crop, b); err != nil {
 		return nil, car, err
 	}
-	g := s.gate(car, crop, b)
+	keepRow := s.gateRows(car, crop, b)
 	w := crop.Dx()
 	for y := range crop.Dy() {
 		row := cut.Pix[y*cut.Stride : y*cut.Stride+4*w]
-		keep := g.Pix[y*g.Stride : y*g.Stride+w]
-		for x, k := range keep {
+		for x, k := range keepRow(crop.Min.Y + y) {
 			if k == 0 {
 				clear(row[4*x : 4*x+4]) // fully transparent pixels are zero, as Cut's
 			}
