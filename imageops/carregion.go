@@ -31,6 +31,12 @@ import (
 // Where the box holds under minRegionShare of car or bus cells (a truck:
 // VOC has no truck), the gate is the box less the people (scene.boxGate).
 
+// regionSide is the segmenter's input side on the crop: the crop is
+// mostly car, so the car fills more of it than carseg.Side assumes of a
+// whole photo; 321 costs two thirds of 385 (the 12 MP car-shadow's budget,
+// docs/BENCHMARKS.md).
+const regionSide = 321
+
 const (
 	minRegionShare = 0.25
 	minPartShare   = 0.05
@@ -66,7 +72,7 @@ type carRegion struct {
 // car's region there, or nil where the box holds little car or bus
 // (minRegionShare).
 func (s *scene) segmentRegion(ctx context.Context, img image.Image, car vehicles.Object, crop, frame image.Rectangle) (*carRegion, error) {
-	m, err := carseg.Segment(ctx, subImage(img, crop))
+	m, err := carseg.SegmentAt(ctx, subImage(img, crop), regionSide)
 	if err != nil {
 		return nil, fmt.Errorf("segment car: %w", err)
 	}
