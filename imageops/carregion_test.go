@@ -3,11 +3,13 @@ package imageops
 import (
 	"context"
 	"image"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"carphoto"
 	"carphoto/imageops/carseg"
+	"carphoto/imageops/internal/nn"
 	"carphoto/imageops/vehicles"
 	"carphoto/internal/testenv/datasets"
 	"carphoto/internal/testenv/imgtest"
@@ -126,5 +128,58 @@ func TestCarOccludedAnswered(t *testing.T) {
 	_, err = Process(ctx, Input{Photo: photo}, Params{Op: CarCutout, RequireWholeCar: true})
 	if code := carphoto.ErrorCode(err); code != carphoto.ECarOccluded {
 		t.Errorf("requireWholeCar=true: %v, want car_occluded", err)
+	}
+}
+
+// The car's region is the same to within 2% of its cells with the
+// segmenter's integer layers as in float, on the sample car and the
+// photos above, and says the same of a person in front.
+func TestRegionIntegerAgreesWithFloat(t *testing.T) {
+	ctx := context.Background()
+	paths := []string{imgtest.SamplePath("car.jpg")}
+	if _, err := os.Stat(filepath.Join(datasets.Dir(), "plates-web-cc0")); err == nil {
+		for _, f := range []string{"plates-web-cc0-0027.jpg", "plates-web-cc0-0060.jpg", "plates-web-cc0-0088.jpg"} {
+			paths = append(paths, datasets.File(t, "plates-web-cc0", filepath.Join("images", f)))
+		}
+	}
+	for _, path := range paths {
+		img := imgtest.DecodeFile(t, path)
+		objs, err := vehicles.Detect(ctx, img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		car, ok := vehicles.Main(objs, img.Bounds())
+		if !ok {
+			t.Fatalf("%s: no vehicle", path)
+		}
+		s := &scene{objs: objs}
+		crop := grow(car.Box, cropMargin, img.Bounds())
+		region := func(integers bool) *carRegion {
+			defer nn.SetIntegers(integers)()
+			r, err := s.segmentRegion(ctx, img, car, crop, img.Bounds())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r == nil {
+				t.Fatalf("%s: no region", path)
+			}
+			return r
+		}
+		fl, in := region(false), region(true)
+		differ, cells := 0, 0
+		for i, c := range fl.grid.Class {
+			if c == carseg.Car {
+				cells++
+			}
+			if c != in.grid.Class[i] {
+				differ++
+			}
+		}
+		if float64(differ) > 0.02*float64(cells) {
+			t.Errorf("%s: %d of the region's %d cells differ between integer and float", filepath.Base(path), differ, cells)
+		}
+		if fl.occluded != in.occluded {
+			t.Errorf("%s: occluded %v in float, %v on integers", filepath.Base(path), fl.occluded, in.occluded)
+		}
 	}
 }
