@@ -3,6 +3,7 @@ package plates
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"image"
 	"math"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"unicode"
 
 	"carphoto/imageops/textrec"
+	"carphoto/imageops/vehicles"
 )
 
 // A plate is a short line of letters and digits: a text reader answers "is
@@ -482,7 +484,11 @@ var readJudge = []float64{-7.907, 0.4349, 0.1765, -0.2522, -0.2935, -0.4646, 1.0
 func DetectUnread(ctx context.Context, img image.Image) ([]Plate, error) {
 	s := DefaultSettings()
 	s.Judge.Read = false
-	return detect(ctx, img, nil, s)
+	vs, err := vehicles.Detect(ctx, img)
+	if err != nil {
+		return nil, fmt.Errorf("find vehicles: %w", err)
+	}
+	return detect(ctx, img, vs, nil, s)
 }
 
 // The design rule reads the plate itself, never a ratio that one
@@ -536,11 +542,14 @@ const (
 // sign, a badge or a make's name shows; anything not designed is hidden as
 // blur-plates hides it.
 func (p Plate) Designable() bool {
+	if p.looked && p.inView && !p.onVehicle { // off every vehicle in view: hidden only
+		return false
+	}
 	if a := p.Quad.Width() / max(p.Quad.Height(), 1e-9); a < minPlateAspect || a > maxPlateAspect {
 		return false
 	}
 	if p.Score < DesignConfidence {
-		return p.readsAsPlate()
+		return p.readsAsPlate() || p.atSpot && p.Reads
 	}
 	r := p.Printed
 	switch {
