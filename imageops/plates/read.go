@@ -542,7 +542,7 @@ const (
 // sign, a badge or a make's name shows; anything not designed is hidden as
 // blur-plates hides it.
 func (p Plate) Designable() bool {
-	if p.looked && p.inView && !p.onVehicle { // off every vehicle in view: hidden only
+	if p.looked && p.inView && !p.onVehicle && !p.Reads { // off every vehicle in view: only what reads as a plate
 		return false
 	}
 	if a := p.Quad.Width() / max(p.Quad.Height(), 1e-9); a < minPlateAspect || a > maxPlateAspect {
