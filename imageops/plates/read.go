@@ -549,7 +549,7 @@ func (p Plate) Designable() bool {
 		return false
 	}
 	if p.Score < DesignConfidence {
-		return p.readsAsPlate() || p.atSpot && p.Reads
+		return p.readsAsPlate() || p.atSpot && p.readsAtSpot()
 	}
 	r := p.Printed
 	switch {
@@ -590,6 +590,17 @@ func (p Plate) readsAsPlate() bool {
 		return false
 	}
 	return p.TextHeight == 0 || p.Quad.Height() <= unsureTaller*p.TextHeight
+}
+
+// readsAtSpot reports whether what ReadPlates read on p, a doubted plate
+// sitting where a plate sits on its vehicle, is enough for the design: its
+// lines read like a plate's (a turned plate's quad may run taller than
+// unsureTaller × its lines, and be read as digits alone), and no more than
+// a plate holds (a dealer's lettering on the boot, 24 characters, does not:
+// held-out web 0083).
+func (p Plate) readsAtSpot() bool {
+	r := p.Printed
+	return p.Reads && r.Letters+r.Digits <= maxPlateChars && r.Others == 0 && r.Lower == 0
 }
 
 // DesignQuad is where plate-logo's design goes on p: its quad, or where

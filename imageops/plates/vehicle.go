@@ -43,7 +43,7 @@ const maxVehicleShare = 1.05
 // (TestFitVehicleShare: across, 0.08–0.93 on Open Images, the whole box
 // in a three-quarter view; down, from 0.25 on the dash-cam's to 0.95). A
 // doubted detection there, of a plate's aspect, whose lines read like a
-// plate's (Plate.Reads), gets the design (the listing sample's turned
+// plate's (Plate.readsAtSpot), gets the design (the listing sample's turned
 // plate, 0.29, at 0.96 across and 0.67 down its BMW).
 var plateSpot = struct{ x0, x1, y0, y1 float64 }{0, 1, 0.2, 1}
 
