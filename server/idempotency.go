@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,18 @@ const headerIdempotencyKey = "Idempotency-Key"
 // replayedHeaders are the headers of a success kept with its body and sent
 // again on a replay (beside Idempotent-Replayed: true).
 var replayedHeaders = []string{echo.HeaderContentType, "X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", headerPlatesDesigned, echo.HeaderLocation,
-	headerCarTruncated, headerCarScale}
+	headerCarTruncated, headerCarScale, headerColorProfile}
+
+// idempotencyKey returns the request's Idempotency-Key and whether the
+// header was sent at all: one sent empty is a key refused, not a key left
+// out (a retry would otherwise run, and be charged, again).
+func idempotencyKey(h http.Header) (key string, sent bool) {
+	v, sent := h[headerIdempotencyKey]
+	if !sent || len(v) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(v[0]), true
+}
 
 // once is a photo request's idempotency claim: the zero once (no header, or
 // the feature off) does nothing.
@@ -55,9 +67,13 @@ func (s *Server) beginPhotoOnce(c echo.Context, req jobs.Request, ids assetIDs) 
 // finish on success; end releases the claim on any other outcome.
 func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o *once, replayed bool, err error) {
 	o = &once{s: s}
-	key := c.Request().Header.Get(headerIdempotencyKey)
-	if key == "" || s.cfg.IdempotencyTTL <= 0 {
+	key, sent := idempotencyKey(c.Request().Header)
+	if !sent || s.cfg.IdempotencyTTL <= 0 {
 		return o, false, nil
+	}
+	if key == "" {
+		return o, false, carphoto.Errorf(carphoto.EInvalidParams,
+			"Idempotency-Key is empty; send 1 to 255 printable ASCII characters, or leave the header out")
 	}
 	if len(key) > 255 || strings.IndexFunc(key, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
 		return o, false, carphoto.Errorf(carphoto.EInvalidParams,
@@ -168,10 +184,26 @@ func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.
 	if !delivered {
 		return err
 	}
-	if paid, err := s.idem.Pay(ctx, claim); err != nil || !paid {
-		// Paid by another retry already, or unknown: the customer wins.
-		return nil
+	if s.pay(ctx, c, claim) {
+		captured = s.capture(ctx, c, hold)
 	}
-	captured = s.capture(ctx, c, hold)
 	return nil
+}
+
+// pay marks a replayed answer that was delivered paid, and reports whether
+// this retry is the one to charge for it. It runs to its end when the
+// client leaves: net/http ends the request's context on the client's
+// EOF, which a client that closes at once would make every time, leaving
+// the answer free and unpaid for its next retry too. A failure is logged:
+// the customer wins.
+func (s *Server) pay(ctx context.Context, c echo.Context, claim idempotency.Claim) bool {
+	deadline, _ := ctx.Deadline()
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(settleGrace)))
+	defer cancel()
+	paid, err := s.idem.Pay(pctx, claim)
+	if err != nil {
+		logFor(c).Error().Err(err).Msg("mark the replayed answer paid failed: it goes uncharged")
+		return false
+	}
+	return paid // false: another retry paid for it
 }

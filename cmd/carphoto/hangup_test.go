@@ -396,7 +396,7 @@ func TestHangupsWithWebKilled(t *testing.T) {
 		killed = time.Now()
 		ctx := context.Background()
 		// Every hold open now is the dead process's: never captured. The
-		// sweep returns a hold once HoldTTL (REQUEST_TIMEOUT + 60 s) has
+		// sweep returns a hold once HoldTTL (REQUEST_TIMEOUT + 3 min) has
 		// passed; that time is skipped here by moving their expiry to now,
 		// and the sweep's turn the dead process took (15 s) is freed, so
 		// that the new web process sweeps as it starts.

@@ -285,3 +285,20 @@ func TestMetricsLoopbackOnly(t *testing.T) {
 		t.Errorf("worker /metrics reachable at %s, want it bound to loopback only", ip)
 	}
 }
+
+// A car-cutout of a photo with no car is refused 422 car_not_found,
+// uncharged, and the refusal is counted with its reason in
+// carphoto_car_refusals_total.
+func TestCarRefusalsCounted(t *testing.T) {
+	s := startService(t, map[string]string{"METRICS_TOKEN": metricsToken})
+	id, key := s.account(t, 10)
+	status, h, body := post(t, s.url+"/v1/car-cutout", key, file("image", plainJPEG(t)))
+	wantError(t, status, h, body, http.StatusUnprocessableEntity, "car_not_found")
+	f := scrape(t, http.DefaultClient, s.url+"/metrics")
+	if got := value(f, "carphoto_car_refusals_total", "op", "car-cutout", "reason", "no_vehicle"); got != 1 {
+		t.Errorf("carphoto_car_refusals_total{op=car-cutout,reason=no_vehicle} = %v, want 1", got)
+	}
+	if got := s.credits(t, id); got != 10 {
+		t.Errorf("balance %d, want 10: a refusal is not charged", got)
+	}
+}
