@@ -40,7 +40,7 @@ const regionSide = 321
 const (
 	minRegionShare = 0.25
 	minPartShare   = 0.05
-	regionDilate   = 2
+	regionDilate   = 4
 )
 
 // minOccludedShare and frontInset are scene.occluded's: the share of the
