@@ -11,6 +11,7 @@ import (
 )
 
 func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := LoadConfig(envOf(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +43,7 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigRefusals(t *testing.T) {
+	t.Parallel()
 	_, err := LoadConfig(envOf(map[string]string{
 		"UPLOAD_TIMEOUT":           "30s", // not below REQUEST_TIMEOUT
 		"MAX_IN_FLIGHT_PER_KEY":    "0",
@@ -67,6 +69,7 @@ func TestConfigRefusals(t *testing.T) {
 // ALLOW_PRIVATE_URLS opens imageUrl, logoUrl and webhooks to private
 // addresses; WEBHOOK_ALLOW_PRIVATE, its older name, still does.
 func TestConfigAllowPrivateURLs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		env  map[string]string
 		want bool
@@ -92,6 +95,7 @@ func TestConfigAllowPrivateURLs(t *testing.T) {
 // the variables every S3 client reads; a wrong one is named at start, and
 // so are two of the names set together.
 func TestConfigObjectStore(t *testing.T) {
+	t.Parallel()
 	keys := map[string]string{"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret"}
 	with := func(kv map[string]string) map[string]string {
 		m := map[string]string{}
@@ -155,6 +159,7 @@ func TestConfigObjectStore(t *testing.T) {
 // writes wait for one replica by default; with REDIS_URL too, or
 // malformed, the start is refused naming the variables.
 func TestConfigRedisCluster(t *testing.T) {
+	t.Parallel()
 	const cluster = "redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002"
 	c, err := LoadConfig(envOf(map[string]string{"REDIS_CLUSTER_URL": cluster}))
 	if err != nil || c.RedisWaitReplicas != 1 || c.RedisWaitTimeout != time.Second {
@@ -189,6 +194,7 @@ func TestConfigRedisCluster(t *testing.T) {
 // Each operation's price is its own CREDIT_COST_<OP>, CREDIT_COST by
 // default, and the billing service prices calls with them.
 func TestConfigPrices(t *testing.T) {
+	t.Parallel()
 	c, err := LoadConfig(envOf(map[string]string{"CREDIT_COST": "2", "CREDIT_COST_CAR_SHADOW": "5", "CREDIT_COST_BLUR_PLATES": "3"}))
 	if err != nil {
 		t.Fatal(err)

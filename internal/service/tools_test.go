@@ -36,6 +36,7 @@ func textFile(t *testing.T, dir, name, text string) string {
 }
 
 func TestRunPlatesJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := []string{jpegFile(t, dir, "a.jpg", imgtest.Grey(320, 200)), jpegFile(t, dir, "b.jpg", imgtest.Grey(64, 48))}
 	var out bytes.Buffer
@@ -69,6 +70,7 @@ func TestRunPlatesJSON(t *testing.T) {
 }
 
 func TestRunPlatesOnRealPhoto(t *testing.T) {
+	t.Parallel()
 	photo := imgtest.SamplePath("car.jpg")
 	var out bytes.Buffer
 	if err := runPlates(context.Background(), []string{"--json", photo}, &out, io.Discard); err != nil {
@@ -102,6 +104,7 @@ func TestRunPlatesOnRealPhoto(t *testing.T) {
 }
 
 func TestRunPlatesErrors(t *testing.T) {
+	t.Parallel()
 	if err := runPlates(context.Background(), []string{"--json"}, io.Discard, io.Discard); err == nil {
 		t.Error("no files: got no error")
 	}
@@ -174,6 +177,7 @@ func TestRunPlatesErrors(t *testing.T) {
 }
 
 func TestRunCutoutWritesSameSizePNG(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := jpegFile(t, dir, "car.jpg", imgtest.BoxScene(300, 200))
 	outDir := filepath.Join(dir, "out")
@@ -200,6 +204,7 @@ func TestRunCutoutWritesSameSizePNG(t *testing.T) {
 }
 
 func TestRunCutoutUsage(t *testing.T) {
+	t.Parallel()
 	for name, args := range map[string][]string{
 		"no output dir": {"x.jpg"},
 		"no files":      {"-o", t.TempDir()},
@@ -214,6 +219,7 @@ func TestRunCutoutUsage(t *testing.T) {
 // A file that cannot be read is reported and skipped: the photos after it
 // are still cut out, and the command fails at the end.
 func TestRunCutoutSkipsBadFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	absent := filepath.Join(dir, "absent.jpg")
 	junk := textFile(t, dir, "junk.jpg", "not a photo")

@@ -130,7 +130,7 @@ func StartService(t *testing.T, env map[string]string) *Service {
 	return StartServiceOn(t, redistest.New(t, db), env)
 }
 
-// StartServiceOn is startService on the Redis rs.
+// StartServiceOn is StartService on the Redis rs.
 func StartServiceOn(t *testing.T, rs *redistest.Server, env map[string]string) *Service {
 	t.Helper()
 	getenv := func(k string) string {
@@ -244,8 +244,10 @@ type Part struct {
 	Data           []byte
 }
 
+// File is a multipart file field name holding data (named name.bin).
 func File(name string, data []byte) Part { return Part{name, name + ".bin", data} }
 
+// Field is a multipart text field.
 func Field(name, v string) Part { return Part{Name: name, Data: []byte(v)} }
 
 // MultipartBody encodes parts as a multipart/form-data body.
@@ -277,6 +279,8 @@ func Post(t *testing.T, url, key string, parts ...Part) (int, http.Header, []byt
 	return Do(t, http.MethodPost, url, key, ct, bytes.NewReader(body))
 }
 
+// Do sends one request with key as its bearer token (none when empty) and
+// returns status, headers and body.
 func Do(t *testing.T, method, url, key, contentType string, body io.Reader) (int, http.Header, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, body)
@@ -327,6 +331,8 @@ func WantError(t *testing.T, status int, h http.Header, body []byte, wantStatus 
 // one plate), which every clone has.
 func CarPhoto(t testing.TB) []byte { return imgtest.Sample(t, "car.jpg") }
 
+// SyntheticJPEG is a w×h JPEG of a red car-like block with a plate-like
+// striped patch: a photo of a known size without a real car.
 func SyntheticJPEG(t testing.TB, w, h int) []byte {
 	t.Helper()
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -391,6 +397,8 @@ type Proc struct {
 	Stderr *SyncBuffer
 }
 
+// StartProc starts the test binary as carphoto role (serve, worker, all)
+// with env added, killed when the test ends.
 func StartProc(t *testing.T, role string, env ...string) *Proc {
 	t.Helper()
 	return StartProcIn(t, "", role, env...)
@@ -421,6 +429,7 @@ func StartProcIn(t *testing.T, dir, role string, env ...string) *Proc {
 	return p
 }
 
+// Tail is the last n bytes of s.
 func Tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
@@ -455,6 +464,8 @@ func StartWeb(t *testing.T, rs *redistest.Server, env ...string) (*Proc, *Servic
 	return web, &Service{URL: url, RS: rs, Billing: NewBilling(rs, cfg)}
 }
 
+// NewBilling is a billing service on rs configured as the service is by
+// cfg, for a test to create accounts and read balances.
 func NewBilling(rs *redistest.Server, cfg service.Config) *billing.Service {
 	bc := cfg.BillingConfig(zerolog.Nop())
 	if cfg.Store.S3 == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 )
 
+// MetricsToken is the METRICS_TOKEN the metrics tests give the service.
 const MetricsToken = "metrics-token-for-tests"
 
 // Scrape reads url's metrics with the token and parses them as Prometheus

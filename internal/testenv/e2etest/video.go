@@ -22,6 +22,7 @@ type JobStatus struct {
 	Error    string
 }
 
+// GetJob reads video job id as key: the status code and the job.
 func GetJob(t *testing.T, url, key, id string) (int, JobStatus) {
 	t.Helper()
 	status, _, body := Do(t, http.MethodGet, url+"/v1/jobs/"+id, key, "", nil)
@@ -50,6 +51,7 @@ func CheckWebhooks(t *testing.T, bodies ...string) {
 	}
 }
 
+// VideoClip is the test clip (videotest) as a file and its bytes.
 func VideoClip(t *testing.T) (string, []byte) {
 	t.Helper()
 	if err := video.Available(); err != nil {
