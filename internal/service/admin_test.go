@@ -188,6 +188,3 @@ func TestMigrateCommand(t *testing.T) {
 		t.Errorf("second run printed %s, want %s", got, want)
 	}
 }
-
-// redisDB is this package's database on a shared real Redis.
-const redisDB = 5
