@@ -138,7 +138,7 @@ func (s *Service) leaveQueue(ctx context.Context, f InFlight) {
 	pipe.ZRem(ctx, queueKey(f.keyID), f.member)
 	pipe.ZRem(ctx, leaseKey(f.keyID), f.member)
 	pipe.ZRem(ctx, inflightKey(f.keyID), f.member)
-	_, err := pipe.Exec(ctx)
+	_, err := redisha.Exec(ctx, pipe)
 	if err == nil {
 		err = s.rdb.Publish(ctx, wakeChannel, f.keyID).Err()
 	}

@@ -11,6 +11,7 @@ package imageops
 //
 //	go test -tags answers -run TestAnswers ./imageops/            # compare
 //	go test -tags answers -run TestAnswers ./imageops/ -update    # record
+//	go test -tags answers -run TestAnswers ./imageops/ -dump DIR  # and write each answer to DIR
 //
 // About a minute of one core; not part of the suite (a build tag).
 
@@ -24,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"carphoto/imageops/codec"
@@ -32,7 +34,10 @@ import (
 	"carphoto/internal/testenv/datasets"
 )
 
-var update = flag.Bool("update", false, "record the answers in testdata/answers.json")
+var (
+	update = flag.Bool("update", false, "record the answers in testdata/answers.json")
+	dump   = flag.String("dump", "", "write every answer's bytes to this folder, to look at those that changed")
+)
 
 // answerPhotos are the 12 photos: web photos (front, rear, a BMW and a
 // Mini whose quads run tall, a close-up), dash-cam frames, and cars-seg
@@ -72,6 +77,8 @@ var answerCases = []answerCase{
 	{name: "car-cutout-crop-aspect-webp", p: Params{Op: CarCutout, Canvas: shadow.Canvas{Crop: true, Padding: 0.05, PaddingShare: true, Aspect: [2]int{4, 3}}, Format: "webp"}},
 	{name: "car-shadow-backdrop", p: Params{Op: CarShadow, Reflection: true, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}, Format: "jpeg"}, backdrop: true},
 	{name: "car-cutout-backdrop", p: Params{Op: CarCutout, Backdrop: &shadow.Placement{FloorY: 0.8, Scale: 0.6, CenterX: 0.4}}, backdrop: true},
+	{name: "car-shadow-plates-blur-backdrop", p: Params{Op: CarShadow, Plates: Plates{Hide: paint.StyleBlur}, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}, Format: "jpeg"}, backdrop: true},
+	{name: "car-cutout-plates-logo", p: Params{Op: CarCutout, Plates: PlatesLogo}, design: true},
 	{name: "logo-overlay", p: Params{Op: LogoOverlay, Overlay: paint.OverlayOptions{Position: "bottom-right", Scale: 0.2, Opacity: 0.8, Margin: 0.03}}, design: true},
 }
 
@@ -103,6 +110,13 @@ func TestAnswers(t *testing.T) {
 			if err != nil {
 				got[key] = answer{Error: fmt.Sprint(err)}
 				continue
+			}
+			if *dump != "" {
+				ext := strings.TrimPrefix(out.ContentType, "image/")
+				name := strings.TrimSuffix(filepath.Base(ph.file), ".jpg") + " " + c.name + "." + ext
+				if err := os.WriteFile(filepath.Join(*dump, name), out.Body, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			sum := sha256.Sum256(out.Body)
 			got[key] = answer{SHA256: hex.EncodeToString(sum[:]), Bytes: len(out.Body)}

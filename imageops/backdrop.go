@@ -3,23 +3,20 @@ package imageops
 import (
 	"context"
 	"fmt"
+	"image"
 
 	"carphoto/imageops/codec"
 	"carphoto/imageops/shadow"
 )
 
 // backdropOp is car-cutout or car-shadow on a backdrop (p.Backdrop): the
-// car cut out of the photo (car_not_found as without one), stood on the
-// backdrop as p places it, with car-shadow's shadow and reflection on the
+// car the studio cut out of the photo (carOf: car_not_found as without
+// one), stood on the backdrop as p places it, with car-shadow's shadow and reflection on the
 // backdrop's floor. The answer is the backdrop's size (scaled down where
 // the car would otherwise be enlarged past shadow.MaxEnlarge), a PNG unless
 // p.Format asks otherwise, in the backdrop's colour profile and, as a
 // JPEG, at its quality.
-func backdropOp(ctx context.Context, photo *codec.Photo, in Input, p Params) (*Output, error) {
-	car, truncated, err := carOf(ctx, photo, p)
-	if err != nil {
-		return nil, err
-	}
+func backdropOp(ctx context.Context, car *image.NRGBA, in Input, p Params) (*Output, error) {
 	// The web held the backdrop to MAX_BACKDROP_PIXELS, at most the
 	// largest answer; held to that again here before it is decoded.
 	lim := in.Limits
@@ -45,6 +42,6 @@ func backdropOp(ctx context.Context, photo *codec.Photo, in Input, p Params) (*O
 	if err != nil {
 		return nil, err
 	}
-	res.CarTruncated, res.CarScale = truncated, fit.Scale
+	res.CarScale = fit.Scale
 	return res, nil
 }

@@ -20,37 +20,14 @@ import (
 // (shadow.FrameFit). A listing shows a photo at a few megapixels.
 const shadowMaxPixels = shadow.CanvasMaxPixels
 
-// shadowOp is car-shadow: the car cut out, its shadow on the ground under
-// it, framed.
-func shadowOp(ctx context.Context, in *codec.Photo, p Params) (*Output, error) {
-	car, truncated, err := carOf(ctx, in, p)
-	if err != nil {
-		return nil, err
-	}
+// shadowOp is car-shadow without a backdrop: the car (carOf, as the
+// studio cut it out of in) with its shadow on the ground under it, framed.
+func shadowOp(ctx context.Context, car *image.NRGBA, in *codec.Photo, p Params) (*Output, error) {
 	out, err := shadow.CarShadow(ctx, car, shadow.ShadowOptions{Reflection: p.Reflection, ReuseCar: true})
 	if err != nil {
 		return nil, fmt.Errorf("shadow: %w", err)
 	}
-	res, err := framed(ctx, out, in, p)
-	if err != nil {
-		return nil, err
-	}
-	res.CarTruncated = truncated
-	return res, nil
-}
-
-// cutoutOp is car-cutout: the car cut out and framed.
-func cutoutOp(ctx context.Context, in *codec.Photo, p Params) (*Output, error) {
-	car, truncated, err := carOf(ctx, in, p)
-	if err != nil {
-		return nil, err
-	}
-	res, err := framed(ctx, car, in, p)
-	if err != nil {
-		return nil, err
-	}
-	res.CarTruncated = truncated
-	return res, nil
+	return framed(ctx, out, in, p)
 }
 
 // carOf is the car of the photo on a transparent background, the photo

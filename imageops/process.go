@@ -57,9 +57,10 @@ type Params struct {
 	// Backdrop, when set, stands the car on Input.Backdrop where it says
 	// instead of framing it (Canvas and Background unused).
 	Backdrop *shadow.Placement
-	// Plates, when not PlatesKeep, has the photo's plates hidden (a
-	// Style) or given the design in Input.Design (PlatesLogo) before the
-	// car is cut out, as blur-plates and plate-logo would (studio.go).
+	// Plates, when not PlatesKeep, has the plates blur-plates finds on
+	// the photo hidden (a Style) or given the design in Input.Design
+	// (PlatesLogo) on the car cut out of it, its matte unchanged
+	// (studio.go).
 	Plates Plates
 	// RequireWholeCar answers car_truncated instead of a car the photo's
 	// edge cuts off (Output.CarTruncated).

@@ -13,13 +13,13 @@ import (
 )
 
 // The studio operations, car-shadow and car-cutout, make a listing photo in
-// one call: the plates hidden on the photo first (Params.Plates), then the
-// car cut out, told when the photo's edge cuts it off (Output.CarTruncated,
-// RequireWholeCar), and framed or stood on a backdrop never enlarged past
-// shadow.MaxEnlarge (Output.CarScale).
+// one call: the car cut out of the photo as sent, told when the photo's
+// edge cuts it off (Output.CarTruncated, RequireWholeCar), its plates
+// hidden on the car's own pixels (Params.Plates), and framed or stood on a
+// backdrop never enlarged past shadow.MaxEnlarge (Output.CarScale).
 
-// Plates is what car-shadow and car-cutout do to the photo's plates before
-// the cut-out: keep them (PlatesKeep, the zero value), hide them in the
+// Plates is what car-shadow and car-cutout do to the plates on the car
+// they cut out: keep them (PlatesKeep, the zero value), hide them in the
 // style Hide, or give them the design (PlatesLogo).
 type Plates struct {
 	Hide paint.Style // a hiding style; "" when kept or given the design
@@ -80,87 +80,139 @@ func (p Params) PlateOp() Op {
 	return BlurPlates
 }
 
-// studioOp is car-shadow or car-cutout: the photo, its plates hidden where
-// p asks, cut out and framed, or stood on the backdrop.
+// studioOp is car-shadow or car-cutout: the photo cut out as sent, its
+// plates hidden on the car where p asks (studioCar), then framed, or
+// stood on the backdrop.
 func studioOp(ctx context.Context, in Input, p Params) (*Output, error) {
-	photo, found, err := studioPhoto(ctx, in, p)
+	photo, pl, err := studioPlates(ctx, in, p)
+	if err != nil {
+		return nil, err
+	}
+	car, truncated, err := studioCar(ctx, photo, p, pl)
 	if err != nil {
 		return nil, err
 	}
 	var out *Output
 	switch {
 	case p.Backdrop != nil:
-		out, err = backdropOp(ctx, photo, in, p)
+		out, err = backdropOp(ctx, car, in, p)
 	case p.Op == CarShadow:
-		out, err = shadowOp(ctx, photo, p)
+		out, err = shadowOp(ctx, car, photo, p)
 	default:
-		out, err = cutoutOp(ctx, photo, p)
+		out, err = framed(ctx, car, photo, p)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out.PlatesFound = len(found)
+	out.CarTruncated = truncated
+	out.PlatesFound = len(pl.found)
 	if p.Plates == PlatesLogo {
-		sure, _ := byConfidence(found) // read in studioPhoto
+		sure, _ := byConfidence(pl.found) // read in studioPlates
 		out.PlatesDesigned = len(sure)
 	}
 	return out, nil
 }
 
-// studioPhoto is the decoded photo, with p.Plates its plates hidden, or
-// given the design, in its pixels. The plates are those blur-plates finds
-// on the same photo: a baseline JPEG's from its blocks' preview
-// (plates.DetectIn), as blur-plates' block path reads it, any other
-// photo's from its pixels; each is hidden with the same margin rule, and
-// plate-logo's design goes on the sure ones only.
-func studioPhoto(ctx context.Context, in Input, p Params) (*codec.Photo, []plates.Plate, error) {
+// photoPlates are the plates found on the studio's photo as sent, in its
+// coordinates, and, with plates=logo, plate-logo's design for them.
+type photoPlates struct {
+	found  []plates.Plate
+	design image.Image
+}
+
+// studioPlates is the decoded photo and, with p.Plates, the plates
+// blur-plates finds on the same photo: a baseline JPEG's from its blocks'
+// preview (plates.DetectIn), as blur-plates' block path reads it, any
+// other photo's from its pixels; with plates=logo they are read as
+// plate-logo reads them (its design goes on the sure ones only), and the
+// design is decoded. Nothing is painted yet: the car is cut out of the
+// photo as sent (studioCar).
+func studioPlates(ctx context.Context, in Input, p Params) (*codec.Photo, photoPlates, error) {
+	var pl photoPlates
 	if p.Plates == PlatesKeep {
 		photo, err := codec.Decode(ctx, in.Photo, in.Limits)
-		return photo, nil, err
+		return photo, pl, err
 	}
-	var found []plates.Plate
 	detected := false
 	if src, err := paint.OpenBlockJPEG(ctx, in.Photo, in.Limits); err == nil {
-		if found, err = plates.DetectIn(ctx, src); err != nil {
-			return nil, nil, fmt.Errorf("detect plates: %w", err)
+		if pl.found, err = plates.DetectIn(ctx, src); err != nil {
+			return nil, pl, fmt.Errorf("detect plates: %w", err)
 		}
 		detected = true
 	} else if ctx.Err() != nil {
-		return nil, nil, ctx.Err()
+		return nil, pl, ctx.Err()
 	}
 	photo, err := codec.Decode(ctx, in.Photo, in.Limits)
 	if err != nil {
-		return nil, nil, err
+		return nil, pl, err
 	}
 	if !detected {
-		if found, err = plates.Detect(ctx, photo.Image); err != nil {
-			return nil, nil, fmt.Errorf("detect plates: %w", err)
+		if pl.found, err = plates.Detect(ctx, photo.Image); err != nil {
+			return nil, pl, fmt.Errorf("detect plates: %w", err)
 		}
 	}
-	var design image.Image
 	if p.Plates == PlatesLogo {
 		d, err := codec.Decode(ctx, in.Design, in.Limits)
 		if err != nil {
-			return nil, nil, prefix("logo", err)
+			return nil, pl, prefix("logo", err)
 		}
-		design = d.Image
+		pl.design = d.Image
+		if len(pl.found) > 0 {
+			if err := plates.ReadPlates(ctx, photo.Image, pl.found); err != nil {
+				return nil, pl, fmt.Errorf("detect plates: %w", err)
+			}
+		}
 	}
-	if len(found) == 0 {
-		return photo, nil, nil
+	return photo, pl, nil
+}
+
+// studioCar is the car of photo (carOf: cut out of the photo as sent)
+// with the plates of pl hidden, or given the design, on the car's own
+// pixels (hidePlatesOnCar), and the sides of the photo that cut it off.
+func studioCar(ctx context.Context, photo *codec.Photo, p Params, pl photoPlates) (*image.NRGBA, []string, error) {
+	b := photo.Image.Bounds()
+	car, truncated, err := carOf(ctx, photo, p)
+	if err != nil {
+		return nil, nil, err
 	}
+	if err := hidePlatesOnCar(ctx, car, b, p, pl); err != nil {
+		return nil, nil, err
+	}
+	return car, truncated, nil
+}
+
+// hidePlatesOnCar hides the plates found on the photo of bounds from on its
+// cut-out car (the photo scaled to car's size, shadowMaxPixels): each with
+// blur-plates' margin rule in p.Plates' style, or plate-logo's design on
+// the sure ones and the others blurred, painted on the car's pixels by
+// their matte (paint.HidePlatesOnCar): the cut-out's alpha is the same as
+// with the plates kept, and nothing is painted where it is transparent.
+func hidePlatesOnCar(ctx context.Context, car *image.NRGBA, from image.Rectangle, p Params, pl photoPlates) error {
+	if p.Plates == PlatesKeep || len(pl.found) == 0 {
+		return nil
+	}
+	sx := float64(car.Rect.Dx()) / float64(from.Dx())
+	sy := float64(car.Rect.Dy()) / float64(from.Dy())
+	onCar := func(qs []plates.Quad) []plates.Quad {
+		out := make([]plates.Quad, len(qs))
+		for i, q := range qs {
+			for k, pt := range q {
+				out[i][k] = plates.Point{X: (pt.X - float64(from.Min.X)) * sx, Y: (pt.Y - float64(from.Min.Y)) * sy}
+			}
+		}
+		return out
+	}
+	var err error
 	if p.Plates == PlatesLogo {
-		if err := plates.ReadPlates(ctx, photo.Image, found); err != nil {
-			return nil, nil, fmt.Errorf("detect plates: %w", err)
-		}
-		sure, unsure := byConfidence(found)
-		photo.Image, err = paint.PlaceLogoInPlace(ctx, photo.Image, sure, unsure, design)
+		sure, unsure := byConfidence(pl.found)
+		err = paint.PlaceLogoOnCar(ctx, car, onCar(sure), onCar(unsure), pl.design)
 	} else {
-		photo.Image, err = paint.HidePlatesInPlace(ctx, photo.Image, quadsOf(found), p.Plates.Hide)
+		err = paint.HidePlatesOnCar(ctx, car, onCar(quadsOf(pl.found)), p.Plates.Hide)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("plates: %w", err)
+		return fmt.Errorf("plates: %w", err)
 	}
-	return photo, found, nil
+	return nil
 }
 
 // wholeCar is the answer to requireWholeCar=true for a car the photo's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"image"
 	"image/draw"
 	"image/jpeg"
@@ -73,8 +74,8 @@ func blurPlatesQuads(t *testing.T, photo []byte) []Quad {
 
 // car-cutout and car-shadow with plates hide the very quads blur-plates
 // hides on the same photo (found as its default JPEG answer finds them),
-// and say as many plates found; the plates are hidden on the photo the
-// car is cut from.
+// and say as many plates found; the plates are hidden on the car cut out
+// of the photo.
 func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
 	// The sample photo, and held-out web photos where the set is here.
 	names, photos := []string{"docs/samples/car.jpg"}, [][]byte{studioSample(t, "car.jpg")}
@@ -95,11 +96,11 @@ func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
 		photo := photos[i]
 		want := blurPlatesQuads(t, photo)
 		p := Params{Op: CarCutout, Plates: Plates{Hide: StyleBlack}}
-		hidden, found, err := studioPhoto(ctx, Input{Photo: photo}, p)
+		ph, pl, err := studioPlates(ctx, Input{Photo: photo}, p)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if got := quadsOf(found); !slices.Equal(got, want) {
+		if got := quadsOf(pl.found); !slices.Equal(got, want) {
 			t.Errorf("%s: car-cutout plates=black hides %v, blur-plates %v", name, got, want)
 			continue
 		}
@@ -108,15 +109,20 @@ func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
 			continue
 		}
 		withPlates++
-		// Hidden on the photo the car is cut from: black at the centre of
-		// every quad.
+		// Hidden on the car cut out (the photo's size: none is over
+		// shadowMaxPixels): black at the centre of every quad the car
+		// covers.
+		car, _, err := studioCar(ctx, ph, p, pl)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 		for _, q := range want {
 			var cx, cy float64
 			for _, pt := range q {
 				cx, cy = cx+pt.X/4, cy+pt.Y/4
 			}
-			if r, g, b, _ := hidden.Image.At(int(cx), int(cy)).RGBA(); max(r, g, b)>>8 > 8 {
-				t.Errorf("%s: the plate at (%.0f, %.0f) is not black on the photo cut out", name, cx, cy)
+			if c := car.NRGBAAt(int(cx), int(cy)); c.A == 255 && max(c.R, c.G, c.B) > 8 {
+				t.Errorf("%s: the plate at (%.0f, %.0f) is not black on the car cut out: %v", name, cx, cy, c)
 			}
 		}
 	}
@@ -135,6 +141,120 @@ func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
 		t.Errorf("%s: car-shadow plates=blur found %d plates, blur-plates %d; want the same, at least 1", names[0], shadowed.PlatesFound, blur.PlatesFound)
 	}
 	t.Logf("%d of %d photos: the same quads hidden as blur-plates hides (%d with plates found)", same, len(names), withPlates)
+}
+
+// The studio cuts the car out of the photo as sent and hides the plates on
+// the car's own pixels: with plates=blur and plates=logo the cut-out's
+// alpha is byte for byte the one with the plates kept, no pixel the matte
+// leaves transparent is touched (no hide reaches past the outline), and
+// the plate is hidden (most of its quad's car pixels changed). On the
+// listing sample, whose plate ends at the outline of the car's nose (where
+// a blur on the photo stuck out of the cut-out as a grey patch with a fleck
+// of floor), in car-cutout and car-shadow; and on plates-web-cc0-0101 (a
+// Suzuki's rear, 400×240), whose plate hangs at the bottom of the bumper,
+// its hidden margin partly off the car.
+func TestStudioPlatesKeepTheMatte(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		photo func(t *testing.T) []byte
+		ops   []Op
+	}{
+		{"docs/samples/listing.jpg", func(t *testing.T) []byte { return studioSample(t, "listing.jpg") }, []Op{CarCutout, CarShadow}},
+		{"plates-web-cc0-0101.jpg", func(t *testing.T) []byte {
+			return datasets.ReadFile(t, "plates-web-cc0", "images/plates-web-cc0-0101.jpg")
+		}, []Op{CarCutout, CarShadow}},
+	} {
+		t.Run(filepath.Base(tc.name), func(t *testing.T) {
+			studioKeepsTheMatte(t, tc.name, tc.photo(t), tc.ops)
+		})
+	}
+}
+
+// studioKeepsTheMatte is TestStudioPlatesKeepTheMatte on one photo.
+func studioKeepsTheMatte(t *testing.T, name string, photo []byte, ops []Op) {
+	ctx := context.Background()
+	design := studioSample(t, "plate-design.png")
+	_, pl, err := studioPlates(ctx, Input{Photo: photo}, Params{Op: CarCutout, Plates: Plates{Hide: StyleBlur}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.found) == 0 {
+		t.Fatalf("%s: no plate found: nothing to hide", name)
+	}
+	for _, op := range ops {
+		kept := studioNRGBA(t, ctx, Input{Photo: photo}, Params{Op: op})
+		for _, plates := range []Plates{{Hide: StyleBlur}, PlatesLogo} {
+			got := studioNRGBA(t, ctx, Input{Photo: photo, Design: design}, Params{Op: op, Plates: plates})
+			what := fmt.Sprintf("%s %s plates=%s", name, op, plates)
+			if got.Rect != kept.Rect {
+				t.Errorf("%s: answer %v, with the plates kept %v", what, got.Rect, kept.Rect)
+				continue
+			}
+			var alpha, outside int
+			for i := 0; i < len(kept.Pix); i += 4 {
+				if got.Pix[i+3] != kept.Pix[i+3] {
+					alpha++
+				} else if kept.Pix[i+3] == 0 && !bytes.Equal(got.Pix[i:i+4], kept.Pix[i:i+4]) {
+					outside++
+				}
+			}
+			if alpha > 0 || outside > 0 {
+				t.Errorf("%s: %d pixels' alpha differs from the answer with the plates kept, %d transparent pixels painted; want none", what, alpha, outside)
+			}
+			if op != CarCutout {
+				continue // the shadow's canvas is not the photo's: the plate is judged on the cut-out
+			}
+			var onCar, hidden int
+			for _, f := range pl.found {
+				for y := kept.Rect.Min.Y; y < kept.Rect.Max.Y; y++ {
+					for x := kept.Rect.Min.X; x < kept.Rect.Max.X; x++ {
+						o := kept.PixOffset(x, y)
+						if kept.Pix[o+3] < 128 || !insideQuad(f.Quad, float64(x)+0.5, float64(y)+0.5) {
+							continue
+						}
+						onCar++
+						if !bytes.Equal(got.Pix[o:o+3], kept.Pix[o:o+3]) {
+							hidden++
+						}
+					}
+				}
+			}
+			t.Logf("%s: %d of the plates' %d pixels on the car changed", what, hidden, onCar)
+			if onCar == 0 || hidden < onCar*3/4 {
+				t.Errorf("%s: %d of the plates' %d pixels on the car changed, want at least 3/4 (the plate hidden)", what, hidden, onCar)
+			}
+		}
+	}
+}
+
+// studioNRGBA is the answer of the studio call, decoded.
+func studioNRGBA(t *testing.T, ctx context.Context, in Input, p Params) *image.NRGBA {
+	t.Helper()
+	res, err := Process(ctx, in, p)
+	if err != nil {
+		t.Fatalf("%s plates=%s: %v", p.Op, p.Plates, err)
+	}
+	img, err := codec.Decode(ctx, res.Body, codec.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return codec.ToNRGBA(img.Image)
+}
+
+// insideQuad reports whether (x, y) lies inside the convex quad q, either
+// way round.
+func insideQuad(q Quad, x, y float64) bool {
+	pos, neg := false, false
+	for i := range q {
+		a, b := q[i], q[(i+1)%len(q)]
+		switch c := (b.X-a.X)*(y-a.Y) - (b.Y-a.Y)*(x-a.X); {
+		case c > 0:
+			pos = true
+		case c < 0:
+			neg = true
+		}
+	}
+	return !pos || !neg
 }
 
 // A car the photo's edge cuts off is named; requireWholeCar refuses it,

@@ -146,7 +146,7 @@ func Deliver(ctx context.Context, rdb redis.UniversalClient, p Payload, r *Resul
 		pipe := rdb.TxPipeline()
 		pipe.RPush(ctx, key, frame)
 		pipe.Expire(ctx, key, ttl)
-		_, err := pipe.Exec(ctx)
+		_, err := redisha.Exec(ctx, pipe)
 		return err
 	})
 }

@@ -100,7 +100,7 @@ func New() *Metrics {
 		}, []string{"op"}),
 		delivery: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carphoto_answer_delivery_total",
-			Help: "Photo answers written, by how the wait for the client's TCP acknowledgement ended: acknowledged (charged), closed, deadline (the client read too slowly to be charged) or unknown (the transport cannot tell: not charged).",
+			Help: "Photo answers written, by how the wait for the client's TCP acknowledgement ended: acknowledged (charged), closed (the client closed or reset the connection first), aborted (not acknowledged by the answer's write deadline: the connection reset, the rest never sent) or unknown (the transport cannot tell: not charged).",
 		}, []string{"outcome"}),
 	}
 	m.reg.MustRegister(
@@ -191,7 +191,7 @@ func (m *Metrics) RequestDone(r Request) {
 }
 
 // AnswerDelivery records how the wait for a written answer's
-// acknowledgement ended (server: acknowledged, closed, deadline, unknown).
+// acknowledgement ended (server: acknowledged, closed, aborted, unknown).
 func (m *Metrics) AnswerDelivery(outcome string) {
 	if m == nil {
 		return

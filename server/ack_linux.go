@@ -6,38 +6,51 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// unacked asks the kernel about conn's output: SIOCOUTQ is the bytes not
-// yet acknowledged by the peer (sent or not), and the connection's state
-// read after it tells whether a zero came from the peer's acknowledgement
-// or from a reset that dropped the queue (the socket then is closed).
-func unacked(conn *net.TCPConn) sendState {
+// position asks the kernel where conn's output stands. TCP_INFO's
+// tcpi_bytes_acked is the bytes the peer acknowledged, and SIOCOUTQ those
+// written but not yet acknowledged (sent or not); both stay as they were
+// once the connection is reset. They are two calls: read again until the
+// acknowledged count did not move between them, so that their sum is
+// where the written bytes end.
+func position(conn *net.TCPConn) (sendPos, error) {
 	rc, err := conn.SyscallConn()
 	if err != nil {
-		return sendUnknown
+		return sendPos{}, errCannotTell
 	}
-	state := sendUnknown
+	var (
+		p    sendPos
+		perr = errCannotTell
+	)
 	cerr := rc.Control(func(fd uintptr) {
-		out, err := unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
-		if err != nil {
+		for range 100 {
+			before, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+			if err != nil {
+				return
+			}
+			out, err := unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
+			if err != nil {
+				return
+			}
+			after, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+			if err != nil {
+				return
+			}
+			if before.Bytes_acked != after.Bytes_acked {
+				continue
+			}
+			p = sendPos{
+				acked:   after.Bytes_acked,
+				written: after.Bytes_acked + uint64(max(out, 0)),
+				open:    after.State == tcpEstablished || after.State == tcpCloseWait,
+			}
+			perr = nil
 			return
-		}
-		info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
-		if err != nil {
-			return
-		}
-		switch {
-		case info.State != tcpEstablished && info.State != tcpCloseWait:
-			state = sendClosed
-		case out == 0:
-			state = sendAcked
-		default:
-			state = sendPending
 		}
 	})
 	if cerr != nil {
-		return sendClosed // the connection is closed on our side
+		return sendPos{}, errCannotTell // the socket is closed on our side
 	}
-	return state
+	return p, perr
 }
 
 // Linux's TCP states (include/net/tcp_states.h) in which the peer still

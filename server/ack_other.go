@@ -4,6 +4,6 @@ package server
 
 import "net"
 
-// unacked cannot be asked of the kernel here: the customer wins, and an
+// position cannot be asked of the kernel here: the customer wins, and an
 // answer is never charged on delivery (docs/billing.md).
-func unacked(*net.TCPConn) sendState { return sendUnknown }
+func position(*net.TCPConn) (sendPos, error) { return sendPos{}, errCannotTell }

@@ -131,45 +131,72 @@ func (s *Server) capture(ctx context.Context, c echo.Context, hold billing.Hold)
 	return true
 }
 
-// writeAnswer sends body as the whole answer, its length announced, and,
-// unless until is zero, reports whether the client has it: its last byte
-// written and flushed without error, then acknowledged by the client's
-// TCP stack by until (awaitAcked); how that wait ended is counted. A
-// client already gone (net/http saw its connection close, which ends the
-// request's context) is sent nothing: err says so. A failed write leaves a
-// cut-short answer, which the client sees as such by its length.
+// writeAnswer sends body as the whole answer, its length announced, with
+// a write deadline that leaves the client time to read it at minReadRate
+// (answerDeadline). Unless until (the call's deadline) is zero, it
+// reports whether the client has it: its last byte acknowledged by the
+// client's TCP stack by that write deadline (answerWire). An answer that
+// was not is cut off: the connection is reset, so the client has no more
+// of it than it acknowledged. How it ended is counted. A client already
+// gone (net/http saw its connection close, which ends the request's
+// context) is sent nothing: err says so.
 func (s *Server) writeAnswer(c echo.Context, until time.Time, status int, contentType string, body []byte) (delivered bool, err error) {
-	if err := c.Request().Context().Err(); err != nil {
+	ctx := c.Request().Context()
+	if err := ctx.Err(); err != nil {
 		return false, errClientGone(err)
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, contentType)
 	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	rc := http.NewResponseController(c.Response().Writer)
+	deadline := answerDeadline(until, len(body))
+	_ = rc.SetWriteDeadline(deadline) // else net/http's WriteTimeout stays
+	var wire *answerWire
+	if !until.IsZero() {
+		if wire, err = beginAnswer(connOf(ctx)); err != nil {
+			// The customer wins: the answer goes uncharged, and the
+			// connection is reset after it (below), so it is never had
+			// in full for free.
+			h.Set(echo.HeaderConnection, "close")
+		}
+	}
 	c.Response().WriteHeader(status)
 	_, werr := c.Response().Write(body)
 	if werr == nil {
-		if ferr := http.NewResponseController(c.Response().Writer).Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+		if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
 			werr = ferr
 		}
 	}
-	if until.IsZero() {
+	switch {
+	case until.IsZero():
 		return werr == nil, nil
+	case wire == nil:
+		s.cfg.Metrics.AnswerDelivery(string(ackUnknown))
+		resetConn(connOf(ctx))
+		return false, fmt.Errorf("the answer was written, but this transport cannot tell whether the client has it: %w", err)
 	}
-	if werr != nil {
-		s.cfg.Metrics.AnswerDelivery(string(ackClosed))
-		return false, nil
+	outcome := ackUnknown
+	switch {
+	case werr != nil:
+		// Cut short by the client, or by the write deadline: what net/http
+		// would still send on closing is dropped.
+		outcome = ackAborted
+		if p, err := position(wire.tcp); err == nil && !p.open {
+			outcome = ackClosed
+		}
+	case wire.written(len(body)) == nil:
+		outcome = wire.await(deadline)
 	}
-	outcome := awaitAcked(connOf(c.Request().Context()), until)
 	s.cfg.Metrics.AnswerDelivery(string(outcome))
 	if outcome != ackAcknowledged {
-		return false, fmt.Errorf("the answer was written but not acknowledged by the client (%s)", outcome)
+		wire.reset()
+		return false, fmt.Errorf("the answer was not acknowledged by the client (%s): connection reset", outcome)
 	}
 	return true, nil
 }
 
-// ackUntil is how long a call's answer may wait for the client's
-// acknowledgement: until the call's deadline, or a few seconds where it
-// has none.
+// ackUntil is the call's deadline, after which its answer's write may
+// still run (answerDeadline); a few seconds where it has none.
 func ackUntil(ctx context.Context) time.Time {
 	if d, ok := ctx.Deadline(); ok {
 		return d

@@ -168,10 +168,26 @@ func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.
 	if !delivered {
 		return err
 	}
-	if paid, err := s.idem.Pay(ctx, claim); err != nil || !paid {
-		// Paid by another retry already, or unknown: the customer wins.
-		return nil
+	if s.pay(ctx, c, claim) {
+		captured = s.capture(ctx, c, hold)
 	}
-	captured = s.capture(ctx, c, hold)
 	return nil
+}
+
+// pay marks a replayed answer that was delivered paid, and reports whether
+// this retry is the one to charge for it. It runs to its end when the
+// client leaves: net/http ends the request's context on the client's
+// EOF, which a client that closes at once would make every time, leaving
+// the answer free and unpaid for its next retry too. A failure is logged:
+// the customer wins.
+func (s *Server) pay(ctx context.Context, c echo.Context, claim idempotency.Claim) bool {
+	deadline, _ := ctx.Deadline()
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(settleGrace)))
+	defer cancel()
+	paid, err := s.idem.Pay(pctx, claim)
+	if err != nil {
+		logFor(c).Error().Err(err).Msg("mark the replayed answer paid failed: it goes uncharged")
+		return false
+	}
+	return paid // false: another retry paid for it
 }

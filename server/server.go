@@ -90,7 +90,7 @@ func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.S
 		videoQueue: asynq.NewClientFromRedisClient(rdb),
 		slots:      make(chan struct{}, max(cfg.MaxInFlight, 1)),
 		// A claim outlives the longest request by a margin, then lapses.
-		idem:    idempotency.New(rdb, cfg.IdempotencyTTL, cfg.RequestTimeout+10*time.Second),
+		idem:    idempotency.New(rdb, cfg.IdempotencyTTL, cfg.RequestTimeout+AnswerWindowMost+10*time.Second),
 		fetcher: newFetchClient(netguard.Guard{AllowPrivate: cfg.AllowPrivateURLs}),
 	}
 	e := echo.New()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"carphoto/internal/redisha"
 )
 
 // States of a job.
@@ -60,7 +62,7 @@ func (js Jobs) Create(ctx context.Context, j *Job) error {
 		"webhook": j.Webhook, "attempt": max(j.Attempt, 1), "created": now.UnixMilli(), "updated": now.UnixMilli(),
 	})
 	pipe.Expire(ctx, jobKey(j.ID), js.TTL)
-	_, err := pipe.Exec(ctx)
+	_, err := redisha.Exec(ctx, pipe)
 	return err
 }
 

@@ -80,6 +80,10 @@ func BenchmarkShadow12MP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	listing, err := listingPhoto12MP()
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, c := range []struct {
 		name   string
 		photo  []byte
@@ -92,6 +96,10 @@ func BenchmarkShadow12MP(b *testing.B) {
 		{"car-shadow-listing", photo, imageops.Params{Op: imageops.CarShadow, Canvas: shadow.Canvas{Crop: true, Padding: 0.04, PaddingShare: true, Aspect: [2]int{4, 3}}, Background: &imageops.Colour{R: 255, G: 255, B: 255, A: 255}}, false},
 		{"car-cutout", photo, imageops.Params{Op: imageops.CarCutout}, false},
 		{"car-shadow-of-png", cut.Body, imageops.Params{Op: imageops.CarShadow}, false},
+		// The listing sample at 12 MP, whose plate is found: plates kept,
+		// and blurred in the same call.
+		{"car-shadow-listing-photo", listing, imageops.Params{Op: imageops.CarShadow}, false},
+		{"car-shadow-listing-photo-plates-blur", listing, imageops.Params{Op: imageops.CarShadow, Plates: imageops.Plates{Hide: imageops.StyleBlur}}, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			u0 := usageNow()

@@ -309,8 +309,14 @@ type lumaHistogram struct {
 	sum   [256][3]float64
 }
 
+// add counts the pixel at (x, y) by its colour; a wholly transparent one
+// (the background a cut-out dropped, PlaceLogoOnCar) is not counted, not
+// even as black.
 func (h *lumaHistogram) add(img *image.RGBA, x, y int) {
 	o := img.PixOffset(x, y)
+	if img.Pix[o+3] == 0 {
+		return
+	}
 	r, g, b := float64(img.Pix[o]), float64(img.Pix[o+1]), float64(img.Pix[o+2])
 	l := min(255, int(plateLuma(r, g, b)+0.5))
 	h.n++

@@ -30,6 +30,17 @@ func Transient(err error) bool {
 	if errors.Is(err, ErrNotReplicated) {
 		return true
 	}
+	var aborted *abortedTx
+	if errors.As(err, &aborted) {
+		// Discarded for its commands' errors: worth trying again when
+		// each was (LOADING while Redis loads its data after a restart).
+		for _, e := range aborted.queued {
+			if !Transient(e) {
+				return false
+			}
+		}
+		return len(aborted.queued) > 0
+	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
@@ -45,6 +56,38 @@ func Transient(err error) bool {
 	}
 	return false
 }
+
+// Exec runs pipe, a transaction (TxPipeline), as pipe.Exec does. When
+// Redis discarded the transaction (EXECABORT: a queued command was
+// refused, as every command is while Redis loads its data), the error
+// carries the refused commands' own errors, so that Transient tells a
+// Redis not ready (LOADING, a lost connection: try again) from a command
+// that is wrong (not retried).
+func Exec(ctx context.Context, pipe redis.Pipeliner) ([]redis.Cmder, error) {
+	cmds, err := pipe.Exec(ctx)
+	if err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		return cmds, err
+	}
+	aborted := &abortedTx{err: err}
+	for _, c := range cmds {
+		if e := c.Err(); e != nil && !strings.HasPrefix(e.Error(), "EXECABORT") {
+			aborted.queued = append(aborted.queued, e)
+		}
+	}
+	return cmds, aborted
+}
+
+// abortedTx is an EXECABORT with the errors its queued commands got.
+type abortedTx struct {
+	err    error
+	queued []error
+}
+
+func (e *abortedTx) Error() string {
+	return fmt.Sprintf("%v (queued commands: %v)", e.err, errors.Join(e.queued...))
+}
+
+func (e *abortedTx) Unwrap() error { return e.err }
 
 // ErrNotReplicated is returned by Durable when the write was made on the
 // master but no replica confirmed it in time while one is connected: the

@@ -113,3 +113,25 @@ func TestDurableOnCluster(t *testing.T) {
 		t.Errorf("Durable, short master, its one replica stalled: %v, want ErrNotReplicated", err)
 	}
 }
+
+// Exec on a Redis: a transaction discarded for a command that is wrong is
+// not worth trying again, and says which command was refused.
+func TestExecWrongCommand(t *testing.T) {
+	rs := redistest.New(t, 1)
+	ctx := context.Background()
+	pipe := rs.Client.TxPipeline()
+	pipe.Set(ctx, "cp:test:a", "1", 0)
+	pipe.Do(ctx, "SET", "cp:test:b") // one argument short
+	_, err := redisha.Exec(ctx, pipe)
+	if err == nil || redisha.Transient(err) {
+		t.Fatalf("Exec of a transaction with a wrong command: %v (transient %v), want a lasting error", err, redisha.Transient(err))
+	}
+	if n, _ := rs.Client.Exists(ctx, "cp:test:a").Result(); n != 0 {
+		t.Errorf("the transaction's other command ran")
+	}
+	pipe = rs.Client.TxPipeline()
+	pipe.Set(ctx, "cp:test:a", "1", 0)
+	if _, err := redisha.Exec(ctx, pipe); err != nil {
+		t.Errorf("Exec of a good transaction: %v", err)
+	}
+}

@@ -453,9 +453,9 @@ func (c Config) workerConfig() worker.Config {
 	}
 }
 
-// BillingConfig holds credits for a minute past the request deadline: long
-// enough for any honest capture, short enough that a dead web process's
-// holds come back within minutes.
+// BillingConfig holds credits for a minute past the longest an answer may
+// be written (holdTTL): long enough for any honest capture, short enough
+// that a dead web process's holds come back within minutes.
 func (c Config) BillingConfig(log zerolog.Logger) billing.Config {
 	return billing.Config{
 		Log:                log,
@@ -482,5 +482,8 @@ func (c Config) BillingConfig(log zerolog.Logger) billing.Config {
 }
 
 // holdTTL is how long an uncaptured hold lives before billing's sweep
-// returns it: well past any request's deadline.
-func (c Config) holdTTL() time.Duration { return c.RequestTimeout + time.Minute }
+// returns it: well past any request's deadline and the longest its
+// answer may then take to be read (server.AnswerWindowMost).
+func (c Config) holdTTL() time.Duration {
+	return c.RequestTimeout + server.AnswerWindowMost + time.Minute
+}

@@ -16,6 +16,7 @@ const (
 	Linear      ActKind = iota // none
 	HardSwish                  // x·min(max(x+3, 0), 6)/6, then ·A+B
 	HardSigmoid                // min(max(A·x+B, 0), 1)
+	ReLU6                      // min(max(x, 0), 6): MobileNetV2's
 )
 
 // Act is an activation with its two parameters. For HardSwish, A and B are
@@ -42,6 +43,8 @@ func (a Act) apply(p []float32) {
 		for i, v := range p {
 			p[i] = min(max(a.A*v+a.B, 0), 1)
 		}
+	case ReLU6:
+		relu6(p)
 	}
 }
 

@@ -3,6 +3,9 @@ package e2etest
 import (
 	"path/filepath"
 	"runtime"
+	"testing"
+
+	"carphoto/internal/testenv/redistest"
 )
 
 // EnvOf is a getenv that reads kv: the settings a test gives the service
@@ -20,4 +23,13 @@ func RepoPath(elem ...string) string {
 		return filepath.Join(elem...)
 	}
 	return filepath.Join(append([]string{filepath.Dir(file), "..", "..", ".."}, elem...)...)
+}
+
+// SideBySide lets a long, mostly waiting test (on a Redis database of its
+// own) run beside its package's other tests, unless they share a Redis
+// Cluster, whose one database each test empties at its start.
+func SideBySide(t *testing.T) {
+	if !redistest.ClusterWanted() {
+		t.Parallel()
+	}
 }

@@ -7,6 +7,6 @@ import (
 )
 
 // redisDB is this package's database on a shared real Redis.
-const redisDB = 1
+const redisDB = 5
 
 func TestMain(m *testing.M) { e2etest.Main(m, redisDB) }

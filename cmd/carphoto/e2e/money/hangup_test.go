@@ -367,7 +367,7 @@ func TestHangupsWithWebKilled(t *testing.T) {
 		killed = time.Now()
 		ctx := context.Background()
 		// Every hold open now is the dead process's: never captured. The
-		// sweep returns a hold once HoldTTL (REQUEST_TIMEOUT + 60 s) has
+		// sweep returns a hold once HoldTTL (REQUEST_TIMEOUT + 3 min) has
 		// passed; that time is skipped here by moving their expiry to now.
 		// The sweep's turn the dead process took lapses in half a
 		// HOLD_SWEEP_INTERVAL, so the new web process sweeps within one.

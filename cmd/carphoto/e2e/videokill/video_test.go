@@ -32,14 +32,6 @@ const (
 // so each death costs them about a minute, not one to two.
 const recoverable = 62 * time.Second
 
-// sideBySide lets a long, mostly waiting test run beside the other such
-// tests, unless they share a Redis Cluster.
-func sideBySide(t *testing.T) {
-	if !redistest.ClusterWanted() {
-		t.Parallel()
-	}
-}
-
 // A worker killed in the middle of a video job: Asynq takes the task back
 // once the dead worker's lease on it has lapsed (recoverable: in the other
 // worker within a minute more, or in a replacement as it starts) and
@@ -48,7 +40,7 @@ func TestVideoWorkerKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	sideBySide(t)
+	e2etest.SideBySide(t)
 	_, data := e2etest.VideoClip(t)
 	rs := redistest.New(t, killedDB)
 	env := []string{rs.Env(), "PORT=0", "VIDEO_DIR=" + t.TempDir(), "WORKER_CONCURRENCY=1"}
@@ -111,7 +103,7 @@ func TestVideoWorkerKilledTwice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	sideBySide(t)
+	e2etest.SideBySide(t)
 	_, data := e2etest.VideoClip(t)
 	const secret = "test-webhook-secret-0123"
 	hooks := make(chan string, 4)

@@ -1,4 +1,4 @@
-package service
+package api
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"carphoto"
 	"carphoto/billing"
+	"carphoto/internal/service"
 	"carphoto/internal/testenv/redistest"
 	"carphoto/objstore"
 )
@@ -27,7 +28,7 @@ func adminCLI(t *testing.T, r *redistest.Server, args ...string) (map[string]any
 		}
 		return ""
 	}
-	err := runAdmin(context.Background(), getenv, args, &out)
+	err := service.Run(context.Background(), args, getenv, &out, io.Discard)
 	if err != nil {
 		if out.Len() != 0 {
 			t.Fatalf("%v failed (%v) but printed %q", args, err, out.String())
@@ -57,7 +58,7 @@ func mustAdmin(t *testing.T, r *redistest.Server, args ...string) map[string]any
 // command's effect through the API's own authentication and balance.
 func TestAdminCommands(t *testing.T) {
 	ctx := context.Background()
-	r := redistest.New(t, 4)
+	r := redistest.New(t, redisDB)
 	b := billing.New(r.Client, billing.Config{})
 
 	created := mustAdmin(t, r, "accounts", "create", "--credits", "12", "--name", "Dealer B")
@@ -105,7 +106,7 @@ func TestAdminCommands(t *testing.T) {
 }
 
 func TestAdminCommandErrors(t *testing.T) {
-	r := redistest.New(t, 4)
+	r := redistest.New(t, redisDB)
 	id, _ := mustAdmin(t, r, "accounts", "create", "--credits", "1")["account_id"].(string)
 	for _, tc := range []struct {
 		args []string
@@ -130,7 +131,7 @@ func TestAdminCommandErrors(t *testing.T) {
 		})
 	}
 
-	err := runAdmin(context.Background(), func(string) string { return "" }, []string{"credits", "show", id}, &bytes.Buffer{})
+	err := service.Run(context.Background(), []string{"credits", "show", id}, func(string) string { return "" }, &bytes.Buffer{}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "REDIS_URL is not set") {
 		t.Fatalf("without REDIS_URL: %v, want it to say REDIS_URL is not set", err)
 	}
@@ -141,7 +142,7 @@ func TestAdminCommandErrors(t *testing.T) {
 // prints what it did; run again, it has nothing to move.
 func TestMigrateCommand(t *testing.T) {
 	ctx := context.Background()
-	r := redistest.New(t, 4)
+	r := redistest.New(t, redisDB)
 	store := t.TempDir()
 	const acct = "acct_clioldlayout00000"
 	image := []byte("\x89PNG an old design")
@@ -162,7 +163,7 @@ func TestMigrateCommand(t *testing.T) {
 			}
 			return ""
 		}
-		if err := Run(ctx, []string{"migrate"}, getenv, &out, io.Discard); err != nil {
+		if err := service.Run(ctx, []string{"migrate"}, getenv, &out, io.Discard); err != nil {
 			t.Fatalf("carphoto migrate: %v", err)
 		}
 		return strings.TrimSpace(out.String())

@@ -1,0 +1,100 @@
+package carseg
+
+import (
+	"image"
+	"image/color"
+	"math"
+
+	"carphoto/imageops/internal/nn"
+)
+
+// prepare stretches img to side×side and scales it as the quantised
+// graph's input reads it: planes red, green, blue, each (v − 128)/128. An
+// output pixel is the mean of a grid of up to 4×4 samples of the pixels it
+// covers when shrinking, bilinear (pixel centres aligned) when enlarging;
+// at the photo's own size, the photo.
+func prepare(img image.Image, side int) *nn.Tensor {
+	b := img.Bounds()
+	xs := samples(b.Dx(), side, b.Min.X)
+	ys := samples(b.Dy(), side, b.Min.Y)
+	t := nn.Scratch(3, side, side)
+	acc := make([]float32, 3*side)
+	at := pixelReader(img)
+	for oy := range side {
+		clear(acc)
+		for _, sy := range ys[oy] {
+			for ox, ss := range xs {
+				for _, sx := range ss {
+					r, g, bl := at(sx.at, sy.at)
+					w := sx.weight * sy.weight
+					acc[3*ox] += w * r
+					acc[3*ox+1] += w * g
+					acc[3*ox+2] += w * bl
+				}
+			}
+		}
+		for c := range 3 {
+			row := t.Data[(c*side+oy)*side : (c*side+oy+1)*side]
+			for ox := range row {
+				row[ox] = (acc[3*ox+c] - 128) / 128
+			}
+		}
+	}
+	return t
+}
+
+// pixelReader returns a function giving the colour of pixel (x, y) of img,
+// 0–255 a channel, reading the decoders' image types directly.
+func pixelReader(img image.Image) func(x, y int) (r, g, b float32) {
+	switch m := img.(type) {
+	case *image.YCbCr:
+		return func(x, y int) (float32, float32, float32) {
+			yi, ci := m.YOffset(x, y), m.COffset(x, y)
+			r, g, b := color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
+			return float32(r), float32(g), float32(b)
+		}
+	case *image.RGBA:
+		return func(x, y int) (float32, float32, float32) {
+			p := m.Pix[m.PixOffset(x, y):]
+			return float32(p[0]), float32(p[1]), float32(p[2])
+		}
+	case *image.NRGBA:
+		return func(x, y int) (float32, float32, float32) {
+			p := m.Pix[m.PixOffset(x, y):]
+			return float32(p[0]), float32(p[1]), float32(p[2])
+		}
+	}
+	return func(x, y int) (float32, float32, float32) {
+		c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
+		return float32(c.R), float32(c.G), float32(c.B)
+	}
+}
+
+// sample is one input position an output pixel reads, and its weight.
+type sample struct {
+	at     int
+	weight float32
+}
+
+// samples lists, for each of n output pixels along an axis of src input
+// pixels starting at origin, the input positions it reads and their
+// weights (summing to 1).
+func samples(src, n, origin int) [][]sample {
+	out := make([][]sample, n)
+	scale := float64(src) / float64(n)
+	for i := range out {
+		if scale <= 1 {
+			f := min(max((float64(i)+0.5)*scale-0.5, 0), float64(src-1))
+			j := int(f)
+			fr := float32(f - float64(j))
+			out[i] = []sample{{origin + j, 1 - fr}, {origin + min(j+1, src-1), fr}}
+			continue
+		}
+		k := min(4, int(math.Ceil(scale-1e-9)))
+		for s := range k {
+			f := (float64(i) + (float64(s)+0.5)/float64(k)) * scale
+			out[i] = append(out[i], sample{origin + min(src-1, int(f)), 1 / float32(k)})
+		}
+	}
+	return out
+}
