@@ -75,6 +75,20 @@ func (s *Service) AssetLimits(kind string) (maxBytes int64, maxPixels int) {
 	return s.cfg.MaxAssetBytes, s.cfg.MaxAssetPixels
 }
 
+// CheckAssetBytes refuses a file of n bytes too large for an asset of
+// kind (EPayloadTooLarge); an unknown kind is CreateAsset's to refuse. The
+// web side asks it before it reads the file's header, so that a file too
+// large is told as such whatever it holds (413 before 400).
+func (s *Service) CheckAssetBytes(kind string, n int64) error {
+	if !slices.Contains(AssetKinds, kind) {
+		return nil
+	}
+	if maxBytes, _ := s.AssetLimits(kind); n > maxBytes {
+		return carphoto.Errorf(carphoto.EPayloadTooLarge, "the file is %d bytes; a %s asset may have at most %d", n, kind, maxBytes)
+	}
+	return nil
+}
+
 // CreateAsset saves data, a PNG, JPEG or WebP image of kind (AssetDesign
 // or AssetBackdrop) uploaded as filename, in the account's library, held
 // to its kind's limits (AssetLimits) and the account's (MaxAssets,
@@ -86,10 +100,10 @@ func (s *Service) CreateAsset(ctx context.Context, accountID, kind, filename str
 	if !slices.Contains(AssetKinds, kind) {
 		return Asset{}, carphoto.Errorf(carphoto.EInvalidParams, "kind must be one of %s, not %q", strings.Join(AssetKinds, ", "), kind)
 	}
-	maxBytes, maxPixels := s.AssetLimits(kind)
-	if int64(len(data)) > maxBytes {
-		return Asset{}, carphoto.Errorf(carphoto.EPayloadTooLarge, "the file is %d bytes; a %s asset may have at most %d", len(data), kind, maxBytes)
+	if err := s.CheckAssetBytes(kind, int64(len(data))); err != nil {
+		return Asset{}, err
 	}
+	_, maxPixels := s.AssetLimits(kind)
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	ct, ok := contentTypes[format]
 	if err != nil || !ok {

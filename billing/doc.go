@@ -17,7 +17,7 @@
 //	cp:holds:{<slot tag>}             zset   <account_id>:<hold_id> of one slot's open holds by expires_at
 //	cp:holdslots                      zset   slot numbers whose cp:holds index may hold holds, by the last hold placed (Unix ms)
 //	cp:holdscan                       string the full scan's turn (SET NX, an hour): every slot's index, not only the listed
-//	cp:ledger:{<account_id>}          stream kind, request_id, op, amount, delta, balance, hold_id, at
+//	cp:ledger:{<account_id>}          stream kind, request_id, op, amount, delta, balance, hold_id, at[, client_request_id]
 //	cp:assets:{<account_id>}          zset   asset_id scored by created_at (Unix ms)
 //	cp:asset:{<account_id>}:<asset>   hash   account, name, content_type, bytes, width, height, created_at, data
 //	rate:cp:<key_id>                  string the GCRA state of redis_rate for one API key

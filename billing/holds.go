@@ -38,7 +38,8 @@ var ErrHoldClosed = errors.New("billing: hold already released or expired")
 // holdScript reserves credits if the balance covers them:
 // KEYS[1] cp:acct:{id}, KEYS[2] cp:hold:{id}:{hold}, KEYS[3] the slot's
 // holds index, KEYS[4] cp:ledger:{id}; ARGV: amount, hold id, request id,
-// op, now (ms), expires at (ms), ledger cap, account id. It returns {1,
+// op, now (ms), expires at (ms), ledger cap, account id, the client's own
+// request id ("" for none: the ledger line then has none). It returns {1,
 // balance left}, {0, balance} when the balance is short, {-1, 0} when the
 // account is unknown. Run again for a hold it made, it changes nothing and
 // returns {1, balance}: a hold whose answer was lost is tried again safely.
@@ -52,9 +53,13 @@ bal = redis.call('HINCRBY', KEYS[1], 'credits', -amount)
 redis.call('HSET', KEYS[2], 'account', ARGV[8], 'request_id', ARGV[3], 'op', ARGV[4],
   'amount', amount, 'state', 'held', 'expires_at', ARGV[6])
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8] .. ':' .. ARGV[2])
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[7], '*',
-  'kind', 'hold', 'request_id', ARGV[3], 'op', ARGV[4], 'amount', amount,
-  'delta', -amount, 'balance', bal, 'hold_id', ARGV[2], 'at', ARGV[5])
+local entry = {'kind', 'hold', 'request_id', ARGV[3], 'op', ARGV[4], 'amount', amount,
+  'delta', -amount, 'balance', bal, 'hold_id', ARGV[2], 'at', ARGV[5]}
+if ARGV[9] ~= '' then
+  table.insert(entry, 'client_request_id')
+  table.insert(entry, ARGV[9])
+end
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[7], '*', unpack(entry))
 return {1, bal}
 `)
 
@@ -175,6 +180,7 @@ func (s *Service) Place(ctx context.Context, h Hold) (remaining int64, err error
 	cmd, err := s.write(ctx, true, holdScript,
 		[]string{acctKey(h.accountID), holdKey(h.accountID, h.id), holdsKey(h.accountID), ledgerKey(h.accountID)},
 		h.amount, h.id, h.requestID, h.op, unixMS(now), unixMS(now.Add(h.ttl)), s.cfg.LedgerMax, h.accountID,
+		clientRequestID(ctx),
 	)
 	if err != nil {
 		return 0, storeErr("hold", err)

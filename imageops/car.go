@@ -6,10 +6,10 @@ import (
 	"image"
 	"image/color"
 
-	"carphoto"
 	"carphoto/imageops/codec"
 	"carphoto/imageops/cutout"
 	"carphoto/imageops/shadow"
+	"carphoto/imageops/vehicles"
 )
 
 // shadowMaxPixels is the largest car-shadow or car-cutout answer: a larger
@@ -32,10 +32,11 @@ func shadowOp(ctx context.Context, car *image.NRGBA, in *codec.Photo, p Params) 
 
 // carOf is the car of the photo on a transparent background, the photo
 // scaled to shadowMaxPixels first: a transparent PNG or WebP as it is (a
-// cut-out the client made), any other photo cut out, with the sides of the
-// photo that cut the car off (cutout.Truncated; car_truncated with
-// p.RequireWholeCar). A client's own cut-out is not judged: it may be
-// cropped to the car.
+// cut-out the client made: no detector, no gate, no refusal), any other
+// photo's chosen vehicle cut out (scene.cutCar), with the sides of the
+// photo that cut the car off (boxTruncated, from the vehicle's box;
+// car_truncated with p.RequireWholeCar). A client's own cut-out is not
+// judged: it may be cropped to the car.
 func carOf(ctx context.Context, in *codec.Photo, p Params) (*image.NRGBA, []string, error) {
 	transparent := in.Format != "jpeg" && codec.HasTransparency(in.Image)
 	img, err := codec.FitPixels(ctx, in.Image, shadowMaxPixels)
@@ -46,39 +47,59 @@ func carOf(ctx context.Context, in *codec.Photo, p Params) (*image.NRGBA, []stri
 	if transparent {
 		return codec.ToNRGBA(img), nil, nil
 	}
-	car, err := cutout.Cut(ctx, img)
+	car, chosen, err := chosenCar(ctx, img)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cut out: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	if err := carFound(car); err != nil {
-		return nil, nil, err
-	}
-	truncated := cutout.Truncated(car)
+	truncated := boxTruncated(chosen.Box, img.Bounds())
 	if err := wholeCar(p, truncated); err != nil {
 		return nil, nil, err
 	}
 	return car, truncated, nil
 }
 
-// carFound is car_not_found when the cut-out holds no car a studio shot can
-// be made of: its confident car (alpha >= 128) covers less than
-// cutout.MinCarShare of the photo (a plain wall or sky, a car in the far
-// distance), or it is scenery (cutout.Scenery: ground, a road, buildings or
-// sky taken from one edge of the photo to another), which would otherwise be
-// stood on the dealer's backdrop as a slab. An empty cut-out is never what a
-// client wants, so no opt-in, unlike requirePlate. A transparent photo (the
+// chosenCar is img's chosen vehicle cut out (scene.cutCar), and the
+// vehicle; car_not_found when there is none or its cut-out holds no car
+// (carFound).
+func chosenCar(ctx context.Context, img image.Image) (*image.NRGBA, vehicles.Object, error) {
+	s, err := detectScene(ctx, img)
+	if err != nil {
+		return nil, vehicles.Object{}, err
+	}
+	car, chosen, err := s.cutCar(ctx, img)
+	if err != nil {
+		if RefusalReason(err) != "" {
+			return nil, chosen, err
+		}
+		return nil, chosen, fmt.Errorf("cut out: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, chosen, err
+	}
+	if err := carFound(car); err != nil {
+		return nil, chosen, err
+	}
+	return car, chosen, nil
+}
+
+// sceneryMessage is car_not_found's message for a cut-out that is scenery.
+const sceneryMessage = "no car was found in the photo: the cut-out took the scenery (ground, road, buildings or sky from one edge of the photo to another); you were not charged (send a photo with a whole car in view, nearer than the scenery around it)"
+
+// carFound is car_not_found when the cut-out of the chosen vehicle holds no
+// car a studio shot can be made of: its confident car (alpha >= 128) covers
+// less than cutout.MinCarShare of the photo (a car in the far distance), or
+// it is scenery (cutout.Scenery: ground, a road, buildings or sky taken from
+// one edge of the photo to another), which would otherwise be stood on the
+// dealer's backdrop as a slab. An empty cut-out is never what a client
+// wants, so no opt-in, unlike requirePlate. A transparent photo (the
 // client's own cut-out) is not judged.
 func carFound(car *image.NRGBA) error {
 	if cutout.CarShare(car) < cutout.MinCarShare {
-		return carphoto.Errorf(carphoto.ECarNotFound,
+		return refuseCar(RefusedTooSmall,
 			"no car was found in the photo; you were not charged (send a photo with a whole car in view)")
 	}
 	if cutout.Scenery(car) {
-		return carphoto.Errorf(carphoto.ECarNotFound,
-			"no car was found in the photo: the cut-out took the scenery (ground, road, buildings or sky from one edge of the photo to another); you were not charged (send a photo with a whole car in view, nearer than the scenery around it)")
+		return refuseCar(RefusedScenery, sceneryMessage)
 	}
 	return nil
 }

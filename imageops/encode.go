@@ -32,9 +32,9 @@ func encode(img image.Image, in *codec.Photo, asked, format string) (*Output, er
 		if codec.HasTransparency(img) {
 			img = codec.Flatten(img, color.White)
 		}
-		err = codec.EncodeJPEG(&buf, img, jpegQuality(in), in.ICC)
+		err = codec.EncodeJPEG(&buf, img, jpegQuality(in), nil)
 	case "png":
-		err = codec.EncodePNG(&buf, img, in.ICC)
+		err = codec.EncodePNG(&buf, img, nil)
 	case "webp":
 		err = codec.EncodeWebP(&buf, img, jpegQuality(in))
 	default: // Params.Format was checked against Formats when the call was read
@@ -43,7 +43,13 @@ func encode(img image.Image, in *codec.Photo, asked, format string) (*Output, er
 	if err != nil {
 		return nil, err
 	}
-	return &Output{ContentType: "image/" + format, Body: buf.Bytes()}, nil
+	// The profile is spliced in once the plain answer's size is known: it
+	// is kept only in proportion to it (codec.EmbedICC).
+	body, dropped, err := codec.EmbedICC(img, format, buf.Bytes(), in.ICC)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return &Output{ContentType: "image/" + format, Body: body, ICCDropped: dropped || in.ICCDropped}, nil
 }
 
 // jpegQuality keeps the output close to the input's quality: re-encoding a

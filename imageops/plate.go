@@ -42,6 +42,11 @@ func plateOp(ctx context.Context, in Input, p Params, blocks bool) (*Output, err
 			}
 			src = nil
 		}
+		// A profile out of proportion to the photo is not copied: the
+		// full path drops it (codec.EmbedICC).
+		if src != nil && !codec.ICCInProportion(src.ICCBytes(), len(in.Photo)) {
+			src = nil
+		}
 	}
 	var photo *codec.Photo
 	if src == nil {

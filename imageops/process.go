@@ -79,11 +79,14 @@ type Output struct {
 	// and car-shadow and car-cutout with plates=logo); the others were hidden.
 	PlatesDesigned int
 	// CarTruncated are the sides of the photo that cut the car off
-	// (cutout.Truncated; car-shadow and car-cutout on a photo they cut out).
+	// (from the chosen vehicle's box, boxTruncated; car-shadow and car-cutout on a photo they cut out).
 	CarTruncated []string
 	// CarScale is the car's width as a share of the answer's on a backdrop
 	// (shadow.Fit.Scale), 0 without one.
 	CarScale float64
+	// ICCDropped says the photo's colour profile was left out of the
+	// answer for its size (codec.EmbedICC), its pixels as they were.
+	ICCDropped bool
 }
 
 // Process runs one operation on encoded inputs and returns the encoded

@@ -33,6 +33,12 @@ type Request struct {
 	DesignAsset string
 	Params      imageops.Params
 	Deadline    time.Time
+	// StartBy is the latest a worker may take the task up and still
+	// finish it by Deadline at the workers' pace; zero means Deadline. A
+	// task still queued then is withdrawn (ErrWithdrawn). Do asks it again
+	// at every look, as the pace it stands for is learnt; the worker
+	// holds a task to its value at the enqueue.
+	StartBy func() time.Time
 }
 
 // Client enqueues requests and waits for their results.
@@ -84,6 +90,23 @@ func aliveTTL(every time.Duration) time.Duration { return aliveBeats * beatEvery
 // every worker it touches cannot take the fleet down with it.
 const maxDeaths = 2
 
+// ErrWithdrawn is returned by Do when no worker had taken the task up by
+// the request's StartBy: it was taken off the queue unstarted, because it
+// could no longer finish by its deadline.
+var ErrWithdrawn = errors.New("no worker took the task up in time to finish it by its deadline")
+
+// OverranError is Do's ErrTimeout for a task a worker was at when the
+// deadline passed: Ran is how long, at least, it had been running (from
+// the first heartbeat seen, looked for every heartbeat), a lower bound on
+// its processing time.
+type OverranError struct{ Ran time.Duration }
+
+func (e *OverranError) Error() string {
+	return fmt.Sprintf("%v (the task had been running %v)", ErrTimeout, e.Ran.Round(time.Millisecond))
+}
+
+func (e *OverranError) Unwrap() error { return ErrTimeout }
+
 // ErrWorkersDied is returned by Do when the worker processes running the
 // request's task died during it maxDeaths times: the task is not run
 // again.
@@ -120,6 +143,17 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		Asset: req.Asset, DesignAsset: req.DesignAsset,
 		Params: req.Params, EnqueuedAt: time.Now(), Deadline: req.Deadline, Run: 1,
 	}
+	startBy := func() time.Time {
+		if req.StartBy == nil {
+			return req.Deadline
+		}
+		if t := req.StartBy(); t.Before(req.Deadline) {
+			return t
+		}
+		return req.Deadline
+	}
+	p.StartBy = startBy()
+	withdrawable := req.StartBy != nil
 	photoKey, designKey, backdropKey, resultKey := PhotoKey(req.ID), DesignKey(req.ID), BackdropKey(req.ID), ResultKey(req.ID)
 	// Deleting inputs on the way out makes a late worker find nothing to do.
 	defer func() {
@@ -165,12 +199,23 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	}
 	w := watch{confirm: aliveTTL(c.every)}
 	lost := 0
+	var started time.Time // when a worker was first seen at the task
+	overran := func(err error) error {
+		if errors.Is(err, ErrTimeout) && !started.IsZero() {
+			return &OverranError{Ran: time.Since(started)}
+		}
+		return err
+	}
 	for {
 		// Redis going away is waited out with backoff (redisha.Retry);
 		// redis.Nil is a slice of the wait passing with no answer.
 		var vals []string
+		until := req.Deadline
+		if withdrawable {
+			until = startBy()
+		}
 		err := redisha.Retry(ctx, func(ctx context.Context) (err error) {
-			vals, err = blpop(ctx, c.rdb, min(c.every, max(time.Until(req.Deadline), time.Millisecond)), resultKey)
+			vals, err = blpop(ctx, c.rdb, min(c.every, max(time.Until(until), time.Millisecond)), resultKey)
 			if redisha.Transient(err) {
 				w.unreachable(time.Now())
 			}
@@ -184,14 +229,26 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		case err == nil:
 			return DecodeResult([]byte(vals[1])) // at the deadline too: the work is done
 		case ctx.Err() != nil:
-			return nil, c.failed(ctx, "wait for result", ctx.Err())
+			return nil, overran(c.failed(ctx, "wait for result", ctx.Err()))
 		case !errors.Is(err, redis.Nil):
 			return nil, c.failed(ctx, "wait for result", err)
+		}
+		// At StartBy a task no worker has taken up is taken off the queue:
+		// it could no longer finish by its deadline. Asynq deletes only a
+		// pending task, atomically, so one a worker holds runs on.
+		if withdrawable && !time.Now().Before(startBy()) {
+			withdrawable = false
+			if err := c.ins.DeleteTask(Queue, taskID()); err == nil {
+				return nil, ErrWithdrawn
+			}
 		}
 		holder, process, err := c.look(ctx, req.ID, w.holder)
 		if err != nil {
 			w.unreachable(time.Now())
 			continue
+		}
+		if holder != "" && started.IsZero() {
+			started = time.Now()
 		}
 		// Nobody beats for the task and Asynq no longer has it to run, yet
 		// no result came: a master failed before its replica had the task,

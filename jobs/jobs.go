@@ -83,6 +83,9 @@ type Payload struct {
 	Params     imageops.Params `json:"-"`
 	EnqueuedAt time.Time       `json:"enq"`
 	Deadline   time.Time       `json:"deadline"`
+	// StartBy is Request.StartBy: a worker taking the task up later
+	// answers it withdrawn (Withdrawn) instead of running it.
+	StartBy time.Time `json:"startBy,omitzero"`
 	// Run counts the task's runs: 2 when the worker process at the first
 	// died during it. The worker logs such a task's parameters first.
 	Run int `json:"run,omitempty"`
@@ -124,12 +127,14 @@ type Result struct {
 	// PlatesDesigned is imageops.Output's: how many got the design.
 	PlatesDesigned int `json:"designed,omitempty"`
 	// CarTruncated and CarScale are imageops.Output's.
-	CarTruncated []string      `json:"truncated,omitempty"`
-	CarScale     float64       `json:"carScale,omitempty"`
-	QueueWait    time.Duration `json:"wait"`
-	Processing   time.Duration `json:"proc"`
-	Worker       string        `json:"worker,omitempty"`
-	Body         []byte        `json:"-"`
+	CarTruncated []string `json:"truncated,omitempty"`
+	CarScale     float64  `json:"carScale,omitempty"`
+	// ICCDropped is imageops.Output's: the colour profile left out.
+	ICCDropped bool          `json:"iccDropped,omitempty"`
+	QueueWait  time.Duration `json:"wait"`
+	Processing time.Duration `json:"proc"`
+	Worker     string        `json:"worker,omitempty"`
+	Body       []byte        `json:"-"`
 }
 
 // OK reports whether the result carries an image.

@@ -30,11 +30,13 @@ type Metrics struct {
 	plates         *prometheus.CounterVec
 	credits        *prometheus.CounterVec
 	refusals       *prometheus.CounterVec
+	carRefusals    *prometheus.CounterVec
 	redisErrors    *prometheus.CounterVec
 
 	tasks        *prometheus.CounterVec
 	taskDuration *prometheus.HistogramVec
 	delivery     *prometheus.CounterVec
+	overload     *prometheus.CounterVec
 }
 
 // photoBuckets span a cached small photo (tens of ms) to the request
@@ -85,6 +87,10 @@ func New() *Metrics {
 			Name: "carphoto_rate_limit_refusals_total",
 			Help: "Requests refused 429 rate_limited (per-minute budget or per-key cap), by operation (or route).",
 		}, []string{"op"}),
+		carRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "carphoto_car_refusals_total",
+			Help: "car-cutout and car-shadow calls answered 422 car_not_found, by operation and reason (no_vehicle, too_small, scenery).",
+		}, []string{"op", "reason"}),
 		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carphoto_redis_errors_total",
 			Help: "Redis commands that failed (a missing key or an empty BLPOP is not a failure), by command.",
@@ -98,6 +104,10 @@ func New() *Metrics {
 			Help:    "Time a worker spent on a photo task, by operation.",
 			Buckets: photoBuckets,
 		}, []string{"op"}),
+		overload: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "carphoto_overload_total",
+			Help: "Photo calls answered 503 service_unavailable because the workers could not start them in time to finish within their deadline, by operation and stage: refused at arrival, or withdrawn unstarted from the wait.",
+		}, []string{"op", "stage"}),
 		delivery: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carphoto_answer_delivery_total",
 			Help: "Photo answers written, by how the wait for the client's TCP acknowledgement ended: acknowledged (charged), closed (the client closed or reset the connection first), aborted (not acknowledged by the answer's write deadline: the connection reset, the rest never sent) or unknown (the transport cannot tell: not charged).",
@@ -107,7 +117,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.duration, m.queueWait, m.processing, m.photosInFlight,
-		m.plates, m.credits, m.refusals, m.redisErrors, m.tasks, m.taskDuration, m.delivery,
+		m.plates, m.credits, m.refusals, m.carRefusals, m.redisErrors, m.tasks, m.taskDuration, m.delivery, m.overload,
 	)
 	return m
 }
@@ -165,6 +175,9 @@ type Request struct {
 	// Set for a charged success.
 	PlatesFound int // -1 when the operation does not look for plates
 	Credits     int64
+	// Overload is the stage at which a photo call was answered 503 for
+	// want of a worker in time (refused, withdrawn), "" otherwise.
+	Overload string
 }
 
 // RequestDone records an answered request.
@@ -187,6 +200,9 @@ func (m *Metrics) RequestDone(r Request) {
 	}
 	if r.Code == "rate_limited" {
 		m.refusals.WithLabelValues(r.Op).Inc()
+	}
+	if r.Overload != "" {
+		m.overload.WithLabelValues(r.Op, r.Overload).Inc()
 	}
 }
 
@@ -225,6 +241,15 @@ func (m *Metrics) TaskDone(op, outcome string, processing time.Duration) {
 	}
 	m.tasks.WithLabelValues(op, outcome).Inc()
 	m.taskDuration.WithLabelValues(op).Observe(processing.Seconds())
+}
+
+// CarRefused records a studio call a worker refused with car_not_found,
+// and why (imageops.RefusalReason).
+func (m *Metrics) CarRefused(op, reason string) {
+	if m == nil {
+		return
+	}
+	m.carRefusals.WithLabelValues(op, reason).Inc()
 }
 
 func itoa(n int) string {

@@ -140,14 +140,16 @@ func (s *Server) adminAddCredits(c echo.Context) error {
 
 // ledgerEntryBody is one ledger line as the dashboard sees it.
 type ledgerEntryBody struct {
-	ID        string    `json:"id"`
-	Kind      string    `json:"kind"`
-	RequestID string    `json:"requestId"`
-	Op        string    `json:"op,omitempty"`
-	Amount    int64     `json:"amount"`
-	Delta     int64     `json:"delta"`
-	Balance   int64     `json:"balance"`
-	At        time.Time `json:"at"`
+	ID        string `json:"id"`
+	Kind      string `json:"kind"`
+	RequestID string `json:"requestId"`
+	// ClientRequestID is the client's own X-Request-Id, on a hold's line.
+	ClientRequestID string    `json:"clientRequestId,omitempty"`
+	Op              string    `json:"op,omitempty"`
+	Amount          int64     `json:"amount"`
+	Delta           int64     `json:"delta"`
+	Balance         int64     `json:"balance"`
+	At              time.Time `json:"at"`
 }
 
 // adminLedger serves GET /admin/v1/accounts/{id}/ledger?limit=N (default
@@ -170,7 +172,7 @@ func (s *Server) adminLedger(c echo.Context) error {
 	}
 	out := make([]ledgerEntryBody, len(entries))
 	for i, e := range entries {
-		out[i] = ledgerEntryBody{ID: e.ID, Kind: e.Kind, RequestID: e.RequestID, Op: e.Op,
+		out[i] = ledgerEntryBody{ID: e.ID, Kind: e.Kind, RequestID: e.RequestID, ClientRequestID: e.ClientRequestID, Op: e.Op,
 			Amount: e.Amount, Delta: e.Delta, Balance: e.Balance, At: e.At}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"accountId": id, "entries": out})

@@ -32,6 +32,9 @@ func (s *Server) createAsset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.billing.CheckAssetBytes(kind, int64(len(data))); err != nil {
+		return err
+	}
 	// An asset is held to a photo's bounds (pixels, sides, shape) from its
 	// header, as an uploaded logo is: a 59999999×1 strip saved here would
 	// cost gigabytes at every call that uses it.

@@ -30,6 +30,7 @@ var statuses = map[string]int{
 	carphoto.ERequestTimeout:       http.StatusRequestTimeout,
 	carphoto.ERequestInProgress:    http.StatusConflict,
 	carphoto.EIdempotencyKeyReused: http.StatusUnprocessableEntity,
+	carphoto.ERangeNotSatisfiable:  http.StatusRequestedRangeNotSatisfiable,
 }
 
 // errorBody is the JSON shape of every failure.
@@ -60,6 +61,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		logFor(c).Debug().Err(err).Str("code", code).Msg("request refused")
 	}
 	c.Set(ctxErrorCode, code)
+	challenged(c, status)
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)
 		return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,18 @@ const headerIdempotencyKey = "Idempotency-Key"
 // replayedHeaders are the headers of a success kept with its body and sent
 // again on a replay (beside Idempotent-Replayed: true).
 var replayedHeaders = []string{echo.HeaderContentType, "X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", headerPlatesDesigned, echo.HeaderLocation,
-	headerCarTruncated, headerCarScale}
+	headerCarTruncated, headerCarScale, headerColorProfile}
+
+// idempotencyKey returns the request's Idempotency-Key and whether the
+// header was sent at all: one sent empty is a key refused, not a key left
+// out (a retry would otherwise run, and be charged, again).
+func idempotencyKey(h http.Header) (key string, sent bool) {
+	v, sent := h[headerIdempotencyKey]
+	if !sent || len(v) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(v[0]), true
+}
 
 // once is a photo request's idempotency claim: the zero once (no header, or
 // the feature off) does nothing.
@@ -55,9 +67,13 @@ func (s *Server) beginPhotoOnce(c echo.Context, req jobs.Request, ids assetIDs) 
 // finish on success; end releases the claim on any other outcome.
 func (s *Server) beginOnce(c echo.Context, account string, content ...[]byte) (o *once, replayed bool, err error) {
 	o = &once{s: s}
-	key := c.Request().Header.Get(headerIdempotencyKey)
-	if key == "" || s.cfg.IdempotencyTTL <= 0 {
+	key, sent := idempotencyKey(c.Request().Header)
+	if !sent || s.cfg.IdempotencyTTL <= 0 {
 		return o, false, nil
+	}
+	if key == "" {
+		return o, false, carphoto.Errorf(carphoto.EInvalidParams,
+			"Idempotency-Key is empty; send 1 to 255 printable ASCII characters, or leave the header out")
 	}
 	if len(key) > 255 || strings.IndexFunc(key, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
 		return o, false, carphoto.Errorf(carphoto.EInvalidParams,

@@ -48,6 +48,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		r := metrics.Request{Op: op, Status: res.Status, Duration: time.Since(requestStart(c)), PlatesFound: -1}
 		r.Code, _ = c.Get(ctxErrorCode).(string)
+		r.Overload, _ = c.Get(ctxOverload).(string)
 		if t, ok := c.Get(ctxTimings).(timings); ok {
 			r.Worked, r.QueueWait, r.Processing = true, t.queueWait, t.processing
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"carphoto"
+	"carphoto/billing"
 )
 
 // Context keys shared by the middleware and handlers.
@@ -52,13 +53,28 @@ func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxRequestID, id)
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		lc := s.log.With().Str("request_id", id)
-		if cid := c.Request().Header.Get(echo.HeaderXRequestID); cid != "" && len(cid) <= 128 {
+		if cid := clientRequestID(c.Request()); cid != "" {
 			lc = lc.Str("client_request_id", cid)
+			c.Response().Header().Set(headerClientRequestID, cid)
+			r := c.Request()
+			c.SetRequest(r.WithContext(billing.WithClientRequestID(r.Context(), cid)))
 		}
 		l := lc.Logger()
 		c.Set(ctxLogger, &l)
 		return next(c)
 	}
+}
+
+// clientRequestID is the client's own X-Request-Id, when it is 1 to 128
+// printable ASCII characters (else none): echoed back as
+// X-Client-Request-Id, logged and kept in the ledger beside ours, never a
+// key of anything.
+func clientRequestID(r *http.Request) string {
+	cid := r.Header.Get(echo.HeaderXRequestID)
+	if len(cid) > 128 || strings.IndexFunc(cid, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
+		return ""
+	}
+	return cid
 }
 
 // requestIDOf returns the id requestID gave this request.

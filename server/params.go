@@ -72,7 +72,7 @@ func parseParams(op imageops.Op, v map[string]string, withBackdrop bool) (imageo
 	case imageops.LogoOverlay:
 		p.Overlay, err = parseOverlay(v)
 	default:
-		err = carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q", op)
+		err = carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %s", echoed(string(op)))
 	}
 	return p, err
 }

@@ -32,7 +32,17 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		ctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
 
-		leave, err := s.enter(ctx, c)
+		// A call that cannot start in time is answered at once (admit),
+		// or withdrawn once its start-by time passes while it waits: in
+		// its key's line, for a process slot or in the queue.
+		unqueued, err := s.admit(ctx, c, op, deadline)
+		if err != nil {
+			return err
+		}
+		defer unqueued()
+		startCtx, cancelStart := context.WithDeadline(ctx, s.startBy(op, deadline))
+		defer cancelStart()
+		leave, err := s.enter(startCtx, c)
 		if err != nil {
 			return err
 		}
@@ -40,9 +50,22 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		// client gone, a failed release. Should it fail, the count expires.
 		defer leave()
 
-		req, ids, err := s.readUpload(c, op, deadline)
+		freeUpload, err := s.reserveUpload(c, s.photoBodyMost(op))
 		if err != nil {
 			return err
+		}
+		defer freeUpload()
+		// The answer's type may follow Accept (accept.go).
+		c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
+		req, ids, err := s.readUpload(c, op, deadline)
+		if errors.Is(err, errUploadsFull) {
+			return uploadsFull(c) // its Retry-After; the body is left unread
+		}
+		if err != nil {
+			return err
+		}
+		if req.Params.Format == "" { // the field absent (sent empty is refused)
+			req.Params.Format = acceptedFormat(c.Request().Header)
 		}
 		account := accountID(c)
 		req.AccountID, req.ID, req.Deadline = account, requestIDOf(c), deadline
@@ -73,16 +96,25 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		free, err := s.takeSlot(ctx)
+		free, err := s.takeSlot(startCtx)
 		if err != nil {
+			if ctx.Err() == nil && startCtx.Err() != nil {
+				return s.overloaded(c, overloadWithdrawn, 0)
+			}
 			return err
 		}
 		defer free()
 
+		req.StartBy = func() time.Time { return s.startBy(op, deadline) }
+		unqueued()
 		res, err := s.jobs.Do(ctx, req)
 		if err != nil {
 			return s.doFailed(ctx, c, req, ids.one(), err)
 		}
+		if res.Code == carphoto.EUnavailable {
+			return s.overloaded(c, overloadWithdrawn, 0) // a worker took it up too late (jobs.Withdrawn)
+		}
+		s.pace.Observe(op, res.Processing)
 		c.Set(ctxTimings, timings{queueWait: res.QueueWait, processing: res.Processing, worker: res.Worker})
 		c.Response().Header().Set("Server-Timing", fmt.Sprintf("queue;dur=%.1f, process;dur=%.1f",
 			float64(res.QueueWait.Microseconds())/1000, float64(res.Processing.Microseconds())/1000))
@@ -91,10 +123,18 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		}
 
 		studioHeaders(c.Response().Header(), req.Params, res)
+		if res.ICCDropped {
+			c.Response().Header().Set(headerColorProfile, "dropped")
+		}
 		captured, err = s.deliver(ctx, c, hold, remaining, res, idem)
 		return err
 	}
 }
+
+// headerColorProfile says "dropped" on an answer that left out its
+// photo's colour profile for its size (codec.EmbedICC): its pixels are as
+// they were, not converted to sRGB.
+const headerColorProfile = "X-Color-Profile"
 
 // useAsset is the key in the asset store of the design or backdrop
 // (backdrop) saved in the caller's own Assets library under assetID, which
@@ -120,9 +160,22 @@ func (s *Server) useAsset(ctx context.Context, account, assetID string, backdrop
 // deadline or its client's leaving, the deadline in the queue, workers
 // that died running it, or anything else, never charged.
 func (s *Server) doFailed(ctx context.Context, c echo.Context, req jobs.Request, assetID string, err error) error {
+	// What a task that overran its deadline ran is a lower bound on what
+	// its operation takes now: the pace learns it, so that the calls
+	// behind it are not admitted to the same end.
+	var ov *jobs.OverranError
+	if errors.As(err, &ov) {
+		s.pace.Observe(req.Params.Op, ov.Ran)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
+				"processing started but did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
 		return s.cut(ctx, err) // its deadline passed, or its client left
+	case errors.Is(err, jobs.ErrWithdrawn):
+		return s.overloaded(c, overloadWithdrawn, 0)
 	case errors.Is(err, jobs.ErrTimeout):
 		return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
 			"processing did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
@@ -138,18 +191,16 @@ func (s *Server) doFailed(ctx context.Context, c echo.Context, req jobs.Request,
 }
 
 // enter takes one of the key's MAX_IN_FLIGHT_PER_KEY slots, waiting in
-// arrival order behind the key's earlier requests until ctx's deadline (a
-// Redis blip is ridden through); leave frees it. A request still waiting
-// at its deadline ends as processing_failed, uncharged, like one whose
-// processing outlived it.
+// arrival order behind the key's earlier requests until ctx's deadline,
+// the call's start-by time (a Redis blip is ridden through); leave frees
+// it. A request still waiting then is withdrawn: 503 with Retry-After,
+// uncharged.
 func (s *Server) enter(ctx context.Context, c echo.Context) (leave func(), err error) {
 	key, _ := c.Get(ctxAccount).(billing.Account)
 	inflight, err := s.billing.Enter(ctx, key.KeyID, requestIDOf(c))
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
-			"this API key's earlier calls kept its %d processing slots busy: the call did not start within %v; you were not charged, please retry",
-			s.billing.Config().MaxInFlightPerKey, s.cfg.RequestTimeout))
+		return nil, s.overloaded(c, overloadWithdrawn, 0)
 	case errors.Is(err, context.Canceled):
 		return nil, carphoto.Wrap(err, carphoto.EProcessingFailed, "the request was cancelled; you were not charged")
 	case err != nil:

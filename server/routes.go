@@ -16,18 +16,19 @@ import (
 func (s *Server) routes() {
 	e := s.e
 	e.Use(s.requestID, s.recoverPanics, s.observe, s.accessLog)
+	e.Use(s.cors()...)
 
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
+	get(e, "/healthz", s.healthz)
+	get(e, "/readyz", s.readyz)
 	// The API's description is public: registered outside the /v1 group,
 	// it needs no key and counts against no rate.
-	e.GET("/v1/openapi.json", s.openapi)
-	e.GET("/docs", page(site.DocsPage))
-	e.GET("/docs/redoc.standalone.js", script(site.Redoc))
-	e.GET("/", s.tryPage())
-	e.GET("/try.js", script(site.TryScript))
+	get(e, "/v1/openapi.json", s.openapi)
+	get(e, "/docs", page(site.DocsPage))
+	get(e, "/docs/redoc.standalone.js", script(site.Redoc))
+	get(e, "/", s.tryPage())
+	get(e, "/try.js", script(site.TryScript))
 	if s.cfg.Metrics != nil {
-		e.GET("/metrics", s.serveMetrics())
+		get(e, "/metrics", s.serveMetrics())
 	}
 
 	// The public API: every call authenticated, then rate-limited.
@@ -36,39 +37,49 @@ func (s *Server) routes() {
 		v1.POST("/"+string(op), s.photoHandler(op))
 	}
 	v1.POST("/"+OpVideoBlur, s.videoBlur)
-	v1.GET("/jobs/:id", s.videoJob)
-	v1.GET("/jobs/:id/result", s.videoResult)
-	v1.GET("/account", s.getAccount)
+	get(v1, "/jobs/:id", s.videoJob)
+	get(v1, "/jobs/:id/result", s.videoResult)
+	get(v1, "/account", s.getAccount)
 	v1.POST("/assets", s.createAsset)
-	v1.GET("/assets", s.listAssets)
-	v1.GET("/assets/:id", s.getAsset)
+	get(v1, "/assets", s.listAssets)
+	get(v1, "/assets/:id", s.getAsset)
 	v1.DELETE("/assets/:id", s.deleteAsset)
 
 	// The admin API and the queue dashboard, only when ADMIN_TOKEN is set.
 	if s.cfg.AdminToken != "" {
 		admin := e.Group("/admin/v1", s.adminAuth)
 		admin.POST("/accounts", s.adminCreateAccount)
-		admin.GET("/accounts/:id", s.adminShowAccount)
+		get(admin, "/accounts/:id", s.adminShowAccount)
 		admin.POST("/accounts/:id/keys/rotate", s.adminRotateKey)
 		admin.POST("/accounts/:id/keys/revoke", s.adminRevokeKey)
 		admin.POST("/accounts/:id/credits", s.adminAddCredits)
-		admin.GET("/accounts/:id/ledger", s.adminLedger)
+		get(admin, "/accounts/:id/ledger", s.adminLedger)
 
 		queues, dashboard := e.Group(queuesPath, s.dashboardAuth), s.queueDashboard()
-		queues.GET("", dashboard)
-		queues.GET("/*", dashboard)
+		get(queues, "", dashboard)
+		get(queues, "/*", dashboard)
 	}
-	// Anything else under /v1 is an unknown tool once the caller is known
-	// and within its rate: the spec's precedence is 401, 429, then 400.
-	v1.Any("/*", s.unknownTool)
+	// A path served with other methods is 405 whoever asks (the public
+	// document's included). Anything else under /v1 is an unknown tool once
+	// the caller is known and within its rate: the spec's precedence is
+	// 401, 429, then 400.
+	tool := s.authenticate(s.rateLimit(s.unknownTool))
+	e.Any("/v1/*", func(c echo.Context) error {
+		if allow := s.allowed(c.Request().URL.Path); allow != "" {
+			c.Response().Header().Set(echo.HeaderAllow, allow)
+			return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; it takes %s", c.Request().Method, c.Request().URL.Path, allow)
+		}
+		return tool(c)
+	})
 }
 
 func (s *Server) unknownTool(c echo.Context) error {
 	r := c.Request()
 	if r.Method != http.MethodPost {
+		c.Response().Header().Set(echo.HeaderAllow, http.MethodPost)
 		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; operations are POST", r.Method, r.URL.Path)
 	}
-	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q; available: %s", c.Param("*"), strings.Join(s.ops(), ", "))
+	return carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %s; available: %s", echoed(c.Param("*")), strings.Join(s.ops(), ", "))
 }
 
 // ops are the operations this server offers: the photo operations, and

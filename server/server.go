@@ -6,6 +6,8 @@ package server
 import (
 	"context"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -63,6 +65,9 @@ type Config struct {
 	// both out. MetricsToken, when set, is the bearer token /metrics needs.
 	Metrics      *metrics.Metrics
 	MetricsToken string
+	// CORSOrigins are the origins (scheme://host[:port]) whose pages may
+	// call the API from a browser (cors.go); none by default.
+	CORSOrigins []string
 }
 
 // Server is the HTTP API. Build it with New and serve Handler.
@@ -80,6 +85,17 @@ type Server struct {
 	idem       *idempotency.Store
 	// fetcher gets imageUrl and logoUrl through the address guard.
 	fetcher *http.Client
+	// pace, load and preQueue are admission's (admission.go): the
+	// workers' processing times seen, the queue's load last read, and
+	// the calls admitted not queued yet.
+	pace     jobs.Pace
+	load     loadCache
+	preQueue atomic.Int64
+	// uploads is the memory budget of the uploads held (uploadmem.go).
+	uploads *uploadBudget
+	// served is every route's "METHOD /path" (allowed), made once.
+	served     map[string]bool
+	servedOnce sync.Once
 }
 
 // New wires the routes. rdb is the service's Redis; b and j are built on it.
@@ -92,6 +108,7 @@ func New(cfg Config, log zerolog.Logger, rdb redis.UniversalClient, b *billing.S
 		// A claim outlives the longest request by a margin, then lapses.
 		idem:    idempotency.New(rdb, cfg.IdempotencyTTL, cfg.RequestTimeout+AnswerWindowMost+10*time.Second),
 		fetcher: newFetchClient(netguard.Guard{AllowPrivate: cfg.AllowPrivateURLs}),
+		uploads: newUploadBudget(),
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -63,6 +63,9 @@ func (s *Server) readUpload(c echo.Context, op imageops.Op, deadline time.Time) 
 	return s.checkUpload(c.Request().Context(), op, up)
 }
 
+// formSlack is what a photo call's body may carry beyond its files.
+const formSlack = 1 << 20
+
 // photoFiles are a photo call's file fields.
 var photoFiles = []string{"image", "logo", "backgroundImage"}
 
@@ -72,7 +75,7 @@ var photoFiles = []string{"image", "logo", "backgroundImage"}
 // first.
 func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, op imageops.Op) (*upload, error) {
 	f := form{endpoint: string(op), fields: acceptedFields(op), files: map[string]int64{},
-		slack: 1 << 20, timeout: s.cfg.UploadTimeout}
+		slack: formSlack, timeout: s.cfg.UploadTimeout, sizeHint: r.ContentLength}
 	// The photo, and a design or backdrop where the operation takes one
 	// (car-shadow and car-cutout both, with plates=logo on a backdrop).
 	for _, name := range photoFiles {

@@ -280,8 +280,9 @@ func (s *Server) videoResult(c echo.Context) error {
 	http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(s.cfg.Video.UploadTimeout))
 	c.Response().Header().Set(echo.HeaderContentType, "video/mp4")
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="`+job.ID+`.mp4"`)
-	http.ServeContent(c.Response(), c.Request(), job.ID+".mp4", f.ModTime(), f)
-	return nil
+	w := &rangeRefusal{ResponseWriter: c.Response()}
+	http.ServeContent(w, c.Request(), job.ID+".mp4", f.ModTime(), f)
+	return w.err()
 }
 
 // ownJob is the caller's job named in the path; another account's job is

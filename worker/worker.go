@@ -50,6 +50,9 @@ type Observer interface {
 	// Charged records credits captured by the worker (a video job's, when
 	// it is done); photo calls' are recorded by the web side.
 	Charged(op string, credits int64)
+	// CarRefused records a studio call refused with car_not_found, by
+	// reason (imageops.RefusalReason).
+	CarRefused(op, reason string)
 }
 
 // limits are the bounds every decoded image (photo or design) is held to,
@@ -67,6 +70,20 @@ type Worker struct {
 	name    string
 	id      string       // this process among all workers, past and present (jobs.WorkerKey)
 	running atomic.Int32 // tasks being processed
+	pace    jobs.Pace    // this process's processing times
+}
+
+// tooLate reports whether a task taken up at start can no longer finish
+// by its deadline: past the start-by time its web process set at the
+// enqueue, or, while other tasks run here, with less time left than this
+// process's pace gives its operation. Alone, a task is run whatever the
+// pace says (it runs faster than under load, and the pace learns so).
+func (w *Worker) tooLate(p jobs.Payload, start time.Time) bool {
+	if !p.StartBy.IsZero() && start.After(p.StartBy) {
+		return true
+	}
+	own, ok := w.pace.Own(p.Op)
+	return ok && w.running.Load() > 0 && start.Add(own).After(p.Deadline)
 }
 
 // New returns a Worker on rdb.
@@ -142,6 +159,19 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	}
 	ctx, cancel := context.WithDeadline(ctx, p.Deadline)
 	defer cancel()
+	if w.tooLate(p, start) {
+		// Taken up too late to finish by its deadline at the workers'
+		// pace: answered withdrawn, unrun, so that the call is told so
+		// at once instead of failing at its deadline.
+		log.Warn().Dur("queue_wait_ms", wait).Msg("task taken up after its start-by time: withdrawn unprocessed")
+		if w.cfg.Metrics != nil {
+			w.cfg.Metrics.TaskDone(string(p.Op), "withdrawn", 0)
+		}
+		if err := jobs.Deliver(ctx, w.rdb, p, jobs.Withdrawn()); err != nil {
+			return fmt.Errorf("deliver withdrawal: %w", err)
+		}
+		return nil
+	}
 	// The heartbeat starts before anything else: a worker that dies from
 	// here on is noticed by the web side, which runs the task again.
 	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID, w.id, w.cfg.Heartbeat)
@@ -193,6 +223,7 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	}
 	stop()
 	res.QueueWait, res.Processing, res.Worker = wait, time.Since(start), w.name
+	w.pace.Observe(p.Op, res.Processing) // a late task's too: a lower bound
 	outcome := "ok"
 	if !res.OK() {
 		outcome = res.Code
@@ -260,6 +291,9 @@ func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, in imageop
 	}()
 	res, err := process(ctx, in, p)
 	if err != nil {
+		if r := imageops.RefusalReason(err); r != "" && w.cfg.Metrics != nil {
+			w.cfg.Metrics.CarRefused(string(p.Op), r)
+		}
 		if carphoto.ErrorCode(err) == carphoto.EInternal || carphoto.ErrorCode(err) == carphoto.EProcessingFailed {
 			log.Error().Err(err).Msg("processing failed")
 		}

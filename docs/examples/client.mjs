@@ -26,7 +26,7 @@ import { join } from "node:path";
 const URL = process.env.CARPHOTO_URL ?? "http://localhost:8080";
 const KEY = process.env.CARPHOTO_KEY;
 const OUT = process.env.OUT ?? "out";
-const RETRY_STATUSES = new Set([429, 500, 503]);
+const RETRY_STATUSES = new Set([429, 500, 503]); // 429 and 503 (overload too) say how long in Retry-After
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // call sends one API call, retrying what the API says is worth retrying.

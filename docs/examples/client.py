@@ -35,7 +35,7 @@ import requests
 
 URL = os.environ.get("CARPHOTO_URL", "http://localhost:8080")
 KEY = os.environ["CARPHOTO_KEY"]
-RETRY_STATUSES = {429, 500, 503}
+RETRY_STATUSES = {429, 500, 503}  # 429 and 503 (overload too) say how long in Retry-After
 
 
 def call(method, path, attempts=6, **kwargs):

@@ -38,6 +38,9 @@ type Limits struct {
 	MaxPixels int     // width × height cap; zero means DefaultMaxPixels
 	MaxSide   int     // cap on the width and on the height; zero means DefaultMaxSide
 	MaxAspect float64 // cap on longer side ÷ shorter side; zero means DefaultMaxAspect
+	// MaxDecodeBytes caps what decoding a PNG or WebP may take; zero means
+	// DefaultMaxDecodeBytes.
+	MaxDecodeBytes int
 }
 
 func (l Limits) maxPixels() int {
@@ -59,6 +62,45 @@ func (l Limits) maxAspect() float64 {
 		return DefaultMaxAspect
 	}
 	return l.MaxAspect
+}
+
+// DefaultMaxDecodeBytes (Limits.MaxDecodeBytes) bounds what decoding one
+// image may take, estimated from its header as pixels × the bytes a
+// decoded pixel takes × the passes over the image: 192 MB admits a 48 MP
+// 8-bit PNG, a 24 MP lossless WebP, a 60 MP lossy WebP, and refuses the
+// 60 MP lossless file that a few kilobytes can hold (no compression ratio
+// bounds lossless data: it is an honest file, and seconds of CPU and a
+// gigabyte of memory to decode).
+const DefaultMaxDecodeBytes = 192 << 20
+
+func (l Limits) maxDecodeBytes() float64 {
+	if l.MaxDecodeBytes <= 0 {
+		return DefaultMaxDecodeBytes
+	}
+	return float64(l.MaxDecodeBytes)
+}
+
+// decodeBytes is what decoding h's pixels takes (see DefaultMaxDecodeBytes).
+func (h *header) decodeBytes() float64 {
+	return float64(h.width) * float64(h.height) * h.pixelBytes * float64(h.passes)
+}
+
+// checkDecode refuses an image whose decode would take more than l's
+// MaxDecodeBytes, from its header, before any pixel is decoded, saying
+// how many pixels of it would fit.
+func (l Limits) checkDecode(h *header) error {
+	need, most := h.decodeBytes(), l.maxDecodeBytes()
+	if need <= most {
+		return nil
+	}
+	kind := map[string]string{"png": "PNG", "webp": "WebP"}[h.format]
+	if h.pixelBytes == 8 && h.format == "webp" {
+		kind = "lossless WebP"
+	}
+	fits := int(most / (h.pixelBytes * float64(h.passes)))
+	return carphoto.Errorf(carphoto.EInvalidParams,
+		"image is a %d×%d %s: decoding it would take %d MB, over the %d MB one image may take; send it as a JPEG, or as a %s of at most %s",
+		h.width, h.height, kind, int(need)>>20, int(most)>>20, kind, Megapixels(fits))
 }
 
 // Check refuses a width × height that passes one of l's bounds, with an
@@ -86,10 +128,13 @@ func (l Limits) Check(width, height int) error {
 
 // Photo is a decoded input in its displayed orientation.
 type Photo struct {
-	Image   image.Image // EXIF orientation already applied; bounds start at (0,0)
-	Format  string      // "jpeg", "png" or "webp"
-	ICC     []byte      // embedded ICC profile, nil if none
-	Quality int         // JPEG input: the IJG quality (1..100) whose luminance table is nearest the file's; 0 otherwise
+	Image  image.Image // EXIF orientation already applied; bounds start at (0,0)
+	Format string      // "jpeg", "png" or "webp"
+	ICC    []byte      // embedded ICC profile, nil if none
+	// ICCDropped says the file's profile was larger than an answer
+	// carries (MaxKeptICC): ICC is nil, and the answer says so.
+	ICCDropped bool
+	Quality    int // JPEG input: the IJG quality (1..100) whose luminance table is nearest the file's; 0 otherwise
 }
 
 // header is what the container walk learns before any pixel is decoded.
@@ -102,6 +147,12 @@ type header struct {
 
 	pngRawBytes, pngIDATBytes uint64 // PNG: unfiltered pixel bytes claimed, compressed bytes present
 	pngICCP                   []byte // PNG: the iCCP chunk's data, still compressed
+
+	// pixelBytes and passes are what decoding costs a pixel, in memory
+	// and in passes over the image (decodeBytes); zero for JPEG, whose
+	// decode MAX_PIXELS bounds (4:2:0 at 1.5 bytes a pixel).
+	pixelBytes float64
+	passes     int
 
 	jpegScanBytes                         uint64 // JPEG: entropy-coded bytes present
 	jpegLeastScanBytes, jpegMostScanBytes uint64 // baseline JPEG: the bounds its size allows, see baselineScanBytes
@@ -161,8 +212,12 @@ func decode(ctx context.Context, data []byte, lim Limits) (*Photo, error) {
 	if err != nil {
 		return nil, err
 	}
+	var iccDropped bool
 	if h.pngICCP != nil {
-		h.icc = inflateICC(h.pngICCP)
+		h.icc, iccDropped = inflateICC(h.pngICCP)
+	}
+	if len(h.icc) > MaxKeptICC {
+		h.icc, iccDropped = nil, true
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -184,21 +239,22 @@ func decode(ctx context.Context, data []byte, lim Limits) (*Photo, error) {
 		img, err = webp.Decode(r)
 	}
 	if err != nil {
-		return nil, corrupt(err)
+		return nil, undecodable(err)
 	}
 	if b := img.Bounds(); b.Dx() != h.width || b.Dy() != h.height {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams,
-			"image data is truncated or corrupt: header says %d×%d, pixels are %d×%d",
+			"image data is corrupt: header says %d×%d, pixels are %d×%d",
 			h.width, h.height, b.Dx(), b.Dy())
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return &Photo{
-		Image:   orient(img, h.orientation),
-		Format:  h.format,
-		ICC:     h.icc,
-		Quality: h.quality,
+		Image:      orient(img, h.orientation),
+		Format:     h.format,
+		ICC:        h.icc,
+		ICCDropped: iccDropped,
+		Quality:    h.quality,
 	}, nil
 }
 
@@ -244,6 +300,9 @@ func readHeader(data []byte, lim Limits) (*header, error) {
 	if err := lim.Check(h.width, h.height); err != nil {
 		return nil, err
 	}
+	if err := lim.checkDecode(h); err != nil {
+		return nil, err
+	}
 	// A header claiming far more pixels than the data can hold is a lie (or
 	// a file cut short and patched): refuse it before allocating the claimed
 	// image only to run out of data. Deflate cannot compress better than
@@ -251,7 +310,7 @@ func readHeader(data []byte, lim Limits) (*header, error) {
 	// baselineScanBytes.
 	if h.pngRawBytes/1032 > h.pngIDATBytes+64 || h.jpegLeastScanBytes > h.jpegScanBytes {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams,
-			"image data is truncated or corrupt: header says %d×%d but the file holds only %d bytes of pixel data",
+			"image data is corrupt: header says %d×%d but the file holds only %d bytes of pixel data",
 			h.width, h.height, h.pngIDATBytes+h.jpegScanBytes)
 	}
 	// The other way round (the stdlib JPEG decoder would silently decode
@@ -316,7 +375,14 @@ func otherFormat(data []byte) string {
 // errTruncated marks data that ends before its structure does.
 var errTruncated = errors.New("data ends early")
 
-// corrupt wraps a decoder or container error as invalid_params.
+// Bad data is named for what it is: "truncated" when the file ends before
+// its own structure says it does (the container walk and the header
+// decoders), "corrupt" when the file is whole but its data does not decode
+// (undecodable) or contradicts its header. Damage that still decodes (a
+// lossy WebP's or a JPEG's entropy-coded data overwritten in place, say)
+// cannot be told from an image: it comes back as the decoder read it.
+
+// corrupt wraps a container or header error as invalid_params.
 func corrupt(err error) error {
 	var e *carphoto.Error
 	if errors.As(err, &e) {
@@ -326,7 +392,7 @@ func corrupt(err error) error {
 		jpegUnsupported jpeg.UnsupportedError
 		pngUnsupported  png.UnsupportedError
 	)
-	msg := "image data is truncated or corrupt: " + err.Error()
+	msg := "image data is corrupt: " + err.Error()
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, errTruncated):
 		msg = "image data is truncated: the file ends before the image does"
@@ -336,12 +402,24 @@ func corrupt(err error) error {
 	return carphoto.Wrap(err, carphoto.EInvalidParams, msg)
 }
 
+// undecodable wraps the error of a pixel decoder, run once the container
+// was walked whole, as invalid_params: data that runs out there (a WebP
+// partition or a JPEG scan reading past its bytes, a PNG's compressed
+// stream ending early) is damage inside a whole file, not a file cut short.
+func undecodable(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return carphoto.Wrap(err, carphoto.EInvalidParams,
+			"image data is corrupt: its compressed pixel data runs out before the image does, though the file itself is whole")
+	}
+	return corrupt(err)
+}
+
 // recoverInvalid turns a panic inside a decoder into invalid_params: a
 // malformed file must never crash the worker.
 func recoverInvalid(err *error) {
 	if r := recover(); r != nil {
 		*err = carphoto.Wrap(fmt.Errorf("decoder panic: %v", r), carphoto.EInvalidParams,
-			"image data is truncated or corrupt: the decoder could not read it")
+			"image data is corrupt: the decoder could not read it")
 	}
 }
 

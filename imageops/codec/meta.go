@@ -291,6 +291,23 @@ func exifOrientation(tiff []byte) int {
 // readPNGMeta walks the chunks of a PNG up to IEND: it reads the ICC
 // profile (iCCP), the EXIF orientation (eXIf) and the sizes the
 // lying-header check needs, and fails when a chunk runs past the data.
+// pngPixelBytes is what one pixel of a PNG of colorType and depth takes
+// once image/png decoded it: Gray or Gray16, Paletted, or (N)RGBA or
+// (N)RGBA64 for colour and for gray with alpha.
+func pngPixelBytes(colorType byte, depth uint64) float64 {
+	wide := float64(1)
+	if depth == 16 {
+		wide = 2
+	}
+	switch colorType {
+	case 0:
+		return wide
+	case 3:
+		return 1
+	}
+	return 4 * wide
+}
+
 func readPNGMeta(data []byte, h *header) error {
 	p := len(pngSignature)
 	for {
@@ -320,6 +337,10 @@ func readPNGMeta(data []byte, h *header) error {
 			depth, colorType := uint64(chunk[8]), chunk[9]
 			channels := map[byte]uint64{0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colorType]
 			h.pngRawBytes = ht * (1 + (w*channels*depth+7)/8)
+			h.pixelBytes, h.passes = pngPixelBytes(colorType, depth), 1
+			if chunk[12] == 1 { // Adam7: each pass decoded apart, then merged
+				h.passes = 2
+			}
 		case "IDAT":
 			h.pngIDATBytes += n
 		case "iCCP": // inflated by Decode only: DecodeConfig has no use for it
@@ -336,20 +357,25 @@ func readPNGMeta(data []byte, h *header) error {
 
 // inflateICC returns the profile of an iCCP chunk (name, 0, method 0,
 // zlib data), or nil when it is unreadable or larger than maxICCBytes.
-func inflateICC(chunk []byte) []byte {
+func inflateICC(chunk []byte) (icc []byte, tooLarge bool) {
 	i := bytes.IndexByte(chunk, 0)
 	if i < 1 || i+2 > len(chunk) || chunk[i+1] != 0 {
-		return nil
+		return nil, false
 	}
 	zr, err := zlib.NewReader(bytes.NewReader(chunk[i+2:]))
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	icc, err := io.ReadAll(io.LimitReader(zr, maxICCBytes+1))
-	if err != nil || len(icc) == 0 || len(icc) > maxICCBytes {
-		return nil
+	// Inflated no further than an answer would carry (MaxKeptICC): 16 KB
+	// of zlib may hold 16 MB of profile.
+	icc, err = io.ReadAll(io.LimitReader(zr, MaxKeptICC+1))
+	switch {
+	case len(icc) > MaxKeptICC:
+		return nil, true
+	case err != nil || len(icc) == 0:
+		return nil, false
 	}
-	return icc
+	return icc, false
 }
 
 // pngICCChunk returns icc as a complete iCCP chunk; nil for no profile.
@@ -400,6 +426,15 @@ func readWebPMeta(data []byte, h *header) error {
 			if h.icc == nil && len(chunk) > 0 && len(chunk) <= maxICCBytes {
 				h.icc = bytes.Clone(chunk)
 			}
+		case "VP8L":
+			// Lossless: ARGB words, then NRGBA pixels.
+			h.pixelBytes, h.passes = 8, 1
+		case "VP8 ":
+			if h.pixelBytes == 0 {
+				h.pixelBytes, h.passes = 1.5, 1 // YCbCr 4:2:0
+			}
+		case "ALPH":
+			h.pixelBytes, h.passes = 2.5, 1 // YCbCr 4:2:0 and alpha
 		case "EXIF":
 			h.orientation = exifOrientation(chunk)
 		case "ANIM", "ANMF":

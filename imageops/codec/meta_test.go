@@ -120,8 +120,8 @@ func TestBadDQTIsInvalidParams(t *testing.T) {
 		edit func(d []byte)
 		want string
 	}{
-		{"bad table id", func(d []byte) { d[at+4] = 0x24 }, "image data is truncated or corrupt: bad DQT table 0x24"},
-		{"short segment", func(d []byte) { d[at+3] = 10 }, "image data is truncated or corrupt: short DQT segment"},
+		{"bad table id", func(d []byte) { d[at+4] = 0x24 }, "image data is corrupt: bad DQT table 0x24"},
+		{"short segment", func(d []byte) { d[at+3] = 10 }, "image data is corrupt: short DQT segment"},
 	} {
 		d := bytes.Clone(good)
 		tc.edit(d)

@@ -17,7 +17,7 @@ func DecodeImage(data []byte) (img image.Image, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			img, err = nil, carphoto.Wrap(fmt.Errorf("jpegblock panic: %v", r), carphoto.EInvalidParams,
-				"image data is truncated or corrupt: the decoder could not read it")
+				"image data is corrupt: the decoder could not read it")
 		}
 	}()
 	f := &File{data: data, orientation: 1}

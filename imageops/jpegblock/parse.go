@@ -30,9 +30,15 @@ var ErrUnsupported = errors.New("jpegblock: unsupported JPEG")
 
 func unsupported(what string) error { return fmt.Errorf("%w: %s", ErrUnsupported, what) }
 
-// corrupt is a client's bad file: invalid_params, as codec.Decode says.
+// corrupt is a client's bad file, whole but inconsistent, and truncated
+// one that ends before its structure does: invalid_params, as codec.Decode
+// says.
 func corrupt(format string, args ...any) error {
-	return carphoto.Errorf(carphoto.EInvalidParams, "image data is truncated or corrupt: "+format, args...)
+	return carphoto.Errorf(carphoto.EInvalidParams, "image data is corrupt: "+format, args...)
+}
+
+func truncated(format string, args ...any) error {
+	return carphoto.Errorf(carphoto.EInvalidParams, "image data is truncated: "+format, args...)
 }
 
 // component is one colour component of the frame.
@@ -95,7 +101,7 @@ func Parse(data []byte, orientation, previewSide int) (f *File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, carphoto.Wrap(fmt.Errorf("jpegblock panic: %v", r), carphoto.EInvalidParams,
-				"image data is truncated or corrupt: the decoder could not read it")
+				"image data is corrupt: the decoder could not read it")
 		}
 	}()
 	if orientation < 1 || orientation > 8 {
@@ -134,7 +140,7 @@ func (f *File) readHeader() (int, error) {
 			p++ // fill bytes
 		}
 		if p+4 > len(d) {
-			return 0, corrupt("the header ends early")
+			return 0, truncated("the header ends early")
 		}
 		if d[p] != 0xFF {
 			return 0, corrupt("expected a marker at byte %d", p)
@@ -145,7 +151,7 @@ func (f *File) readHeader() (int, error) {
 			return 0, corrupt("unexpected marker %#02x in the header", m)
 		}
 		if n < 2 || p+2+n > len(d) {
-			return 0, corrupt("marker segment %#02x runs past the end", m)
+			return 0, truncated("marker segment %#02x runs past the end", m)
 		}
 		seg := d[p+4 : p+2+n]
 		f.segments = append(f.segments, segment{marker: m, data: d[p : p+2+n]})

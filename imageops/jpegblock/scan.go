@@ -261,7 +261,7 @@ func (f *File) unstuff(at int) error {
 	for {
 		i := bytesIndexFF(d, p)
 		if i < 0 || i+1 >= len(d) {
-			return corrupt("the scan has no end (no EOI marker)")
+			return truncated("the scan has no end (no EOI marker)")
 		}
 		m := d[i+1]
 		if m == 0x00 {

@@ -402,6 +402,18 @@ func (f *File) writeHeader(out []byte) []byte {
 	return out
 }
 
+// ICCBytes is the size of the ICC profile segments the file's answers
+// carry (keepSegment).
+func (f *File) ICCBytes() int {
+	n := 0
+	for _, s := range f.segments {
+		if s.marker == 0xE2 && keepSegment(s) {
+			n += len(s.data)
+		}
+	}
+	return n
+}
+
 // keepSegment says which header segments the output carries: what decodes
 // the pixels and what says how to show them (JFIF, Adobe, ICC).
 func keepSegment(s segment) bool {

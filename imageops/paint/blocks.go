@@ -22,6 +22,10 @@ type BlockJPEG struct {
 	f *jpegblock.File
 }
 
+// ICCBytes is the size of the profile segments an answer copies from the
+// file (jpegblock.File.ICCBytes).
+func (b *BlockJPEG) ICCBytes() int { return b.f.ICCBytes() }
+
 // OpenBlockJPEG checks data as Decode does (format, structure, pixel cap,
 // as *carphoto.Error) and reads its entropy-coded data once. A JPEG it
 // does not edit (progressive, arithmetic, CMYK, not JPEG at all) is

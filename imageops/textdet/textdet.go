@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"image"
 	"math"
-	"slices"
 
 	"carphoto/imageops/internal/nn"
 )
@@ -134,163 +133,13 @@ var (
 	std  = [3]float32{0.229, 0.224, 0.225}
 )
 
-// prepare resamples img to w×h (bilinear when enlarging, the mean of a grid
-// of up to 4×4 samples a pixel when shrinking) and normalises it: planes
-// blue, green, red.
+// prepare resamples img to w×h and normalises it (nn.Photo): planes blue,
+// green, red.
 func prepare(img image.Image, w, h int) *nn.Tensor {
-	b := img.Bounds()
-	t := nn.NewTensor(3, h, w)
-	xs := samples(b.Dx(), w, b.Min.X)
-	ys := samples(b.Dy(), h, b.Min.Y)
-	read, ycc := rowReader(img, xs)
-	acc := make([]float32, 3*w) // one output row's weighted sums, r, g, b by column
-	for oy := range h {
-		clear(acc)
-		for _, sy := range ys[oy] {
-			read(sy.at, sy.weight, acc)
-		}
-		if ycc {
-			for i := 0; i < len(acc); i += 3 {
-				y, u, v := acc[i], acc[i+1], acc[i+2]
-				acc[i] = min(max(y+1.402*v, 0), 255)
-				acc[i+1] = min(max(y-0.344136*u-0.714136*v, 0), 255)
-				acc[i+2] = min(max(y+1.772*u, 0), 255)
-			}
-		}
-		for c := range 3 {
-			row := t.Data[(c*h+oy)*w : (c*h+oy+1)*w]
-			// (v/255 − mean)/std as one multiply-add.
-			k, a, b := 2-c, 1/(255*std[c]), -mean[c]/std[c] // plane 0 is blue
-			for ox := range row {
-				row[ox] = acc[3*ox+k]*a + b
-			}
-		}
+	var gain, offset [3]float32
+	for c := range 3 { // plane c, blue first, by mean[c] and std[c]
+		// (v/255 − mean)/std as one multiply-add.
+		gain[c], offset[c] = 1/(255*std[c]), -mean[c]/std[c]
 	}
-	return t
-}
-
-// unrollFour lets rowReader take its unrolled path; off, tests compare it
-// with the general loop.
-var unrollFour = true
-
-// rowReader returns a function that adds to acc, weighted by wt, source row
-// y sampled at xs (one output column's samples each): r, g, b by column, or
-// when ycc is true luma and the two chroma differences (Cb−128, Cr−128),
-// which convert to RGB once summed. It reads the decoders' image types
-// directly.
-func rowReader(img image.Image, xs [][]sample) (read func(y int, wt float32, acc []float32), ycc bool) {
-	switch m := img.(type) {
-	case *image.YCbCr:
-		x0 := m.Rect.Min.X
-		type off struct {
-			y, c int
-			w    float32
-		}
-		offs := make([][]off, len(xs))
-		four := unrollFour // every column reads 4 samples: then flat, unrolled
-		for i, ss := range xs {
-			for _, s := range ss {
-				offs[i] = append(offs[i], off{s.at - x0, m.COffset(s.at, m.Rect.Min.Y) - m.COffset(x0, m.Rect.Min.Y), s.weight})
-			}
-			four = four && len(ss) == 4
-		}
-		if four {
-			// The same sums in the same order as the general loop below
-			// (the first product is 0 plus itself), without its slice of
-			// slices: a 12 MP photo's preparation at 960 is mostly this.
-			flat := slices.Concat(offs...)
-			return func(y int, wt float32, acc []float32) {
-				yrow, crow := m.Y[m.YOffset(x0, y):], m.COffset(x0, y)
-				cb, cr := m.Cb[crow:], m.Cr[crow:]
-				for i := range len(flat) / 4 {
-					o := flat[4*i : 4*i+4 : 4*i+4]
-					yy := o[0].w * float32(yrow[o[0].y])
-					u := o[0].w * (float32(cb[o[0].c]) - 128)
-					v := o[0].w * (float32(cr[o[0].c]) - 128)
-					yy += o[1].w * float32(yrow[o[1].y])
-					u += o[1].w * (float32(cb[o[1].c]) - 128)
-					v += o[1].w * (float32(cr[o[1].c]) - 128)
-					yy += o[2].w * float32(yrow[o[2].y])
-					u += o[2].w * (float32(cb[o[2].c]) - 128)
-					v += o[2].w * (float32(cr[o[2].c]) - 128)
-					yy += o[3].w * float32(yrow[o[3].y])
-					u += o[3].w * (float32(cb[o[3].c]) - 128)
-					v += o[3].w * (float32(cr[o[3].c]) - 128)
-					a := acc[3*i : 3*i+3 : 3*i+3]
-					a[0] += wt * yy
-					a[1] += wt * u
-					a[2] += wt * v
-				}
-			}, true
-		}
-		return func(y int, wt float32, acc []float32) {
-			yrow, crow := m.Y[m.YOffset(x0, y):], m.COffset(x0, y)
-			cb, cr := m.Cb[crow:], m.Cr[crow:]
-			for i, os := range offs {
-				var yy, u, v float32
-				for _, o := range os {
-					yy += o.w * float32(yrow[o.y])
-					u += o.w * (float32(cb[o.c]) - 128)
-					v += o.w * (float32(cr[o.c]) - 128)
-				}
-				acc[3*i] += wt * yy
-				acc[3*i+1] += wt * u
-				acc[3*i+2] += wt * v
-			}
-		}, true
-	case *image.RGBA:
-		return func(y int, wt float32, acc []float32) {
-			row := m.Pix[m.PixOffset(m.Rect.Min.X, y):]
-			for i, ss := range xs {
-				var r, g, b float32
-				for _, s := range ss {
-					p := row[4*(s.at-m.Rect.Min.X):]
-					r += s.weight * float32(p[0])
-					g += s.weight * float32(p[1])
-					b += s.weight * float32(p[2])
-				}
-				acc[3*i] += wt * r
-				acc[3*i+1] += wt * g
-				acc[3*i+2] += wt * b
-			}
-		}, false
-	}
-	return func(y int, wt float32, acc []float32) {
-		for i, ss := range xs {
-			for _, s := range ss {
-				r, g, b, _ := img.At(s.at, y).RGBA()
-				acc[3*i] += wt * s.weight * float32(r>>8)
-				acc[3*i+1] += wt * s.weight * float32(g>>8)
-				acc[3*i+2] += wt * s.weight * float32(b>>8)
-			}
-		}
-	}, false
-}
-
-type sample struct {
-	at     int
-	weight float32
-}
-
-// samples lists, for each of n output pixels along an axis of src input
-// pixels starting at origin, the input positions it reads and their
-// weights (summing to 1).
-func samples(src, n, origin int) [][]sample {
-	out := make([][]sample, n)
-	scale := float64(src) / float64(n)
-	for i := range out {
-		if scale <= 1 {
-			f := min(max((float64(i)+0.5)*scale-0.5, 0), float64(src-1))
-			j := int(f)
-			fr := float32(f - float64(j))
-			out[i] = []sample{{origin + j, 1 - fr}, {origin + min(j+1, src-1), fr}}
-			continue
-		}
-		k := min(4, int(math.Ceil(scale-1e-9)))
-		for s := range k {
-			f := (float64(i) + (float64(s)+0.5)/float64(k)) * scale
-			out[i] = append(out[i], sample{origin + min(src-1, int(f)), 1 / float32(k)})
-		}
-	}
-	return out
+	return nn.Photo(img, w, h, gain, offset)
 }

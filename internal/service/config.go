@@ -106,6 +106,8 @@ type Config struct {
 	MetricsToken string // bearer token /metrics needs; empty = open
 	MetricsPort  string // worker's own /metrics port; empty = none
 	MetricsHost  string // the address the worker's /metrics listens on
+	// CORSOrigins are the origins whose pages may call the API (CORS_ORIGINS).
+	CORSOrigins []string
 }
 
 // LoadConfig reads the environment through getenv. Every malformed variable
@@ -205,6 +207,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("%s=%q: want true or false", name, v))
 		}
 	}
+	var corsErr error
+	c.CORSOrigins, corsErr = corsOrigins(getenv("CORS_ORIGINS"))
+	errs = append(errs, corsErr)
 	if c.WebhookSecret != "" && len(c.WebhookSecret) < 16 {
 		errs = append(errs, errors.New("WEBHOOK_SECRET: use at least 16 characters"))
 	}
@@ -404,9 +409,29 @@ func (c Config) serverConfig() server.Config {
 		AdminToken:        c.AdminToken,
 		HoldTTL:           c.holdTTL(),
 		MetricsToken:      c.MetricsToken,
+		CORSOrigins:       c.CORSOrigins,
 		// Leave connections for billing, rate limits and enqueueing.
 		MaxInFlight: max(c.RedisPoolSize-16, 1),
 	}
+}
+
+// corsOrigins reads CORS_ORIGINS: origins separated by commas or spaces,
+// each scheme://host[:port] as a browser sends it in Origin (http or https,
+// no path, no trailing slash); "*" is refused, since a page that calls the
+// API holds a key.
+func corsOrigins(v string) ([]string, error) {
+	var origins []string
+	var errs []error
+	for _, o := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" ||
+			u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.ToLower(o) != o {
+			errs = append(errs, fmt.Errorf("CORS_ORIGINS: %q is not an origin; want scheme://host[:port] in lower case, like https://dealer.example.com", o))
+			continue
+		}
+		origins = append(origins, o)
+	}
+	return origins, errors.Join(errs...)
 }
 
 // opCostVar is the environment variable that prices op: CREDIT_COST_BLUR_PLATES

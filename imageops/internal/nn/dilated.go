@@ -267,6 +267,32 @@ func MaxPool2(x *Tensor) *Tensor {
 	return y
 }
 
+// MaxPool3s2 returns the 3×3 max-pooling of x at stride 2 with padding 1
+// (the padding never wins): ceil(H/2) × ceil(W/2), as ONNX's MaxPool with
+// pads 1 and ceil_mode 0 gives.
+func MaxPool3s2(x *Tensor) *Tensor {
+	oh, ow := (x.H+1)/2, (x.W+1)/2
+	y := scratch(x.C, oh, ow)
+	for c := range x.C {
+		src, dst := x.Plane(c), y.Plane(c)
+		for oy := range oh {
+			y0, y1 := max(2*oy-1, 0), min(2*oy+1, x.H-1)
+			drow := dst[oy*ow : (oy+1)*ow]
+			for ox := range ow {
+				x0, x1 := max(2*ox-1, 0), min(2*ox+1, x.W-1)
+				m := src[y0*x.W+x0]
+				for yy := y0; yy <= y1; yy++ {
+					for _, v := range src[yy*x.W+x0 : yy*x.W+x1+1] {
+						m = max(m, v)
+					}
+				}
+				drow[ox] = m
+			}
+		}
+	}
+	return y
+}
+
 // Resize returns x resampled bilinearly to h×w with pixel centres aligned
 // (PyTorch's align_corners=False, ONNX's pytorch_half_pixel).
 func Resize(x *Tensor, h, w int) *Tensor {

@@ -89,6 +89,10 @@ func TestMaxPoolResizeConcat(t *testing.T) {
 	if got := MaxPool2(x).Data; fmt.Sprint(got) != "[5 9 7 6]" {
 		t.Errorf("MaxPool2 = %v, want [5 9 7 6] (ceil mode: partial windows pooled)", got)
 	}
+	// 3×3 windows at stride 2, padding 1: rows 0–1 and 1–2 of columns 0–1 and 1–2.
+	if got := MaxPool3s2(x).Data; fmt.Sprint(got) != "[5 9 7 9]" {
+		t.Errorf("MaxPool3s2 = %v, want [5 9 7 9]", got)
+	}
 	// 2 → 4 samples, centres aligned: 0.25 and 0.75 between the inputs, edges clamped.
 	r := NewTensor(1, 1, 2)
 	copy(r.Data, []float32{0, 4})

@@ -51,27 +51,29 @@ func Load() (*Checker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("route openapi.json: %w", err)
 	}
-	errRef := doc.Components.Responses["Error"]
-	if errRef == nil {
-		return nil, errors.New("openapi.json has no components.responses.Error")
+	res := func(name string) *openapi3.ResponseRef {
+		return &openapi3.ResponseRef{Ref: "#/components/responses/" + name, Value: doc.Components.Responses[name].Value}
+	}
+	for _, name := range []string{"NotFound", "MethodNotAllowed", "Unauthorized", "RateLimited", "Internal", "ServiceUnavailable", "BadPhotoRequest"} {
+		if doc.Components.Responses[name] == nil {
+			return nil, fmt.Errorf("openapi.json has no components.responses.%s", name)
+		}
 	}
 	unrouted := &openapi3.Operation{Responses: openapi3.NewResponses(
-		openapi3.WithStatus(http.StatusNotFound, errRef),
-		openapi3.WithStatus(http.StatusMethodNotAllowed, errRef),
-		openapi3.WithStatus(http.StatusUnauthorized, errRef),
-		openapi3.WithStatus(http.StatusTooManyRequests, errRef),
-		openapi3.WithStatus(http.StatusInternalServerError, errRef),
-		openapi3.WithStatus(http.StatusServiceUnavailable, errRef),
+		openapi3.WithStatus(http.StatusNotFound, res("NotFound")),
+		openapi3.WithStatus(http.StatusMethodNotAllowed, res("MethodNotAllowed")),
+		openapi3.WithStatus(http.StatusUnauthorized, res("Unauthorized")),
+		openapi3.WithStatus(http.StatusTooManyRequests, res("RateLimited")),
+		openapi3.WithStatus(http.StatusInternalServerError, res("Internal")),
+		openapi3.WithStatus(http.StatusServiceUnavailable, res("ServiceUnavailable")),
 	)}
-	toolRef := doc.Components.Responses["UnknownTool"]
-	if toolRef == nil {
-		return nil, errors.New("openapi.json has no components.responses.UnknownTool")
-	}
+	// A POST to a name under /v1 that is no operation is answered as an
+	// operation's 400 (unknown_tool).
 	unknownTool := &openapi3.Operation{Responses: openapi3.NewResponses()}
 	for code, r := range unrouted.Responses.Map() {
 		unknownTool.Responses.Set(code, r)
 	}
-	unknownTool.Responses.Set("400", toolRef)
+	unknownTool.Responses.Set("400", res("BadPhotoRequest"))
 	return &Checker{Doc: doc, router: r, unrouted: unrouted, unknownTool: unknownTool}, nil
 }
 
@@ -79,7 +81,20 @@ func Load() (*Checker, error) {
 // the document, or nil when it matches. A status the operation does not
 // list is a mismatch.
 func (c *Checker) Check(req *http.Request, status int, header http.Header, body []byte) error {
-	route, params, err := c.router.FindRoute(req)
+	// HEAD is answered wherever GET is, as GET's status and headers with
+	// no body: it is checked as GET's answer, the body left out.
+	if req.Method == http.MethodOptions && status == http.StatusNoContent && len(body) == 0 {
+		// A CORS preflight, answered on any path by the CORS protocol, not
+		// by an operation (the document's info says so).
+		return nil
+	}
+	head := req.Method == http.MethodHead
+	routed := req
+	if head {
+		routed = req.Clone(req.Context())
+		routed.Method = http.MethodGet
+	}
+	route, params, err := c.router.FindRoute(routed)
 	if err != nil {
 		var re *routers.RouteError
 		if !errors.As(err, &re) || (re.Reason != routers.ErrPathNotFound.Error() && re.Reason != routers.ErrMethodNotAllowed.Error()) {
@@ -89,13 +104,13 @@ func (c *Checker) Check(req *http.Request, status int, header http.Header, body 
 		if req.Method == http.MethodPost && strings.HasPrefix(req.URL.Path, "/v1/") {
 			op = c.unknownTool
 		}
-		route = &routers.Route{Spec: c.Doc, Path: req.URL.Path, Method: req.Method, Operation: op}
+		route = &routers.Route{Spec: c.Doc, Path: req.URL.Path, Method: routed.Method, Operation: op}
 	}
 	in := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: routed, PathParams: params, Route: route},
 		Status:                 status,
 		Header:                 header,
-		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, ExcludeResponseBody: head},
 	}
 	in.SetBodyBytes(body)
 	if err := openapi3filter.ValidateResponse(req.Context(), in); err != nil {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,4 +50,20 @@ func Running(p *Proc) bool {
 	}
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// ProcStatus is a field of /proc/pid/status in kB (VmRSS, VmHWM), or 0
+// where there is none.
+func ProcStatus(t *testing.T, pid int, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	m := regexp.MustCompile(`(?m)^` + field + `:\s+(\d+) kB`).FindSubmatch(b)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return v
 }

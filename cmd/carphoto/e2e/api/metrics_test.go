@@ -226,3 +226,20 @@ func TestMetricsLoopbackOnly(t *testing.T) {
 		t.Errorf("worker /metrics reachable at %s, want it bound to loopback only", ip)
 	}
 }
+
+// A car-cutout of a photo with no car is refused 422 car_not_found,
+// uncharged, and the refusal is counted with its reason in
+// carphoto_car_refusals_total.
+func TestCarRefusalsCounted(t *testing.T) {
+	s := e2etest.StartService(t, map[string]string{"METRICS_TOKEN": e2etest.MetricsToken})
+	id, key := s.Account(t, 10)
+	status, h, body := e2etest.Post(t, s.URL+"/v1/car-cutout", key, e2etest.File("image", e2etest.PlainJPEG(t)))
+	e2etest.WantError(t, status, h, body, http.StatusUnprocessableEntity, "car_not_found")
+	f := e2etest.Scrape(t, http.DefaultClient, s.URL+"/metrics")
+	if got := e2etest.Value(f, "carphoto_car_refusals_total", "op", "car-cutout", "reason", "no_vehicle"); got != 1 {
+		t.Errorf("carphoto_car_refusals_total{op=car-cutout,reason=no_vehicle} = %v, want 1", got)
+	}
+	if got := s.Credits(t, id); got != 10 {
+		t.Errorf("balance %d, want 10: a refusal is not charged", got)
+	}
+}

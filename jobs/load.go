@@ -1,0 +1,46 @@
+package jobs
+
+import (
+	"context"
+
+	"carphoto"
+)
+
+// Load is what the photo queue holds at one moment: the tasks waiting for
+// a worker, those being worked on, and how many the workers serving the
+// queue run at once (their Asynq concurrency, summed).
+type Load struct {
+	Pending, Active int64
+	Concurrency     int
+}
+
+// Load reads the photo queue's length from Asynq's own lists (one round
+// trip: a cheap LLEN each, unlike the Inspector's queue statistics) and the
+// workers' concurrency from their Asynq heartbeats (every 5 s).
+func (c *Client) Load(ctx context.Context) (Load, error) {
+	pipe := c.rdb.Pipeline()
+	pending := pipe.LLen(ctx, "asynq:{"+Queue+"}:pending")
+	active := pipe.LLen(ctx, "asynq:{"+Queue+"}:active")
+	if _, err := pipe.Exec(ctx); err != nil {
+		return Load{}, err
+	}
+	l := Load{Pending: pending.Val(), Active: active.Val()}
+	servers, err := c.ins.Servers()
+	if err != nil {
+		return Load{}, err
+	}
+	for _, s := range servers {
+		if _, ok := s.Queues[Queue]; ok && s.Status == "active" {
+			l.Concurrency += s.Concurrency
+		}
+	}
+	return l, nil
+}
+
+// Withdrawn is the result a worker hands back for a task it took up after
+// its StartBy: it was not run, because it could no longer finish by its
+// deadline. The web side answers it 503, uncharged, as it answers a task
+// it withdrew from the queue itself (ErrWithdrawn).
+func Withdrawn() *Result {
+	return &Result{Code: carphoto.EUnavailable, Message: "the workers were too busy for this call to finish within its deadline, so it was not started; you were not charged, retry after Retry-After"}
+}

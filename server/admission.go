@@ -1,0 +1,148 @@
+package server
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"carphoto"
+	"carphoto/imageops"
+	"carphoto/jobs"
+)
+
+// Admission: a photo call that cannot start in time to finish within its
+// deadline is answered 503 service_unavailable with Retry-After at once,
+// uncharged and with its Idempotency-Key unclaimed, instead of waiting to
+// fail at its deadline. At its arrival the call is refused when the work
+// ahead of it, at the workers' recent pace, leaves too little of its
+// deadline for its own processing (admit); a call admitted that has not
+// started by its start-by time (its deadline less its own processing,
+// startBy) is withdrawn: from its key's waiting line, from the wait for a
+// process slot, or from the queue (jobs.ErrWithdrawn, jobs.Withdrawn).
+
+// Overload stages, the metric's label (ctxOverload).
+const (
+	overloadRefused   = "refused"   // at arrival
+	overloadWithdrawn = "withdrawn" // admitted, but not started by its start-by time
+)
+
+// ctxOverload names the stage at which a call was answered overloaded.
+const ctxOverload = "carphoto.overload"
+
+// A call's start-by time leaves, before its deadline, its processing time
+// (before any task of its operation was seen, guessed as the share
+// 1/slackShare of REQUEST_TIMEOUT, at most slackMost) and as much again
+// for answering it withdrawn in time: the steps of giving up (Redis round
+// trips, on a loaded machine a scheduler's delays) take time too.
+const (
+	slackShare = 8
+	slackMost  = time.Second
+)
+
+// startBy is the latest a call of op with this deadline may start and
+// still finish by it, at the pace seen.
+func (s *Server) startBy(op imageops.Op, deadline time.Time) time.Time {
+	slack := min(s.cfg.RequestTimeout/slackShare, slackMost)
+	own, ok := s.pace.Own(op)
+	if !ok {
+		own = slack
+	}
+	// Never before half its time: a call that finds a worker idle is run
+	// even when the pace says it would not finish, which is how a pace
+	// seen under load learns that the load has gone.
+	return deadline.Add(-min(own+slack, s.cfg.RequestTimeout/2))
+}
+
+// loadCache keeps the queue's load for loadFresh, so that a burst of
+// arrivals reads Redis once (the workers' heartbeats change every 5 s; the
+// queue's length is corrected by the calls this process admitted since).
+type loadCache struct {
+	mu   sync.Mutex
+	at   time.Time
+	load jobs.Load
+}
+
+const loadFresh = 250 * time.Millisecond
+
+func (s *Server) queueLoad(ctx context.Context) (jobs.Load, error) {
+	s.load.mu.Lock()
+	defer s.load.mu.Unlock()
+	if time.Since(s.load.at) < loadFresh {
+		return s.load.load, nil
+	}
+	l, err := s.jobs.Load(ctx)
+	if err != nil {
+		return jobs.Load{}, err
+	}
+	s.load.at, s.load.load = time.Now(), l
+	return l, nil
+}
+
+// expectedWait is how long a call arriving now should wait for a worker:
+// the tasks queued and running, and the calls this process admitted that
+// are not queued yet (its keys' waiting lines among them), at the workers'
+// recent pace. ok false when it cannot be told (no pace seen yet, no
+// worker listed, Redis not answering): the call is then admitted, and its
+// start-by time still guards it.
+func (s *Server) expectedWait(ctx context.Context) (wait time.Duration, ahead int64, ok bool) {
+	mean := s.pace.Mean()
+	if mean <= 0 {
+		return 0, 0, false
+	}
+	l, err := s.queueLoad(ctx)
+	if err != nil || l.Concurrency <= 0 {
+		return 0, 0, false
+	}
+	ahead = l.Pending + l.Active + s.preQueue.Load()
+	return waitBehind(ahead, l.Concurrency, mean), ahead, true
+}
+
+// waitBehind is the wait for a worker behind ahead tasks on workers that
+// run concurrency at once, each taking mean: it starts once all but
+// concurrency-1 of them have finished.
+func waitBehind(ahead int64, concurrency int, mean time.Duration) time.Duration {
+	behind := max(ahead-int64(concurrency)+1, 0)
+	return time.Duration(behind) * mean / time.Duration(concurrency)
+}
+
+// admit answers a call of op arriving now, with this deadline, 503 when
+// the wait for a worker and its own processing would outlast its
+// deadline. Admitted, it counts in preQueue until leave is called (once
+// its task is queued, or it ended).
+func (s *Server) admit(ctx context.Context, c echo.Context, op imageops.Op, deadline time.Time) (leave func(), err error) {
+	// With nothing ahead of it, it is admitted even when the pace says it
+	// would not finish: alone on the workers it runs faster than the pace
+	// seen under load, and that is how the pace learns the load has gone.
+	if own, ok := s.pace.Own(op); ok {
+		wait, ahead, ok := s.expectedWait(ctx)
+		if left := time.Until(deadline); ok && ahead > 0 && wait+own > left {
+			return nil, s.overloaded(c, overloadRefused, max(wait, own-left))
+		}
+	}
+	s.preQueue.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { s.preQueue.Add(-1) }) }, nil
+}
+
+// overloaded is the 503 of a call refused or withdrawn at stage because
+// the workers could not start it in time, with Retry-After the wait
+// expected for a worker (at least a second).
+func (s *Server) overloaded(c echo.Context, stage string, wait time.Duration) error {
+	if stage == overloadWithdrawn {
+		// The tasks being worked on: those queued are withdrawn as it is,
+		// at about the same time, when they arrived with it.
+		if l, err := s.queueLoad(c.Request().Context()); err == nil && l.Concurrency > 0 {
+			wait = waitBehind(l.Active, l.Concurrency, s.pace.Mean())
+		}
+	}
+	retry := max(int64(math.Ceil(wait.Seconds())), 1)
+	c.Response().Header().Set("Retry-After", strconv.FormatInt(retry, 10))
+	c.Set(ctxOverload, stage)
+	return carphoto.Errorf(carphoto.EUnavailable,
+		"the workers are too busy for this call to finish within %v (about %d s of work is queued ahead of it), so it was not started; you were not charged, retry after Retry-After",
+		s.cfg.RequestTimeout, retry)
+}

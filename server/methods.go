@@ -1,0 +1,109 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"carphoto"
+)
+
+// HTTP as clients and their tools expect it: HEAD wherever GET is, Allow
+// on every 405, a Bearer challenge on the API's 401, and JSON for the
+// statuses net/http writes itself (416).
+
+// getter is what routes are registered on: the server, or a group.
+type getter interface {
+	GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	HEAD(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+}
+
+// get registers h for GET and HEAD on path: net/http sends a HEAD answer's
+// status and headers and drops its body.
+func get(g getter, path string, h echo.HandlerFunc) {
+	g.GET(path, h)
+	g.HEAD(path, h)
+}
+
+// allowMethods are the methods allowed looks for, in the order Allow lists them.
+var allowMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete}
+
+// allowed lists the methods the routes serve on path ("GET, HEAD"), the
+// catch-all under /v1 left out, for the Allow header of a 405; "" when no
+// route serves it.
+func (s *Server) allowed(path string) string {
+	s.servedOnce.Do(func() {
+		s.served = map[string]bool{}
+		for _, r := range s.e.Routes() {
+			s.served[r.Method+" "+r.Path] = true
+		}
+	})
+	c := s.e.NewContext(nil, nil)
+	var methods []string
+	for _, m := range allowMethods {
+		s.e.Router().Find(m, path, c)
+		if p := c.Path(); p != "/v1/*" && s.served[m+" "+p] {
+			methods = append(methods, m)
+		}
+	}
+	return strings.Join(methods, ", ")
+}
+
+// challenge is the WWW-Authenticate an API 401 carries (RFC 6750).
+const challenge = `Bearer realm="carphoto"`
+
+// challenged sets WWW-Authenticate on a 401 of the API (/v1), where a
+// Bearer key is what is asked for; the admin API asks for its token the
+// same way, the dashboard sets its own Basic challenge.
+func challenged(c echo.Context, status int) {
+	h := c.Response().Header()
+	if status != http.StatusUnauthorized || h.Get(echo.HeaderWWWAuthenticate) != "" {
+		return
+	}
+	if p := c.Request().URL.Path; strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/admin/v1/") || p == "/metrics" {
+		h.Set(echo.HeaderWWWAuthenticate, challenge)
+	}
+}
+
+// rangeRefusal is a ResponseWriter for http.ServeContent that holds back
+// the 416 it writes itself, in plain text, for a Range past the end, so
+// that it is answered as every failure is (handleError); anything else
+// passes as is.
+type rangeRefusal struct {
+	http.ResponseWriter
+	refused bool
+}
+
+func (w *rangeRefusal) WriteHeader(status int) {
+	if status == http.StatusRequestedRangeNotSatisfiable {
+		w.refused = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *rangeRefusal) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *rangeRefusal) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// err is the refusal held back, nil when there was none. Content-Range
+// (bytes */size) stays: it tells the client the size.
+func (w *rangeRefusal) err() error {
+	if !w.refused {
+		return nil
+	}
+	h := w.Header()
+	h.Del(echo.HeaderContentType) // http.Error's text/plain
+	h.Del(echo.HeaderContentDisposition)
+	h.Del("X-Content-Type-Options")
+	return carphoto.Errorf(carphoto.ERangeNotSatisfiable,
+		"the Range asks for bytes past the end of the result (Content-Range gives its size, %s); ask within it, or send no Range",
+		h.Get("Content-Range"))
+}
