@@ -39,9 +39,10 @@ var Styles = paint.Styles
 func ParseStyle(s string) (Style, error) { return paint.ParseStyle(s) }
 
 // FindPlates is the plate finder's look at one frame: the quads of every
-// plate found, sure or not, as blur-plates hides them.
+// plate found, sure or not, as blur-plates hides them (without the
+// vehicles, which decide only the design).
 func FindPlates(ctx context.Context, frame image.Image) ([]Quad, error) {
-	found, err := plates.Detect(ctx, frame)
+	found, err := plates.DetectAmong(ctx, frame, nil)
 	if err != nil {
 		return nil, fmt.Errorf("detect plates: %w", err)
 	}

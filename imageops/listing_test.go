@@ -63,6 +63,28 @@ func TestBlurPlatesHidesTheListingPlate(t *testing.T) {
 	}
 }
 
+// TestPlateLogoDesignsTheListingPlate: plate-logo puts the design on the
+// listing sample's plate (issue 80): the finder doubts it (a turned plate
+// on a white bumper), but it sits where a plate sits on the BMW the
+// vehicle detector finds, so it is designed, not only hidden.
+func TestPlateLogoDesignsTheListingPlate(t *testing.T) {
+	photo, err := os.ReadFile(imgtest.SamplePath("listing.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	design, err := os.ReadFile(imgtest.SamplePath("plate-design.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Process(t.Context(), Input{Photo: photo, Design: design, Limits: codec.Limits{MaxPixels: 2e7}}, Params{Op: PlateLogo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PlatesFound < 1 || res.PlatesDesigned < 1 {
+		t.Errorf("X-Plates-Found %d, X-Plates-Designed %d: want the BMW's plate found and designed", res.PlatesFound, res.PlatesDesigned)
+	}
+}
+
 // plateLikeReading is the answer check of carphoto-lab bench plates: 4 or
 // more letters and digits, a digit among them, read with a mean confidence
 // of at least 0.6.

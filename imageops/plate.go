@@ -63,12 +63,19 @@ func plateOp(ctx context.Context, in Input, p Params, blocks bool) (*Output, err
 		}
 		design = d.Image
 	}
+	// The photo's vehicles decide only which plates get a design: blur-plates
+	// hides every detection and does not look for them.
 	var found []plates.Plate
 	var err error
-	if src != nil {
+	switch {
+	case src != nil && p.Op == PlateLogo:
 		found, err = plates.DetectIn(ctx, src)
-	} else {
+	case src != nil:
+		found, err = plates.DetectInAmong(ctx, src, nil)
+	case p.Op == PlateLogo:
 		found, err = plates.Detect(ctx, photo.Image)
+	default:
+		found, err = plates.DetectAmong(ctx, photo.Image, nil)
 	}
 	if err == nil && p.Op == PlateLogo { // a design goes only on a plate that reads as one
 		if src != nil {

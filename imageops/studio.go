@@ -10,6 +10,7 @@ import (
 	"carphoto/imageops/codec"
 	"carphoto/imageops/paint"
 	"carphoto/imageops/plates"
+	"carphoto/imageops/vehicles"
 )
 
 // The studio operations, car-shadow and car-cutout, make a listing photo in
@@ -118,6 +119,12 @@ func studioOp(ctx context.Context, in Input, p Params) (*Output, error) {
 type photoPlates struct {
 	found  []plates.Plate
 	design image.Image
+	// vehicles are the detector's objects on the photo, in its pixels,
+	// where the plates needed them (plates=logo). The car is still chosen
+	// on the studio's own look at the photo scaled (carOf): choosing it
+	// among these moved the listing sample's matte (their boxes come from
+	// the blocks' preview), so plates=logo looks twice.
+	vehicles []vehicles.Object
 }
 
 // studioPlates is the decoded photo and, with p.Plates, the plates
@@ -133,9 +140,16 @@ func studioPlates(ctx context.Context, in Input, p Params) (*codec.Photo, photoP
 		photo, err := codec.Decode(ctx, in.Photo, in.Limits)
 		return photo, pl, err
 	}
+	// The vehicles decide only the design: plates=blur hides every
+	// detection without them, and the car's choice is the photo's one look.
 	detected := false
 	if src, err := paint.OpenBlockJPEG(ctx, in.Photo, in.Limits); err == nil {
-		if pl.found, err = plates.DetectIn(ctx, src); err != nil {
+		if p.Plates == PlatesLogo {
+			if pl.vehicles, err = plates.VehiclesIn(ctx, src); err != nil {
+				return nil, pl, fmt.Errorf("detect plates: %w", err)
+			}
+		}
+		if pl.found, err = plates.DetectInAmong(ctx, src, pl.vehicles); err != nil {
 			return nil, pl, fmt.Errorf("detect plates: %w", err)
 		}
 		detected = true
@@ -147,7 +161,12 @@ func studioPlates(ctx context.Context, in Input, p Params) (*codec.Photo, photoP
 		return nil, pl, err
 	}
 	if !detected {
-		if pl.found, err = plates.Detect(ctx, photo.Image); err != nil {
+		if p.Plates == PlatesLogo {
+			if pl.vehicles, err = vehicles.Detect(ctx, photo.Image); err != nil {
+				return nil, pl, fmt.Errorf("detect vehicles: %w", err)
+			}
+		}
+		if pl.found, err = plates.DetectAmong(ctx, photo.Image, pl.vehicles); err != nil {
 			return nil, pl, fmt.Errorf("detect plates: %w", err)
 		}
 	}

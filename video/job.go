@@ -113,11 +113,6 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-// Fail marks a job failed with a client-facing code and message.
-func (js Jobs) Fail(ctx context.Context, id, code, message string) (bool, error) {
-	return js.Update(ctx, id, map[string]any{"status": Failed, "code": code, "error": message})
-}
-
 // Progress records frames done of total.
 func (js Jobs) Progress(ctx context.Context, id string, done, total int) error {
 	_, err := js.Update(ctx, id, map[string]any{"frames_done": done, "frames_total": total})

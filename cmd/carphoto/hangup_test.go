@@ -426,11 +426,11 @@ func TestHangupsWithWebKilled(t *testing.T) {
 }
 
 // TestFloodOneKey: a flood of car-shadow calls from one key (rate limit
-// raised), most of which reach their deadline waiting for the key's
-// slots, some of them just as they hold their credits or start reading
-// their upload. None is answered 503 while Redis is healthy, nor 408 (each
-// upload arrived whole), no hold is left held, and the balance is charged
-// once per answer.
+// raised), most of which cannot start before their deadline behind the
+// key's own line, some of them refused just as they hold their credits or
+// start reading their upload. Those are answered 503 service_unavailable
+// (overload), none 408 (each upload arrived whole), no hold is left held,
+// and the balance is charged once per answer.
 func TestFloodOneKey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
@@ -458,12 +458,15 @@ func TestFloodOneKey(t *testing.T) {
 	count := map[int]int{}
 	for i, st := range statuses {
 		count[st]++
-		// Every upload was sent whole at once: one whose call reached its
-		// deadline waiting for the key's slot is answered as any call
-		// past its deadline, never 408 (its upload had arrived).
-		failed := st == http.StatusInternalServerError && codes[i] == "processing_failed"
-		if st != http.StatusOK && !failed {
-			t.Errorf("call %d: status %d %s, want 200 or 500 processing_failed", i, st, codes[i])
+		// Every upload was sent whole at once: one that cannot start in
+		// time behind the key's own line is answered 503 at once or
+		// withdrawn before its deadline, never 408 (its upload had
+		// arrived); a task that started and overran its deadline on a
+		// loaded machine is 500 processing_failed.
+		overloaded := st == http.StatusServiceUnavailable && codes[i] == "service_unavailable"
+		overran := st == http.StatusInternalServerError && codes[i] == "processing_failed"
+		if st != http.StatusOK && !overloaded && !overran {
+			t.Errorf("call %d: status %d %s, want 200, 503 service_unavailable or 500 processing_failed", i, st, codes[i])
 		}
 	}
 	t.Logf("%d calls of one key: %v", n, count)

@@ -148,16 +148,6 @@ func fitGuided(I *plane, p []float32, r int, eps float32) *guided {
 	return g
 }
 
-// at evaluates the filter on the guide I itself (same resolution as the fit).
-func (g *guided) at(I *plane) []float32 {
-	out := make([]float32, g.w*g.h)
-	R, G, B := I.ch(0), I.ch(1), I.ch(2)
-	for i := range out {
-		out[i] = g.a[0][i]*R[i] + g.a[1][i]*G[i] + g.a[2][i]*B[i] + g.b[i]
-	}
-	return out
-}
-
 // fillFrom returns, for every pixel, the colour of the nearby pixels whose weight wt is
 // set, filling the rest of the image outwards from them (push-pull: a pyramid of
 // weighted means, read back from coarse to fine). Used to know the car's and the

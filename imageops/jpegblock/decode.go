@@ -140,17 +140,6 @@ func (f *File) previewAt(x, y int) (uint8, uint8, uint8) {
 	return color.YCbCrToRGB(yy, cb, cr)
 }
 
-// storedRect maps a displayed rectangle to the stored one it covers.
-func (f *File) storedRect(r image.Rectangle) image.Rectangle {
-	r = r.Intersect(f.Bounds())
-	if r.Empty() {
-		return image.Rectangle{}
-	}
-	x0, y0 := ToStored(f.orientation, r.Min.X, r.Min.Y, f.w, f.h)
-	x1, y1 := ToStored(f.orientation, r.Max.X-1, r.Max.Y-1, f.w, f.h)
-	return image.Rect(min(x0, x1), min(y0, y1), max(x0, x1)+1, max(y0, y1)+1)
-}
-
 // mcuSpan is the range of MCU columns and rows that stored rectangle r touches.
 func (f *File) mcuSpan(r image.Rectangle) (x0, y0, x1, y1 int) {
 	mw, mh := 8*f.hmax, 8*f.vmax

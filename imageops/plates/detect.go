@@ -2,6 +2,7 @@ package plates
 
 import (
 	"carphoto/imageops/internal/nn"
+	"carphoto/imageops/vehicles"
 	"cmp"
 	"context"
 	"fmt"
@@ -19,14 +20,30 @@ import (
 // workSide, and again to coarseSide for close-ups, proposes boxes
 // generously, then the verifiers (a jury) look at each of the strongest
 // proposals again in a window cut from the full-resolution photo, reject
-// what is not a plate and give the plate's four corners.
+// what is not a plate and give the plate's four corners. The photo's
+// vehicles (imageops/vehicles) bound what is kept (vehicle.go).
 func Detect(ctx context.Context, img image.Image) ([]Plate, error) {
-	return detect(ctx, img, nil, DefaultSettings())
+	if img.Bounds().Empty() {
+		return []Plate{}, nil
+	}
+	vs, err := vehicles.Detect(ctx, img)
+	if err != nil {
+		return nil, fmt.Errorf("find vehicles: %w", err)
+	}
+	return DetectAmong(ctx, img, vs)
 }
 
-// detect is Detect with the networks st (nil: the embedded ones) and
+// DetectAmong is Detect with the photo's vehicles already found (by
+// vehicles.Detect on img): a caller that runs the detector for its own
+// ends passes its result, and the photo is looked at once. vs nil leaves
+// the vehicle rules out.
+func DetectAmong(ctx context.Context, img image.Image, vs []vehicles.Object) ([]Plate, error) {
+	return detect(ctx, img, vs, nil, DefaultSettings())
+}
+
+// detect is DetectAmong with the networks st (nil: the embedded ones) and
 // settings s.
-func detect(ctx context.Context, img image.Image, st *Stages, s Settings) ([]Plate, error) {
+func detect(ctx context.Context, img image.Image, vs []vehicles.Object, st *Stages, s Settings) ([]Plate, error) {
 	b := img.Bounds()
 	if b.Empty() {
 		return []Plate{}, nil
@@ -49,7 +66,11 @@ func detect(ctx context.Context, img image.Image, st *Stages, s Settings) ([]Pla
 			return nil, err
 		}
 	}
-	return s.Judge.found(ctx, v, judged, b)
+	found, err := s.Judge.found(ctx, v, judged, b)
+	if err != nil {
+		return nil, err
+	}
+	return onVehicles(found, vs), nil
 }
 
 // Stages are the networks the finder runs: the first stage and the jury of

@@ -57,6 +57,10 @@ type Plate struct {
 	// unsure of during detection, and ReadPlates reuses that reading where
 	// it reads the same photo (ownReading).
 	own ownReading
+	// The vehicle rules (vehicle.go): looked is whether the finder had the
+	// photo's vehicles, inView whether there were any, onVehicle whether
+	// p sits on one, atSpot whether where a plate sits on it.
+	looked, inView, onVehicle, atSpot bool
 }
 
 // Printed is what a plate's reading holds, counted: no text.

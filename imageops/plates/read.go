@@ -3,6 +3,7 @@ package plates
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"image"
 	"math"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"unicode"
 
 	"carphoto/imageops/textrec"
+	"carphoto/imageops/vehicles"
 )
 
 // A plate is a short line of letters and digits: a text reader answers "is
@@ -482,7 +484,11 @@ var readJudge = []float64{-7.907, 0.4349, 0.1765, -0.2522, -0.2935, -0.4646, 1.0
 func DetectUnread(ctx context.Context, img image.Image) ([]Plate, error) {
 	s := DefaultSettings()
 	s.Judge.Read = false
-	return detect(ctx, img, nil, s)
+	vs, err := vehicles.Detect(ctx, img)
+	if err != nil {
+		return nil, fmt.Errorf("find vehicles: %w", err)
+	}
+	return detect(ctx, img, vs, nil, s)
 }
 
 // The design rule reads the plate itself, never a ratio that one
@@ -536,11 +542,14 @@ const (
 // sign, a badge or a make's name shows; anything not designed is hidden as
 // blur-plates hides it.
 func (p Plate) Designable() bool {
+	if p.looked && p.inView && !p.onVehicle && !p.Reads { // off every vehicle in view: only what reads as a plate
+		return false
+	}
 	if a := p.Quad.Width() / max(p.Quad.Height(), 1e-9); a < minPlateAspect || a > maxPlateAspect {
 		return false
 	}
 	if p.Score < DesignConfidence {
-		return p.readsAsPlate()
+		return p.readsAsPlate() || p.atSpot && p.readsAtSpot()
 	}
 	r := p.Printed
 	switch {
@@ -581,6 +590,17 @@ func (p Plate) readsAsPlate() bool {
 		return false
 	}
 	return p.TextHeight == 0 || p.Quad.Height() <= unsureTaller*p.TextHeight
+}
+
+// readsAtSpot reports whether what ReadPlates read on p, a doubted plate
+// sitting where a plate sits on its vehicle, is enough for the design: its
+// lines read like a plate's (a turned plate's quad may run taller than
+// unsureTaller × its lines, and be read as digits alone), and no more than
+// a plate holds (a dealer's lettering on the boot, 24 characters, does not:
+// held-out web 0083).
+func (p Plate) readsAtSpot() bool {
+	r := p.Printed
+	return p.Reads && r.Letters+r.Digits <= maxPlateChars && r.Others == 0 && r.Lower == 0
 }
 
 // DesignQuad is where plate-logo's design goes on p: its quad, or where

@@ -4,6 +4,8 @@ import (
 	"context"
 	"image"
 	"math"
+
+	"carphoto/imageops/vehicles"
 )
 
 // Source is a photo the finder reads without a full decode, as a JPEG's
@@ -30,9 +32,23 @@ type Source interface {
 // first stage's working size.
 func PreviewSide() int { return max(workSide, textSide) }
 
-// DetectIn is Detect on a Source: the first stage runs on its preview, the
-// verifiers on full-resolution regions around each proposal.
+// DetectIn is Detect on a Source: the vehicle detector and the first
+// stage run on its preview, the verifiers on full-resolution regions
+// around each proposal.
 func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
+	if src.Bounds().Empty() {
+		return []Plate{}, nil
+	}
+	vs, err := VehiclesIn(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	return DetectInAmong(ctx, src, vs)
+}
+
+// DetectInAmong is DetectIn with the photo's vehicles already found, in
+// its pixels (VehiclesIn, or vehicles.Detect on the decoded photo).
+func DetectInAmong(ctx context.Context, src Source, vs []vehicles.Object) ([]Plate, error) {
 	b := src.Bounds()
 	if b.Empty() {
 		return []Plate{}, nil
@@ -57,7 +73,11 @@ func DetectIn(ctx context.Context, src Source) ([]Plate, error) {
 			return nil, err
 		}
 	}
-	return s.Judge.found(ctx, v, judged, b)
+	found, err := s.Judge.found(ctx, v, judged, b)
+	if err != nil {
+		return nil, err
+	}
+	return onVehicles(found, vs), nil
 }
 
 // view is where the verifiers read a photo's pixels: the whole decoded

@@ -68,9 +68,10 @@ func proposalsOf(bs []box) []Proposal {
 	return out
 }
 
-// Detect is the finder's Detect with st's networks and settings s.
+// Detect is the finder's Detect with st's networks and settings s, the
+// vehicle rules left out.
 func (st *Stages) Detect(ctx context.Context, img image.Image, s Settings) ([]Plate, error) {
-	return detect(ctx, img, st, s)
+	return detect(ctx, img, nil, st, s)
 }
 
 // Propose runs the first stage on img, its look at s.WorkSide and its

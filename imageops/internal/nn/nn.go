@@ -76,7 +76,7 @@ func scratch(c, h, w int) *Tensor {
 func Scratch(c, h, w int) *Tensor { return scratch(c, h, w) }
 
 // Free gives the storage of tensors no longer needed back for reuse by
-// Apply and UpConcat; the caller must not touch them again.
+// Apply; the caller must not touch them again.
 func Free(ts ...*Tensor) {
 	spare.Lock()
 	defer spare.Unlock()
@@ -273,23 +273,6 @@ func UpAdd(big, small *Tensor) *Tensor {
 		}
 	}
 	return big
-}
-
-// UpConcat returns [nearest 2× upsampling of a, skip] stacked by channel.
-func UpConcat(a, skip *Tensor) *Tensor {
-	out := scratch(a.C+skip.C, skip.H, skip.W)
-	for c := range a.C {
-		src, dst := a.Plane(c), out.Plane(c)
-		for y := range skip.H {
-			srow := src[(y/2)*a.W : (y/2+1)*a.W]
-			drow := dst[y*skip.W : (y+1)*skip.W]
-			for x := range drow {
-				drow[x] = srow[x/2]
-			}
-		}
-	}
-	copy(out.Data[a.C*skip.H*skip.W:], skip.Data)
-	return out
 }
 
 // conv3 adds the 3x3 convolution (padding 1) of src (h×w) into dst (oh×ow).
