@@ -43,28 +43,46 @@ type Request struct {
 
 // Client enqueues requests and waits for their results.
 type Client struct {
-	rdb redis.UniversalClient
-	aq  *asynq.Client
-	ins *asynq.Inspector
+	rdb   redis.UniversalClient
+	aq    *asynq.Client
+	ins   *asynq.Inspector
+	every time.Duration // the workers' heartbeat
 }
 
-// NewClient returns a Client on rdb. Every waiting request holds one of
-// rdb's pooled connections in BLPOP: size the pool above the concurrency.
-func NewClient(rdb redis.UniversalClient) *Client {
-	return &Client{rdb: rdb, aq: asynq.NewClientFromRedisClient(rdb), ins: asynq.NewInspectorFromRedisClient(rdb)}
+// NewClient returns a Client on rdb whose workers beat every heartbeat
+// (DefaultHeartbeat when zero; the workers' own setting, KeepAlive's and
+// WorkerAlive's every). Every waiting request holds one of rdb's pooled
+// connections in BLPOP: size the pool above the concurrency.
+func NewClient(rdb redis.UniversalClient, heartbeat time.Duration) *Client {
+	return &Client{rdb: rdb, aq: asynq.NewClientFromRedisClient(rdb), ins: asynq.NewInspectorFromRedisClient(rdb),
+		every: beatEvery(heartbeat)}
 }
 
 // ErrTimeout is returned by Do when no result arrived before the deadline.
 var ErrTimeout = errors.New("no result before the deadline")
 
 // A worker proves it is still at a task by refreshing AliveKey every
-// aliveEvery; the key lives aliveTTL, long enough to survive a missed beat
-// or a short Redis blip. The web side looks every aliveEvery while it
-// waits, so a worker that dies is noticed within aliveTTL + aliveEvery.
+// heartbeat (HEARTBEAT_INTERVAL, DefaultHeartbeat unless set); the key
+// lives aliveBeats heartbeats, long enough to survive a missed beat or a
+// short Redis blip. The web side looks every heartbeat while it waits, so
+// a worker that dies is noticed within aliveBeats + 1 heartbeats. Web and
+// worker processes must beat alike: a web process that looks faster than
+// the workers beat takes the living for dead after a Redis outage.
 const (
-	aliveEvery = time.Second
-	aliveTTL   = 3 * time.Second
+	DefaultHeartbeat = time.Second
+	aliveBeats       = 3
 )
+
+// beatEvery is the heartbeat every, DefaultHeartbeat when zero.
+func beatEvery(every time.Duration) time.Duration {
+	if every <= 0 {
+		return DefaultHeartbeat
+	}
+	return every
+}
+
+// aliveTTL is the lifetime of a key refreshed every heartbeat.
+func aliveTTL(every time.Duration) time.Duration { return aliveBeats * beatEvery(every) }
 
 // maxDeaths is how many worker processes one request's task may take down:
 // a task whose worker died during it is run once more, by another; one
@@ -79,7 +97,7 @@ var ErrWithdrawn = errors.New("no worker took the task up in time to finish it b
 
 // OverranError is Do's ErrTimeout for a task a worker was at when the
 // deadline passed: Ran is how long, at least, it had been running (from
-// the first heartbeat seen, looked for every aliveEvery), a lower bound on
+// the first heartbeat seen, looked for every heartbeat), a lower bound on
 // its processing time.
 type OverranError struct{ Ran time.Duration }
 
@@ -179,7 +197,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 	if err := enqueue(); err != nil {
 		return nil, c.failed(ctx, "enqueue", err)
 	}
-	var w watch
+	w := watch{confirm: aliveTTL(c.every)}
 	lost := 0
 	var started time.Time // when a worker was first seen at the task
 	overran := func(err error) error {
@@ -197,7 +215,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 			until = startBy()
 		}
 		err := redisha.Retry(ctx, func(ctx context.Context) (err error) {
-			vals, err = blpop(ctx, c.rdb, min(aliveEvery, max(time.Until(until), time.Millisecond)), resultKey)
+			vals, err = blpop(ctx, c.rdb, min(c.every, max(time.Until(until), time.Millisecond)), resultKey)
 			if redisha.Transient(err) {
 				w.unreachable(time.Now())
 			}
@@ -242,7 +260,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 				return nil, fmt.Errorf("%w (%d times)", ErrLost, lost)
 			}
 			p.Run++
-			w = watch{deaths: w.deaths, dead: w.dead, lastOutage: w.lastOutage}
+			w = watch{confirm: w.confirm, deaths: w.deaths, dead: w.dead, lastOutage: w.lastOutage}
 			if err := store(); err != nil {
 				return nil, c.failed(ctx, "store inputs again", err)
 			}

@@ -103,13 +103,13 @@ func LogoKey(requestID string) string     { return keyPrefix + "{" + requestID +
 func ResultKey(requestID string) string   { return keyPrefix + "{" + requestID + "}:result" }
 
 // AliveKey is refreshed by the worker processing a request's task, every
-// aliveEvery with a lifetime of aliveTTL; it holds the worker's id, so that
+// heartbeat with a lifetime of aliveTTL; it holds the worker's id, so that
 // the web side, seeing it lapse with no answer, asks after that worker
 // process (WorkerKey) before it takes the task to have killed it.
 func AliveKey(requestID string) string { return keyPrefix + "{" + requestID + "}:alive" }
 
 // WorkerKey is a worker process's own sign of life, refreshed every
-// aliveEvery with a lifetime of aliveTTL while the process runs; it holds
+// heartbeat with a lifetime of aliveTTL while the process runs; it holds
 // WorkerStopped for a while after a clean stop.
 func WorkerKey(workerID string) string { return "cp:worker:" + workerID }
 

@@ -24,7 +24,7 @@ import (
 // A result delivered by a worker reaches the waiting request intact.
 func TestDoReturnsDeliveredResult(t *testing.T) {
 	rs := redistest.New(t, 7)
-	c := jobs.NewClient(rs.Client)
+	c := jobs.NewClient(rs.Client, 0)
 	defer c.Close()
 	ctx := context.Background()
 	photo := bytes.Repeat([]byte{1, 2, 3}, 1000)
@@ -58,7 +58,7 @@ func TestDoReturnsDeliveredResult(t *testing.T) {
 // its inputs.
 func TestDoTimesOutAtDeadline(t *testing.T) {
 	rs := redistest.New(t, 7)
-	c := jobs.NewClient(rs.Client)
+	c := jobs.NewClient(rs.Client, 0)
 	defer c.Close()
 	ctx := context.Background()
 	req := jobs.Request{ID: "r2", Photo: []byte("x"), Backdrop: []byte("y"), Params: imageops.Params{Op: imageops.CarShadow, Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}}, Deadline: time.Now().Add(300 * time.Millisecond)}
@@ -131,7 +131,7 @@ func TestEnqueueRidesThroughRedisStop(t *testing.T) {
 // deadline.
 func TestDoEnqueuesLostTaskAgain(t *testing.T) {
 	rs := redistest.New(t, 7)
-	c := jobs.NewClient(rs.Client)
+	c := jobs.NewClient(rs.Client, 0)
 	defer c.Close()
 	ins := asynq.NewInspectorFromRedisClient(rs.Client)
 	ctx := context.Background()

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -67,10 +68,15 @@ func (c *Client) look(ctx context.Context, requestID, worker string) (holder, pr
 // task back to the queue. A process key found missing means death at once
 // when Redis answered throughout since the worker was last seen beating
 // (both keys ran out on their own); after an outage (a restart or failover
-// may have lost the keys, which the worker beats back within aliveEvery of
-// Redis answering) it counts only once it has stayed missing for
-// confirmDeath with Redis answering, so a Redis blip never ends a task.
+// may have lost the keys, which the worker beats back within a heartbeat
+// of Redis answering) it counts only once it has stayed missing for
+// confirm with Redis answering, so a Redis blip never ends a task.
 type watch struct {
+	// confirm is how long, after a Redis outage, a worker process's key
+	// must stay missing with Redis answering before the process is taken
+	// to be gone: the key's own lifetime (aliveTTL), so that a process
+	// that beats at all is seen again. Zero: that of DefaultHeartbeat.
+	confirm      time.Duration
 	holder       string    // the worker process at the current run; "" before one is seen
 	seen         time.Time // when holder was last seen beating for the task
 	missingSince time.Time // when holder's process key was first found missing after an outage
@@ -78,12 +84,6 @@ type watch struct {
 	deaths       int       // worker processes that died during the task
 	dead         string    // the last of them
 }
-
-// confirmDeath is how long, after a Redis outage, a worker process's key
-// must stay missing with Redis answering before the process is taken to be
-// gone: more than the key's own lifetime, so a process that beats at all
-// is seen again.
-const confirmDeath = aliveTTL
 
 type verdict int
 
@@ -115,7 +115,7 @@ func (w *watch) observe(now time.Time, holder, process string) verdict {
 		w.missingSince = now
 		return waiting
 	}
-	if now.Sub(w.missingSince) < confirmDeath {
+	if now.Sub(w.missingSince) < cmp.Or(w.confirm, aliveTTL(0)) {
 		return waiting
 	}
 	return w.death()

@@ -10,7 +10,7 @@ import (
 // that lapses while its process beats, a clean stop, and a Redis outage
 // that lost the keys are waited out; a process whose key ran out with
 // Redis answering is dead, and after an outage one whose key stays missing
-// with Redis answering for confirmDeath.
+// with Redis answering for the key's lifetime (aliveTTL).
 func TestWatchCountsOnlyProcessDeaths(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }

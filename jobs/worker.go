@@ -17,21 +17,23 @@ import (
 // The worker side of a photo task: its beats (KeepAlive, WorkerAlive), its
 // inputs (LoadInputs) and its result handed back (Deliver).
 
-// KeepAlive refreshes the request's AliveKey with workerID until the
-// returned stop is called: the worker's heartbeat for one task. Failed
-// refreshes are left to the next beat.
-func KeepAlive(ctx context.Context, rdb redis.UniversalClient, requestID, workerID string) (stop func()) {
-	key := AliveKey(requestID)
-	return Beat(ctx, aliveEvery, func(ctx context.Context) { rdb.Set(ctx, key, workerID, aliveTTL) })
+// KeepAlive refreshes the request's AliveKey with workerID every
+// heartbeat (DefaultHeartbeat when zero) until the returned stop is
+// called: the worker's heartbeat for one task. Failed refreshes are left
+// to the next beat.
+func KeepAlive(ctx context.Context, rdb redis.UniversalClient, requestID, workerID string, heartbeat time.Duration) (stop func()) {
+	key, ttl := AliveKey(requestID), aliveTTL(heartbeat)
+	return Beat(ctx, beatEvery(heartbeat), func(ctx context.Context) { rdb.Set(ctx, key, workerID, ttl) })
 }
 
-// WorkerAlive refreshes the process's WorkerKey until the returned stop is
-// called, which marks it WorkerStopped for a minute: a worker process's
-// sign of life, by which the web side tells a worker that died from a
-// heartbeat that lapsed. Run it for the whole life of the process.
-func WorkerAlive(ctx context.Context, rdb redis.UniversalClient, workerID string) (stop func()) {
-	key := WorkerKey(workerID)
-	stopBeat := Beat(ctx, aliveEvery, func(ctx context.Context) { rdb.Set(ctx, key, 1, aliveTTL) })
+// WorkerAlive refreshes the process's WorkerKey every heartbeat
+// (DefaultHeartbeat when zero) until the returned stop is called, which
+// marks it WorkerStopped for a minute: a worker process's sign of life, by
+// which the web side tells a worker that died from a heartbeat that
+// lapsed. Run it for the whole life of the process.
+func WorkerAlive(ctx context.Context, rdb redis.UniversalClient, workerID string, heartbeat time.Duration) (stop func()) {
+	key, ttl := WorkerKey(workerID), aliveTTL(heartbeat)
+	stopBeat := Beat(ctx, beatEvery(heartbeat), func(ctx context.Context) { rdb.Set(ctx, key, 1, ttl) })
 	return func() {
 		stopBeat()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)

@@ -43,7 +43,7 @@ func newAcctEnv(tb testing.TB, cfg server.Config, bcfg billing.Config) *acctEnv 
 		bcfg.Assets = st
 	}
 	b := billing.New(r.Client, bcfg)
-	j := jobs.NewClient(r.Client)
+	j := jobs.NewClient(r.Client, 0)
 	tb.Cleanup(func() { j.Close() })
 	logs := &logBuffer{}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"carphoto/imageops"
+	"carphoto/internal/testenv/benchphoto"
 	"carphoto/internal/testenv/imgtest"
 	"context"
 	"encoding/json"
@@ -48,24 +49,18 @@ func TestSixtyMegapixels(t *testing.T) {
 		bigChild(in)
 		return
 	}
-	// A 9000×6700 JPEG: a car-coloured body on a grey ground with texture.
-	img := image.NewYCbCr(image.Rect(0, 0, 9000, 6700), image.YCbCrSubsampleRatio420)
-	for y := range 6700 {
-		for x := range 9000 {
-			v := uint8(110 + (x*7+y*13)%40)
-			if y > 2500 && y < 5200 && x > 1500 && x < 7500 {
-				v = uint8(60 + (x+y)%20)
-			}
-			img.Y[img.YOffset(x, y)] = v
-		}
-	}
-	for i := range img.Cb {
-		img.Cb[i], img.Cr[i] = 120, 140
-	}
-	var data bytes.Buffer
-	if err := codec.EncodeJPEG(&data, img, 85, nil); err != nil {
+	// The listing sample (a real car, which the studio's vehicle detector
+	// must find) enlarged to 60 MP with a camera's grain: about 9500×6300.
+	listing, err := os.ReadFile(imgtest.SamplePath("listing.jpg"))
+	if err != nil {
 		t.Fatal(err)
 	}
+	big, err := benchphoto.Enlarge(context.Background(), listing, 60, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data bytes.Buffer
+	data.Write(big)
 	file := filepath.Join(t.TempDir(), "big.jpg")
 	if err := os.WriteFile(file, data.Bytes(), 0o600); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ type Config struct {
 	Concurrency       int           // tasks processed at once; the work is CPU-bound, so about the core count
 	TaskCheckInterval time.Duration // Asynq's poll interval when the queue is empty: pickup delay vs idle CPU
 	ShutdownTimeout   time.Duration // on SIGTERM, how long current tasks may run before they are handed back
+	Heartbeat         time.Duration // how often the process and each task it runs beat (jobs.KeepAlive); zero: jobs.DefaultHeartbeat
 	MaxPixels         int           // cap on width × height of a decoded image
 	MaxSide           int           // cap on each side of a decoded image
 	MaxAspect         float64       // cap on a decoded image's longer side ÷ shorter side
@@ -118,7 +119,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// The process's own sign of life, from before its first task to after
 	// its last: the web side takes a task's worker to have died only when
 	// this lapses (jobs.Client.Do).
-	stopAlive := jobs.WorkerAlive(context.WithoutCancel(ctx), w.rdb, w.id)
+	stopAlive := jobs.WorkerAlive(context.WithoutCancel(ctx), w.rdb, w.id, w.cfg.Heartbeat)
 	defer stopAlive()
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start worker: %w", err)
@@ -173,7 +174,7 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	}
 	// The heartbeat starts before anything else: a worker that dies from
 	// here on is noticed by the web side, which runs the task again.
-	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID, w.id)
+	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID, w.id, w.cfg.Heartbeat)
 	defer stop()
 	var in imageops.Input
 	in, err := jobs.LoadInputs(ctx, w.rdb, p)

@@ -30,6 +30,7 @@ import (
 	"carphoto"
 	"carphoto/imageops"
 	"carphoto/imageops/codec"
+	"carphoto/imageops/paint"
 	"carphoto/imageops/shadow"
 	"carphoto/internal/testenv/datasets"
 )
@@ -60,7 +61,7 @@ func TestStudioSheetHeldOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := imageops.Params{Op: imageops.CarShadow, Plates: imageops.Plates("blur"),
+		p := imageops.Params{Op: imageops.CarShadow, Plates: imageops.Plates{Hide: paint.StyleBlur},
 			Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}}
 		res, perr := imageops.Process(ctx, imageops.Input{Photo: photo, Backdrop: backdrop}, p)
 		out := image.NewRGBA(image.Rect(0, 0, w, h))
