@@ -36,6 +36,7 @@ const (
 
 	ECarNotFound  = "car_not_found" // 422: car-cutout or car-shadow found no car in the photo
 	ECarTruncated = "car_truncated" // 422: requireWholeCar=true and the photo's edge cuts the car off
+	ECarOccluded  = "car_occluded"  // 422: requireWholeCar=true and a person stands in front of the car
 
 	ERangeNotSatisfiable = "range_not_satisfiable" // 416: a Range past the end of a video job's result
 )

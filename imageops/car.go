@@ -30,43 +30,60 @@ func shadowOp(ctx context.Context, car *image.NRGBA, in *codec.Photo, p Params) 
 	return framed(ctx, out, in, p)
 }
 
+// carFacts is what the studio tells of the car it cut out: the sides of
+// the photo that cut it off (boxTruncated, from the vehicle's box), and
+// whether a person standing in front of it was cut out of it (carRegion's
+// occluded).
+type carFacts struct {
+	truncated []string
+	occluded  bool
+}
+
 // carOf is the car of the photo on a transparent background, the photo
 // scaled to shadowMaxPixels first: a transparent PNG or WebP as it is (a
 // cut-out the client made: no detector, no gate, no refusal), any other
-// photo's chosen vehicle cut out (scene.cutCar), with the sides of the
-// photo that cut the car off (boxTruncated, from the vehicle's box;
-// car_truncated with p.RequireWholeCar). A client's own cut-out is not
-// judged: it may be cropped to the car.
-func carOf(ctx context.Context, in *codec.Photo, p Params) (*image.NRGBA, []string, error) {
+// photo's chosen vehicle cut out (scene.cutCar), with what the studio
+// tells of it (carFacts; car_truncated or car_occluded with
+// p.RequireWholeCar). A client's own cut-out is not judged: it may be
+// cropped to the car.
+func carOf(ctx context.Context, in *codec.Photo, p Params) (*image.NRGBA, carFacts, error) {
 	transparent := in.Format != "jpeg" && codec.HasTransparency(in.Image)
 	img, err := codec.FitPixels(ctx, in.Image, shadowMaxPixels)
 	if err != nil {
-		return nil, nil, err
+		return nil, carFacts{}, err
 	}
 	in.Image = nil // the full-size decode is no longer needed: let it go
 	if transparent {
-		return codec.ToNRGBA(img), nil, nil
+		return codec.ToNRGBA(img), carFacts{}, nil
 	}
 	car, chosen, err := chosenCar(ctx, img)
 	if err != nil {
-		return nil, nil, err
+		return nil, carFacts{}, err
 	}
-	truncated := boxTruncated(chosen.Box, img.Bounds())
-	if err := wholeCar(p, truncated); err != nil {
-		return nil, nil, err
+	facts := carFacts{truncated: boxTruncated(chosen.Box, img.Bounds()), occluded: chosen.occluded}
+	if err := wholeCar(p, facts); err != nil {
+		return nil, carFacts{}, err
 	}
-	return car, truncated, nil
+	return car, facts, nil
+}
+
+// chosenVehicle is the studio's chosen vehicle, and whether a person
+// standing in front of it was cut out of it.
+type chosenVehicle struct {
+	vehicles.Object
+	occluded bool
 }
 
 // chosenCar is img's chosen vehicle cut out (scene.cutCar), and the
 // vehicle; car_not_found when there is none or its cut-out holds no car
 // (carFound).
-func chosenCar(ctx context.Context, img image.Image) (*image.NRGBA, vehicles.Object, error) {
+func chosenCar(ctx context.Context, img image.Image) (*image.NRGBA, chosenVehicle, error) {
 	s, err := detectScene(ctx, img)
 	if err != nil {
-		return nil, vehicles.Object{}, err
+		return nil, chosenVehicle{}, err
 	}
-	car, chosen, err := s.cutCar(ctx, img)
+	car, obj, err := s.cutCar(ctx, img)
+	chosen := chosenVehicle{Object: obj, occluded: s.region != nil && s.region.occluded}
 	if err != nil {
 		if RefusalReason(err) != "" {
 			return nil, chosen, err

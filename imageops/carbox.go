@@ -8,6 +8,7 @@ import (
 	"image/draw"
 
 	"carphoto"
+	"carphoto/imageops/carseg"
 	"carphoto/imageops/cutout"
 	"carphoto/imageops/vehicles"
 )
@@ -79,12 +80,12 @@ func refuseCar(reason, format string, args ...any) error {
 }
 
 // scene is what the studio knows of the photo before its cut-out: the
-// detector's objects and, once the car-class segmenter (imageops/carseg)
-// lands, its car-class region of the photo, which then gates the matte in
+// detector's objects and, once the car is chosen, the car-class
+// segmenter's region of it (carregion.go), which then gates the matte in
 // place of the boxes (region nil: the boxes alone).
 type scene struct {
 	objs   []vehicles.Object
-	region *image.Alpha
+	region *carRegion
 }
 
 // detectScene runs the detector on img.
@@ -104,11 +105,49 @@ func grow(r image.Rectangle, share float64, frame image.Rectangle) image.Rectang
 }
 
 // gate returns the part of the photo the chosen car's matte is kept in,
-// over the rectangle at (255 = kept): the car's box grown by gateMargin,
-// less the boxes of people not in the car (inCar: standing beside, behind
-// or in front of it). With the segmenter's region it will be that region's part
-// overlapping the car instead.
+// over the rectangle at (255 = kept): the segmenter's region of the car
+// (carRegion), or without one the car's box less people (boxGate).
 func (s *scene) gate(car vehicles.Object, at, frame image.Rectangle) *image.Alpha {
+	if s.region != nil {
+		return s.region.grid.Mask(at, carseg.IsVehicle)
+	}
+	return s.boxGate(car, at, frame)
+}
+
+// gateRows is s.gate over the rectangle at, a row at a time: the row at y
+// (255 = kept), valid until the next call. The segmenter's region is read
+// from its grid row by row, with no photo-sized mask.
+func (s *scene) gateRows(car vehicles.Object, at, frame image.Rectangle) func(y int) []uint8 {
+	if s.region == nil {
+		g := s.boxGate(car, at, frame)
+		return func(y int) []uint8 {
+			i := (y - at.Min.Y) * g.Stride
+			return g.Pix[i : i+at.Dx()]
+		}
+	}
+	m := s.region.grid
+	cols := make([]int, at.Dx())
+	for i := range cols {
+		cols[i] = min(max(int((float64(at.Min.X+i-m.Origin.X)+0.5)/m.Sx), 0), m.W-1)
+	}
+	row := make([]uint8, at.Dx())
+	return func(y int) []uint8 {
+		my := min(max(int((float64(y-m.Origin.Y)+0.5)/m.Sy), 0), m.H-1)
+		cells := m.Class[my*m.W : (my+1)*m.W]
+		for i, mx := range cols {
+			row[i] = 0
+			if cells[mx] == carseg.Car {
+				row[i] = 255
+			}
+		}
+		return row
+	}
+}
+
+// boxGate is the car's box grown by gateMargin, less the boxes of people
+// not in the car (inCar: standing beside, behind or in front of it), over
+// the rectangle at.
+func (s *scene) boxGate(car vehicles.Object, at, frame image.Rectangle) *image.Alpha {
 	g := image.NewAlpha(at)
 	draw.Draw(g, grow(car.Box, gateMargin, frame), image.Opaque, image.Point{}, draw.Src)
 	for _, o := range s.objs {
@@ -124,9 +163,10 @@ func (s *scene) gate(car vehicles.Object, at, frame image.Rectangle) *image.Alph
 }
 
 // cutCar cuts the chosen car out of img: the network on the crop around the
-// car's box, its matte gated by s.gate, on a transparent image of img's
-// size (bounds at (0,0)). car_not_found when the photo holds no vehicle,
-// or the crop's cut-out is scenery.
+// car's box, its matte gated by s.gate (the segmenter's region of the car
+// where it finds one, s.region), on a transparent image of img's size
+// (bounds at (0,0)). car_not_found when the photo holds no vehicle, or the
+// crop's cut-out is scenery.
 func (s *scene) cutCar(ctx context.Context, img image.Image) (*image.NRGBA, vehicles.Object, error) {
 	b := img.Bounds()
 	car, ok := vehicles.Main(s.objs, b)
@@ -147,12 +187,14 @@ func (s *scene) cutCar(ctx context.Context, img image.Image) (*image.NRGBA, vehi
 	if cutout.Scenery(cut) || (len(boxTruncated(car.Box, b)) == 0 && flooded(cut, crop, grow(car.Box, gateMargin, b))) {
 		return nil, car, refuseCar(RefusedScenery, sceneryMessage)
 	}
-	g := s.gate(car, crop, b)
+	if s.region, err = s.segmentRegion(ctx, img, car, crop, b); err != nil {
+		return nil, car, err
+	}
+	keepRow := s.gateRows(car, crop, b)
 	w := crop.Dx()
 	for y := range crop.Dy() {
 		row := cut.Pix[y*cut.Stride : y*cut.Stride+4*w]
-		keep := g.Pix[y*g.Stride : y*g.Stride+w]
-		for x, k := range keep {
+		for x, k := range keepRow(crop.Min.Y + y) {
 			if k == 0 {
 				clear(row[4*x : 4*x+4]) // fully transparent pixels are zero, as Cut's
 			}

@@ -63,7 +63,8 @@ type Params struct {
 	// (studio.go).
 	Plates Plates
 	// RequireWholeCar answers car_truncated instead of a car the photo's
-	// edge cuts off (Output.CarTruncated).
+	// edge cuts off (Output.CarTruncated), and car_occluded instead of one
+	// a person stands in front of (Output.CarOccluded).
 	RequireWholeCar bool
 
 	// logo-overlay.
@@ -81,6 +82,9 @@ type Output struct {
 	// CarTruncated are the sides of the photo that cut the car off
 	// (from the chosen vehicle's box, boxTruncated; car-shadow and car-cutout on a photo they cut out).
 	CarTruncated []string
+	// CarOccluded says a person standing in front of the car was cut out
+	// of it (car-shadow and car-cutout on a photo they cut out).
+	CarOccluded bool
 	// CarScale is the car's width as a share of the answer's on a backdrop
 	// (shadow.Fit.Scale), 0 without one.
 	CarScale float64

@@ -89,7 +89,7 @@ func studioOp(ctx context.Context, in Input, p Params) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	car, truncated, err := studioCar(ctx, photo, p, pl)
+	car, facts, err := studioCar(ctx, photo, p, pl)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,8 @@ func studioOp(ctx context.Context, in Input, p Params) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.CarTruncated = truncated
+	out.CarTruncated = facts.truncated
+	out.CarOccluded = facts.occluded
 	out.PlatesFound = len(pl.found)
 	if p.Plates == PlatesLogo {
 		sure, _ := byConfidence(pl.found) // read in studioPlates
@@ -187,17 +188,17 @@ func studioPlates(ctx context.Context, in Input, p Params) (*codec.Photo, photoP
 
 // studioCar is the car of photo (carOf: cut out of the photo as sent)
 // with the plates of pl hidden, or given the design, on the car's own
-// pixels (hidePlatesOnCar), and the sides of the photo that cut it off.
-func studioCar(ctx context.Context, photo *codec.Photo, p Params, pl photoPlates) (*image.NRGBA, []string, error) {
+// pixels (hidePlatesOnCar), and what the studio tells of it (carFacts).
+func studioCar(ctx context.Context, photo *codec.Photo, p Params, pl photoPlates) (*image.NRGBA, carFacts, error) {
 	b := photo.Image.Bounds()
-	car, truncated, err := carOf(ctx, photo, p)
+	car, facts, err := carOf(ctx, photo, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, carFacts{}, err
 	}
 	if err := hidePlatesOnCar(ctx, car, b, p, pl); err != nil {
-		return nil, nil, err
+		return nil, carFacts{}, err
 	}
-	return car, truncated, nil
+	return car, facts, nil
 }
 
 // hidePlatesOnCar hides the plates found on the photo of bounds from on its
@@ -234,13 +235,21 @@ func hidePlatesOnCar(ctx context.Context, car *image.NRGBA, from image.Rectangle
 	return nil
 }
 
-// wholeCar is the answer to requireWholeCar=true for a car the photo's
-// sides cut off: car_truncated, naming them.
-func wholeCar(p Params, sides []string) error {
-	if !p.RequireWholeCar || len(sides) == 0 {
+// wholeCar is the answer to requireWholeCar=true for a car that is not
+// whole: car_truncated naming the photo's sides that cut it off, or
+// car_occluded for a person standing in front of it.
+func wholeCar(p Params, facts carFacts) error {
+	if !p.RequireWholeCar {
 		return nil
 	}
-	return carphoto.Errorf(carphoto.ECarTruncated,
-		"the photo's %s %s cut the car off; you were not charged (send a photo with the whole car in view, or requireWholeCar=false to get the answer with the sides named in X-Car-Truncated)",
-		strings.Join(sides, " and "), agree(sides, "edge", "edges"))
+	if sides := facts.truncated; len(sides) > 0 {
+		return carphoto.Errorf(carphoto.ECarTruncated,
+			"the photo's %s %s cut the car off; you were not charged (send a photo with the whole car in view, or requireWholeCar=false to get the answer with the sides named in X-Car-Truncated)",
+			strings.Join(sides, " and "), agree(sides, "edge", "edges"))
+	}
+	if facts.occluded {
+		return carphoto.Errorf(carphoto.ECarOccluded,
+			"a person stands in front of the car and hides part of it; you were not charged (send a photo with nothing in front of the car, or requireWholeCar=false to get the answer with the person cut out of the car, said in X-Car-Occluded)")
+	}
+	return nil
 }

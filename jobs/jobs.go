@@ -126,8 +126,9 @@ type Result struct {
 	PlatesFound int    `json:"plates"`
 	// PlatesDesigned is imageops.Output's: how many got the design.
 	PlatesDesigned int `json:"designed,omitempty"`
-	// CarTruncated and CarScale are imageops.Output's.
+	// CarTruncated, CarOccluded and CarScale are imageops.Output's.
 	CarTruncated []string `json:"truncated,omitempty"`
+	CarOccluded  bool     `json:"occluded,omitempty"`
 	CarScale     float64  `json:"carScale,omitempty"`
 	// ICCDropped is imageops.Output's: the colour profile left out.
 	ICCDropped bool          `json:"iccDropped,omitempty"`

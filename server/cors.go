@@ -31,7 +31,7 @@ var exposedHeaders = []string{
 	"X-Credits-Charged", "X-Credits-Remaining",
 	echo.HeaderXRequestID, headerClientRequestID,
 	"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", echo.HeaderRetryAfter,
-	"X-Plates-Found", headerPlatesDesigned, headerCarTruncated, headerCarScale, headerColorProfile,
+	"X-Plates-Found", headerPlatesDesigned, headerCarTruncated, headerCarOccluded, headerCarScale, headerColorProfile,
 	"Idempotent-Replayed", echo.HeaderLocation, echo.HeaderContentDisposition, "Server-Timing",
 }
 

@@ -109,7 +109,7 @@ func (s *Server) deliver(ctx context.Context, c echo.Context, hold billing.Hold,
 	idem.finish(context.WithoutCancel(ctx), c, http.StatusOK, res.ContentType, res.Body, !delivered)
 	if !delivered {
 		logFor(c).Warn().Err(err).Str("hold", hold.ID()).Msg("the answer did not reach the client: not charged")
-		for _, k := range []string{"X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", headerPlatesDesigned, headerCarTruncated, headerCarScale} {
+		for _, k := range []string{"X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", headerPlatesDesigned, headerCarTruncated, headerCarOccluded, headerCarScale} {
 			h.Del(k) // not on the error that goes out instead, if anything does
 		}
 		return false, err

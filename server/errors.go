@@ -22,6 +22,7 @@ var statuses = map[string]int{
 	carphoto.EPlateNotFound:        http.StatusUnprocessableEntity,
 	carphoto.ECarNotFound:          http.StatusUnprocessableEntity,
 	carphoto.ECarTruncated:         http.StatusUnprocessableEntity,
+	carphoto.ECarOccluded:          http.StatusUnprocessableEntity,
 	carphoto.ENotFound:             http.StatusNotFound,
 	carphoto.EMethodNotAllowed:     http.StatusMethodNotAllowed,
 	carphoto.EUnavailable:          http.StatusServiceUnavailable,

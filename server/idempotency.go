@@ -22,7 +22,7 @@ const headerIdempotencyKey = "Idempotency-Key"
 // replayedHeaders are the headers of a success kept with its body and sent
 // again on a replay (beside Idempotent-Replayed: true).
 var replayedHeaders = []string{echo.HeaderContentType, "X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", headerPlatesDesigned, echo.HeaderLocation,
-	headerCarTruncated, headerCarScale, headerColorProfile}
+	headerCarTruncated, headerCarOccluded, headerCarScale, headerColorProfile}
 
 // idempotencyKey returns the request's Idempotency-Key and whether the
 // header was sent at all: one sent empty is a key refused, not a key left

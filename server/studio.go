@@ -18,11 +18,15 @@ import (
 // car's scale on a backdrop.
 
 // The studio answers' headers: the sides of the photo that cut the car
-// off (comma-separated, only when some do), and the car's width as a
-// share of the answer's on a backdrop (always there).
+// off (comma-separated, only when some do), what stands in front of the
+// car and was cut out of it (occludedByPerson, only when someone does), and
+// the car's width as a share of the answer's on a backdrop (always there).
 const (
 	headerCarTruncated = "X-Car-Truncated"
+	headerCarOccluded  = "X-Car-Occluded"
 	headerCarScale     = "X-Car-Scale"
+
+	occludedByPerson = "person"
 )
 
 // assetIDs are the saved assets a photo call names: its design
@@ -96,7 +100,8 @@ func callOf(p imageops.Params) billing.Call {
 
 // studioHeaders sets a studio answer's headers: X-Plates-Found when the
 // call hid plates, X-Car-Truncated when the photo's edge cuts the car off,
-// X-Car-Scale on a backdrop.
+// X-Car-Occluded when a person standing in front of the car was cut out of
+// it, X-Car-Scale on a backdrop.
 func studioHeaders(h http.Header, p imageops.Params, res *jobs.Result) {
 	if p.Op != imageops.CarShadow && p.Op != imageops.CarCutout {
 		return
@@ -109,6 +114,9 @@ func studioHeaders(h http.Header, p imageops.Params, res *jobs.Result) {
 	}
 	if len(res.CarTruncated) > 0 {
 		h.Set(headerCarTruncated, strings.Join(res.CarTruncated, ","))
+	}
+	if res.CarOccluded {
+		h.Set(headerCarOccluded, occludedByPerson)
 	}
 	if p.Backdrop != nil {
 		h.Set(headerCarScale, strconv.FormatFloat(res.CarScale, 'f', 3, 64))

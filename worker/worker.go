@@ -307,7 +307,7 @@ func (w *Worker) safeProcess(ctx context.Context, log zerolog.Logger, in imageop
 func failure(err error) *jobs.Result {
 	code := carphoto.ErrorCode(err)
 	switch code {
-	case carphoto.EInvalidParams, carphoto.EPlateNotFound, carphoto.ECarNotFound, carphoto.ECarTruncated, carphoto.EProcessingFailed:
+	case carphoto.EInvalidParams, carphoto.EPlateNotFound, carphoto.ECarNotFound, carphoto.ECarTruncated, carphoto.ECarOccluded, carphoto.EProcessingFailed:
 		return &jobs.Result{Code: code, Message: carphoto.ErrorMessage(err)}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
