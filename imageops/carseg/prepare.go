@@ -3,7 +3,6 @@ package carseg
 import (
 	"image"
 	"image/color"
-	"math"
 
 	"carphoto/imageops/internal/nn"
 )
@@ -15,8 +14,8 @@ import (
 // at the photo's own size, the photo.
 func prepare(img image.Image, side int) *nn.Tensor {
 	b := img.Bounds()
-	xs := samples(b.Dx(), side, b.Min.X)
-	ys := samples(b.Dy(), side, b.Min.Y)
+	xs := nn.Samples(b.Dx(), side, b.Min.X)
+	ys := nn.Samples(b.Dy(), side, b.Min.Y)
 	t := nn.Scratch(3, side, side)
 	acc := make([]float32, 3*side)
 	at := pixelReader(img)
@@ -25,8 +24,8 @@ func prepare(img image.Image, side int) *nn.Tensor {
 		for _, sy := range ys[oy] {
 			for ox, ss := range xs {
 				for _, sx := range ss {
-					r, g, bl := at(sx.at, sy.at)
-					w := sx.weight * sy.weight
+					r, g, bl := at(sx.At, sy.At)
+					w := sx.Weight * sy.Weight
 					acc[3*ox] += w * r
 					acc[3*ox+1] += w * g
 					acc[3*ox+2] += w * bl
@@ -68,33 +67,4 @@ func pixelReader(img image.Image) func(x, y int) (r, g, b float32) {
 		c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
 		return float32(c.R), float32(c.G), float32(c.B)
 	}
-}
-
-// sample is one input position an output pixel reads, and its weight.
-type sample struct {
-	at     int
-	weight float32
-}
-
-// samples lists, for each of n output pixels along an axis of src input
-// pixels starting at origin, the input positions it reads and their
-// weights (summing to 1).
-func samples(src, n, origin int) [][]sample {
-	out := make([][]sample, n)
-	scale := float64(src) / float64(n)
-	for i := range out {
-		if scale <= 1 {
-			f := min(max((float64(i)+0.5)*scale-0.5, 0), float64(src-1))
-			j := int(f)
-			fr := float32(f - float64(j))
-			out[i] = []sample{{origin + j, 1 - fr}, {origin + min(j+1, src-1), fr}}
-			continue
-		}
-		k := min(4, int(math.Ceil(scale-1e-9)))
-		for s := range k {
-			f := (float64(i) + (float64(s)+0.5)/float64(k)) * scale
-			out[i] = append(out[i], sample{origin + min(src-1, int(f)), 1 / float32(k)})
-		}
-	}
-	return out
 }

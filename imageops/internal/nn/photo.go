@@ -14,14 +14,14 @@ import (
 func Photo(img image.Image, w, h int, gain, offset [3]float32) *Tensor {
 	b := img.Bounds()
 	t := NewTensor(3, h, w)
-	xs := samples(b.Dx(), w, b.Min.X)
-	ys := samples(b.Dy(), h, b.Min.Y)
+	xs := Samples(b.Dx(), w, b.Min.X)
+	ys := Samples(b.Dy(), h, b.Min.Y)
 	read, ycc := rowReader(img, xs)
 	acc := make([]float32, 3*w) // one output row's weighted sums, r, g, b by column
 	for oy := range h {
 		clear(acc)
 		for _, sy := range ys[oy] {
-			read(sy.at, sy.weight, acc)
+			read(sy.At, sy.Weight, acc)
 		}
 		if ycc {
 			for i := 0; i < len(acc); i += 3 {
@@ -51,7 +51,7 @@ var unrollFour = true
 // when ycc is true luma and the two chroma differences (Cb−128, Cr−128),
 // which convert to RGB once summed. It reads the decoders' image types
 // directly.
-func rowReader(img image.Image, xs [][]sample) (read func(y int, wt float32, acc []float32), ycc bool) {
+func rowReader(img image.Image, xs [][]Sample) (read func(y int, wt float32, acc []float32), ycc bool) {
 	switch m := img.(type) {
 	case *image.YCbCr:
 		x0 := m.Rect.Min.X
@@ -63,7 +63,7 @@ func rowReader(img image.Image, xs [][]sample) (read func(y int, wt float32, acc
 		four := unrollFour // every column reads 4 samples: then flat, unrolled
 		for i, ss := range xs {
 			for _, s := range ss {
-				offs[i] = append(offs[i], off{s.at - x0, m.COffset(s.at, m.Rect.Min.Y) - m.COffset(x0, m.Rect.Min.Y), s.weight})
+				offs[i] = append(offs[i], off{s.At - x0, m.COffset(s.At, m.Rect.Min.Y) - m.COffset(x0, m.Rect.Min.Y), s.Weight})
 			}
 			four = four && len(ss) == 4
 		}
@@ -117,10 +117,10 @@ func rowReader(img image.Image, xs [][]sample) (read func(y int, wt float32, acc
 			for i, ss := range xs {
 				var r, g, b float32
 				for _, s := range ss {
-					p := row[4*(s.at-m.Rect.Min.X):]
-					r += s.weight * float32(p[0])
-					g += s.weight * float32(p[1])
-					b += s.weight * float32(p[2])
+					p := row[4*(s.At-m.Rect.Min.X):]
+					r += s.Weight * float32(p[0])
+					g += s.Weight * float32(p[1])
+					b += s.Weight * float32(p[2])
 				}
 				acc[3*i] += wt * r
 				acc[3*i+1] += wt * g
@@ -131,38 +131,39 @@ func rowReader(img image.Image, xs [][]sample) (read func(y int, wt float32, acc
 	return func(y int, wt float32, acc []float32) {
 		for i, ss := range xs {
 			for _, s := range ss {
-				r, g, b, _ := img.At(s.at, y).RGBA()
-				acc[3*i] += wt * s.weight * float32(r>>8)
-				acc[3*i+1] += wt * s.weight * float32(g>>8)
-				acc[3*i+2] += wt * s.weight * float32(b>>8)
+				r, g, b, _ := img.At(s.At, y).RGBA()
+				acc[3*i] += wt * s.Weight * float32(r>>8)
+				acc[3*i+1] += wt * s.Weight * float32(g>>8)
+				acc[3*i+2] += wt * s.Weight * float32(b>>8)
 			}
 		}
 	}, false
 }
 
-type sample struct {
-	at     int
-	weight float32
+// Sample is one input position an output pixel reads, and its weight.
+type Sample struct {
+	At     int
+	Weight float32
 }
 
-// samples lists, for each of n output pixels along an axis of src input
+// Samples lists, for each of n output pixels along an axis of src input
 // pixels starting at origin, the input positions it reads and their
 // weights (summing to 1).
-func samples(src, n, origin int) [][]sample {
-	out := make([][]sample, n)
+func Samples(src, n, origin int) [][]Sample {
+	out := make([][]Sample, n)
 	scale := float64(src) / float64(n)
 	for i := range out {
 		if scale <= 1 {
 			f := min(max((float64(i)+0.5)*scale-0.5, 0), float64(src-1))
 			j := int(f)
 			fr := float32(f - float64(j))
-			out[i] = []sample{{origin + j, 1 - fr}, {origin + min(j+1, src-1), fr}}
+			out[i] = []Sample{{origin + j, 1 - fr}, {origin + min(j+1, src-1), fr}}
 			continue
 		}
 		k := min(4, int(math.Ceil(scale-1e-9)))
 		for s := range k {
 			f := (float64(i) + (float64(s)+0.5)/float64(k)) * scale
-			out[i] = append(out[i], sample{origin + min(src-1, int(f)), 1 / float32(k)})
+			out[i] = append(out[i], Sample{origin + min(src-1, int(f)), 1 / float32(k)})
 		}
 	}
 	return out
