@@ -253,9 +253,17 @@ func (c *Client) Do(ctx context.Context, req Request) (*Result, error) {
 		// Nobody beats for the task and Asynq no longer has it to run, yet
 		// no result came: a master failed before its replica had the task,
 		// the photo or the result (a worker finding no photo drops the
-		// task), or the worker could not deliver. The inputs are stored and
-		// the task enqueued again.
-		if holder == "" && c.taskGone(ctx, taskID()) {
+		// task), or the worker could not deliver. Or Asynq has it taken
+		// from the queue, but no worker came to it (watch.unheld). The
+		// inputs are stored and the task enqueued again.
+		state := taskUnknown
+		if holder == "" {
+			state = c.stateOf(ctx, taskID())
+		}
+		if state != taskActive {
+			w.unheldSince = time.Time{}
+		}
+		if state == taskGone || state == taskActive && w.holder == "" && w.unheld(time.Now()) {
 			if lost++; lost > maxLost {
 				return nil, fmt.Errorf("%w (%d times)", ErrLost, lost)
 			}

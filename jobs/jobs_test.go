@@ -199,6 +199,57 @@ func TestDoEnqueuesLostTaskAgain(t *testing.T) {
 	}
 }
 
+// A task Asynq has taken from the queue but no worker is at: Redis was
+// killed as it answered a worker's dequeue, so the task is active, under a
+// lease, while the worker never got it. Asynq would hand it on only after
+// the lease (30 s) and its recoverer's round (a minute); Do runs it again
+// once no worker has beaten for it for the heartbeat's confirm time.
+func TestDoRunsAgainATaskTakenByNoWorker(t *testing.T) {
+	rs := redistest.New(t, 7)
+	c := jobs.NewClient(rs.Client, 0)
+	defer c.Close()
+	release := make(chan struct{})
+	runs := make(chan string, 4)
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(jobs.TaskType(imageops.BlurPlates), func(ctx context.Context, task *asynq.Task) error {
+		id, _ := asynq.GetTaskID(ctx)
+		runs <- id
+		var p jobs.Payload
+		if err := json.Unmarshal(task.Payload(), &p); err != nil {
+			return err
+		}
+		if p.Run == 1 {
+			// Taken, never beaten for, never answered: what a dequeue
+			// whose answer was lost leaves in Asynq.
+			<-release
+			return nil
+		}
+		return jobs.Deliver(ctx, rs.Client, p, &jobs.Result{ContentType: "image/jpeg", Body: []byte("RUN2")})
+	})
+	srv := asynq.NewServerFromRedisClient(rs.Client, asynq.Config{Concurrency: 2, Queues: map[string]int{jobs.Queue: 1},
+		LogLevel: asynq.FatalLevel, TaskCheckInterval: 10 * time.Millisecond})
+	if err := srv.Start(mux); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	defer close(release)
+
+	req := jobs.Request{ID: "r7", Photo: []byte("PHOTO"), Params: imageops.Params{Op: imageops.BlurPlates}, Deadline: time.Now().Add(15 * time.Second)}
+	start := time.Now()
+	res, err := c.Do(context.Background(), req)
+	took := time.Since(start)
+	if err != nil || string(res.Body) != "RUN2" {
+		t.Fatalf("Do with its task taken by no worker: %v, %v after %v; want the second run's answer", res, err, took)
+	}
+	if took > 8*time.Second {
+		t.Errorf("the task no worker was at was run again after %v, want within a few heartbeats", took)
+	}
+	if got := []string{<-runs, <-runs}; got[0] != "r7" || got[1] != "r7.2" {
+		t.Errorf("runs %v, want r7 then r7.2", got)
+	}
+	t.Logf("answered by the second run after %v", took.Round(time.Millisecond))
+}
+
 // On a cluster whose queue master is dead, a failed enqueue is reported
 // as transient (to be tried again), though other masters answer PING; and
 // once the replica has taken over it goes through.

@@ -13,13 +13,22 @@ import (
 // The web side's watch over a task: whether a worker still beats for it,
 // whether Asynq still has it, and when a missing beat counts as a death.
 
-// taskGone reports whether Asynq no longer has the task of that id to
-// run: it is not in the photo queue (nor is the queue), or it was
-// archived, which is where a run that failed without answering ends (the
-// worker could not deliver through an outage, say: tasks are never
-// retried by Asynq). An error, or ctx ending first, is not gone: the wait
-// goes on.
-func (c *Client) taskGone(ctx context.Context, id string) bool {
+// taskState is what Asynq holds of a task, as the web side's watch needs it.
+type taskState int
+
+const (
+	taskUnknown taskState = iota // Redis did not answer, or not in time
+	taskQueued                   // waiting to be taken: pending, scheduled or to retry
+	taskActive                   // taken from the queue by a worker
+	taskGone                     // not in the photo queue (nor is the queue), or archived
+)
+
+// stateOf reads Asynq's state of the task of that id. Gone means Asynq no
+// longer has it to run: archived is where a run that failed without
+// answering ends (the worker could not deliver through an outage, say:
+// tasks are never retried by Asynq). An error, or ctx ending first, is
+// taskUnknown: the wait goes on.
+func (c *Client) stateOf(ctx context.Context, id string) taskState {
 	type answer struct {
 		info *asynq.TaskInfo
 		err  error
@@ -32,12 +41,19 @@ func (c *Client) taskGone(ctx context.Context, id string) bool {
 	}()
 	select {
 	case a := <-done:
-		if a.err == nil {
-			return a.info.State == asynq.TaskStateArchived
+		switch {
+		case errors.Is(a.err, asynq.ErrTaskNotFound) || errors.Is(a.err, asynq.ErrQueueNotFound):
+			return taskGone
+		case a.err != nil:
+			return taskUnknown
+		case a.info.State == asynq.TaskStateArchived:
+			return taskGone
+		case a.info.State == asynq.TaskStateActive:
+			return taskActive
 		}
-		return errors.Is(a.err, asynq.ErrTaskNotFound) || errors.Is(a.err, asynq.ErrQueueNotFound)
+		return taskQueued
 	case <-ctx.Done():
-		return false
+		return taskUnknown
 	}
 }
 
@@ -81,6 +97,7 @@ type watch struct {
 	seen         time.Time // when holder was last seen beating for the task
 	missingSince time.Time // when holder's process key was first found missing after an outage
 	lastOutage   time.Time // when Redis last failed to answer
+	unheldSince  time.Time // when the task was first seen taken from the queue with no worker at it, after the last outage
 	deaths       int       // worker processes that died during the task
 	dead         string    // the last of them
 }
@@ -119,6 +136,22 @@ func (w *watch) observe(now time.Time, holder, process string) verdict {
 		return waiting
 	}
 	return w.death()
+}
+
+// unheld takes that, at now, Asynq has the task taken from the queue
+// (active) while no worker beats for it, none having been seen at this
+// run: a worker's dequeue went through but Redis's answer never reached
+// it (Redis killed as it answered), or the worker died before its first
+// beat. Asynq would hand the task on only after its lease (30 s) and its
+// recoverer's round (a minute), past most deadlines. Once that has held
+// for confirm with Redis answering, unheld returns true: the task is to
+// be run again.
+func (w *watch) unheld(now time.Time) bool {
+	if w.unheldSince.IsZero() || w.unheldSince.Before(w.lastOutage) {
+		w.unheldSince = now
+		return false
+	}
+	return now.Sub(w.unheldSince) >= cmp.Or(w.confirm, aliveTTL(0))
 }
 
 func (w *watch) death() verdict {

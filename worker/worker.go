@@ -172,8 +172,11 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 		}
 		return nil
 	}
-	// The heartbeat starts before anything else: a worker that dies from
-	// here on is noticed by the web side, which runs the task again.
+	// The heartbeat starts before anything else and lasts until the
+	// result is handed over (through a Redis restart too): a worker that
+	// dies from here on is noticed by the web side, which runs the task
+	// again, and a task Asynq has active with no heartbeat is one no
+	// worker is at.
 	stop := jobs.KeepAlive(ctx, w.rdb, p.RequestID, w.id, w.cfg.Heartbeat)
 	defer stop()
 	var in imageops.Input
@@ -221,7 +224,6 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	if res == nil {
 		res = w.safeProcess(ctx, log, in, p.Params)
 	}
-	stop()
 	res.QueueWait, res.Processing, res.Worker = wait, time.Since(start), w.name
 	w.pace.Observe(p.Op, res.Processing) // a late task's too: a lower bound
 	outcome := "ok"
