@@ -50,6 +50,25 @@ func (s *Server) allowed(path string) string {
 	return strings.Join(methods, ", ")
 }
 
+// methodsOr answers a request for a path the routes serve with other
+// methods: 405 with Allow naming those, whoever asks (before any key or
+// token is checked), or 204 with Allow to a plain OPTIONS. A path no
+// route serves goes on to next.
+func (s *Server) methodsOr(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		allow := s.allowed(r.URL.Path)
+		if allow == "" {
+			return next(c)
+		}
+		c.Response().Header().Set(echo.HeaderAllow, allow)
+		if r.Method == http.MethodOptions {
+			return c.NoContent(http.StatusNoContent)
+		}
+		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; it takes %s", r.Method, r.URL.Path, allow)
+	}
+}
+
 // challenge is the WWW-Authenticate an API 401 carries (RFC 6750).
 const challenge = `Bearer realm="carphoto"`
 
@@ -61,7 +80,7 @@ func challenged(c echo.Context, status int) {
 	if status != http.StatusUnauthorized || h.Get(echo.HeaderWWWAuthenticate) != "" {
 		return
 	}
-	if p := c.Request().URL.Path; strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/admin/v1/") || p == "/metrics" {
+	if p := c.Request().URL.Path; strings.HasPrefix(p, "/v1/") || p == "/admin/v1" || strings.HasPrefix(p, "/admin/v1/") || p == "/metrics" {
 		h.Set(echo.HeaderWWWAuthenticate, challenge)
 	}
 }

@@ -106,9 +106,11 @@ func TestEmptyValuesRefused(t *testing.T) {
 // HEAD is answered wherever GET is; a 401 challenges for a Bearer key;
 // every one of them is JSON {error, code}.
 func TestHTTPAsClientsExpect(t *testing.T) {
-	s := e2etest.StartService(t, nil)
-	_, key := s.Account(t, 5)
+	const admin = "http-admin-token-0123456789"
+	s := e2etest.StartService(t, map[string]string{"ADMIN_TOKEN": admin})
+	id, key := s.Account(t, 5)
 	auth := http.Header{"Authorization": {"Bearer " + key}}
+	adminAuth := http.Header{"Authorization": {"Bearer " + admin}}
 
 	for _, tc := range []struct {
 		method, path string
@@ -122,9 +124,21 @@ func TestHTTPAsClientsExpect(t *testing.T) {
 		{http.MethodPost, "/v1/jobs/vid_x", auth, []string{"GET", "HEAD"}},
 		{http.MethodPost, "/healthz", nil, []string{"GET", "HEAD"}},
 		{http.MethodDelete, "/v1/openapi.json", nil, []string{"GET", "HEAD"}},
+		{http.MethodPost, "/docs", nil, []string{"GET", "HEAD"}},
+		// The admin API and the dashboard, with their token or without:
+		// the method is wrong whoever asks.
+		{http.MethodDelete, "/admin/v1/accounts/" + id, adminAuth, []string{"GET", "HEAD"}},
+		{http.MethodDelete, "/admin/v1/accounts/" + id, nil, []string{"GET", "HEAD"}},
+		{http.MethodGet, "/admin/v1/accounts", adminAuth, []string{"POST"}},
+		{http.MethodGet, "/admin/v1/accounts/" + id + "/credits", adminAuth, []string{"POST"}},
+		{http.MethodPut, "/admin/queues", nil, []string{"GET", "HEAD"}},
+		{http.MethodPost, "/admin/queues/api/queues", adminAuth, []string{"GET", "HEAD"}},
 	} {
 		status, h, b := send(t, tc.method, s.URL+tc.path, tc.header, nil)
 		e2etest.WantError(t, status, h, b, http.StatusMethodNotAllowed, "method_not_allowed")
+		if msg := errorMessage(b); !strings.Contains(msg, tc.allow[0]) {
+			t.Errorf("%s %s: message %q does not say what the path takes", tc.method, tc.path, msg)
+		}
 		allow := strings.Split(strings.ReplaceAll(h.Get("Allow"), " ", ""), ",")
 		for _, m := range tc.allow {
 			if !slices.Contains(allow, m) {
@@ -135,6 +149,18 @@ func TestHTTPAsClientsExpect(t *testing.T) {
 			t.Errorf("%s %s: Allow %q lists the method refused", tc.method, tc.path, h.Get("Allow"))
 		}
 	}
+
+	// A path no route serves is not told apart by its method: an admin
+	// one is 401 without the token, 404 with it.
+	for _, path := range []string{"/admin/v1/nope", "/admin/v1"} {
+		status, h, b := send(t, http.MethodDelete, s.URL+path, nil, nil)
+		e2etest.WantError(t, status, h, b, http.StatusUnauthorized, "invalid_api_key")
+		if got := h.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer ") {
+			t.Errorf("DELETE %s: 401 WWW-Authenticate %q, want a Bearer challenge", path, got)
+		}
+	}
+	status, h, b := send(t, http.MethodDelete, s.URL+"/admin/v1/nope", adminAuth, nil)
+	e2etest.WantError(t, status, h, b, http.StatusNotFound, "not_found")
 
 	// HEAD: GET's status and headers, no body.
 	for _, tc := range []struct {
@@ -167,7 +193,7 @@ func TestHTTPAsClientsExpect(t *testing.T) {
 	}
 
 	// A client's own request id comes back beside ours.
-	_, h, _ := send(t, http.MethodGet, s.URL+"/v1/account", http.Header{"Authorization": auth["Authorization"], "X-Request-Id": {"dealer-run-42"}}, nil)
+	_, h, _ = send(t, http.MethodGet, s.URL+"/v1/account", http.Header{"Authorization": auth["Authorization"], "X-Request-Id": {"dealer-run-42"}}, nil)
 	if h.Get("X-Client-Request-Id") != "dealer-run-42" || h.Get("X-Request-Id") == "dealer-run-42" || h.Get("X-Request-Id") == "" {
 		t.Errorf("X-Client-Request-Id %q, X-Request-Id %q: want the client's id echoed and our own beside it",
 			h.Get("X-Client-Request-Id"), h.Get("X-Request-Id"))
