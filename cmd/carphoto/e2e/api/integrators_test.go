@@ -62,7 +62,8 @@ func errorMessage(body []byte) string {
 // nothing: it used to be taken as not sent, answered 200 and charged (and
 // an empty key lost the retry safety its client asked for).
 func TestEmptyValuesRefused(t *testing.T) {
-	s := e2etest.StartService(t, nil)
+	const admin = "empty-admin-token-0123456789"
+	s := e2etest.StartService(t, map[string]string{"ADMIN_TOKEN": admin})
 	id, key := s.Account(t, 5)
 	photo := e2etest.CarPhoto(t)
 	cases := []struct {
@@ -92,6 +93,16 @@ func TestEmptyValuesRefused(t *testing.T) {
 	body, ct := e2etest.MultipartBody(t, e2etest.File("file", photo), e2etest.Field("kind", ""))
 	status, h, b := send(t, http.MethodPost, s.URL+"/v1/assets", multipartHeader(key, ct), body)
 	e2etest.WantError(t, status, h, b, http.StatusBadRequest, "invalid_params")
+	// So is a query parameter: the ledger's limit.
+	adminAuth := http.Header{"Authorization": {"Bearer " + admin}}
+	status, h, b = send(t, http.MethodGet, s.URL+"/admin/v1/accounts/"+id+"/ledger?limit=", adminAuth, nil)
+	e2etest.WantError(t, status, h, b, http.StatusBadRequest, "invalid_params")
+	if msg := errorMessage(b); !strings.Contains(msg, "limit") || !strings.Contains(msg, "empty") {
+		t.Errorf("ledger ?limit=: message %q does not say limit is empty", msg)
+	}
+	if status, _, b := send(t, http.MethodGet, s.URL+"/admin/v1/accounts/"+id+"/ledger", adminAuth, nil); status != http.StatusOK {
+		t.Errorf("ledger with no limit: %d %.200s", status, b)
+	}
 	if got := s.Credits(t, id); got != 5 {
 		t.Errorf("balance %d after empty values, want 5: none may be charged", got)
 	}
