@@ -225,6 +225,13 @@ func TestAssetTooLargeBeforeNotAnImage(t *testing.T) {
 	body, ct = e2etest.MultipartBody(t, e2etest.File("file", junk[:1500]))
 	status, h, b = send(t, http.MethodPost, s.URL+"/v1/assets", multipartHeader(key, ct), body)
 	e2etest.WantError(t, status, h, b, http.StatusBadRequest, "invalid_params")
+	// A kind that is none is named, not the file's content.
+	body, ct = e2etest.MultipartBody(t, e2etest.Field("kind", "poster"), e2etest.File("file", junk[:1500]))
+	status, h, b = send(t, http.MethodPost, s.URL+"/v1/assets", multipartHeader(key, ct), body)
+	e2etest.WantError(t, status, h, b, http.StatusBadRequest, "invalid_params")
+	if msg := errorMessage(b); !strings.Contains(msg, "kind") || !strings.Contains(msg, `"poster"`) {
+		t.Errorf("kind=poster: message %q does not name the kind", msg)
+	}
 }
 
 // CORS: the public documents from any origin; the API from CORS_ORIGINS
