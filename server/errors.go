@@ -32,6 +32,7 @@ var statuses = map[string]int{
 	carphoto.ERequestInProgress:    http.StatusConflict,
 	carphoto.EIdempotencyKeyReused: http.StatusUnprocessableEntity,
 	carphoto.ERangeNotSatisfiable:  http.StatusRequestedRangeNotSatisfiable,
+	carphoto.EPreconditionFailed:   http.StatusPreconditionFailed,
 }
 
 // errorBody is the JSON shape of every failure.

@@ -416,8 +416,9 @@ func TestClientRequestIDInLedger(t *testing.T) {
 }
 
 // A job's result in ranges, as a download resumes: 206 with
-// Content-Range; a range past the end is 416 in JSON, saying the size;
-// HEAD gives the length without the bytes.
+// Content-Range; a range past the end, or malformed, is 416 in JSON,
+// saying the size; HEAD gives the length without the bytes; conditional
+// requests are 206, 304 or a JSON 412.
 func TestJobResultRanges(t *testing.T) {
 	_, data := e2etest.VideoClip(t)
 	// The job's end is waited for as a client does: its webhook.
@@ -465,4 +466,31 @@ func TestJobResultRanges(t *testing.T) {
 	if status != 200 || len(b) != 0 || h.Get("Content-Length") != strconv.Itoa(len(whole)) {
 		t.Errorf("HEAD result: %d, %d bytes, Content-Length %q; want 200, none, %d", status, len(b), h.Get("Content-Length"), len(whole))
 	}
+
+	// A malformed Range is 416 like one past the end, saying the size.
+	status, h, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "Range": {"bytes=abc"}}, nil)
+	e2etest.WantError(t, status, h, b, http.StatusRequestedRangeNotSatisfiable, "range_not_satisfiable")
+	if want := "bytes */" + strconv.Itoa(len(whole)); h.Get("Content-Range") != want || !strings.Contains(errorMessage(b), `"bytes=abc"`) {
+		t.Errorf("malformed Range: Content-Range %q, message %q; want %q and the Range named", h.Get("Content-Range"), errorMessage(b), want)
+	}
+	// Several ranges: one multipart/byteranges answer.
+	status, h, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "Range": {"bytes=0-9,20-29"}}, nil)
+	if status != http.StatusPartialContent || !strings.HasPrefix(h.Get("Content-Type"), "multipart/byteranges") || !bytes.Contains(b, whole[20:30]) {
+		t.Errorf("two ranges: %d %s; want 206 multipart/byteranges holding both", status, h.Get("Content-Type"))
+	}
+	// Conditional requests: resuming from the same file, not modified,
+	// and a precondition that does not hold, in JSON like every failure.
+	modified := h.Get("Last-Modified")
+	status, h, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "Range": {"bytes=100-199"}, "If-Range": {modified}}, nil)
+	if status != http.StatusPartialContent || !bytes.Equal(b, whole[100:200]) {
+		t.Errorf("If-Range %q (the result's Last-Modified): %d, %d bytes; want 206 and the range", modified, status, len(b))
+	}
+	status, _, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "If-Modified-Since": {modified}}, nil)
+	if status != http.StatusNotModified || len(b) != 0 {
+		t.Errorf("If-Modified-Since its Last-Modified: %d with %d bytes; want 304 and no body", status, len(b))
+	}
+	status, h, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "If-Unmodified-Since": {"Mon, 01 Jan 2001 00:00:00 GMT"}}, nil)
+	e2etest.WantError(t, status, h, b, http.StatusPreconditionFailed, "precondition_failed")
+	status, h, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "If-Match": {`"not-this"`}}, nil)
+	e2etest.WantError(t, status, h, b, http.StatusPreconditionFailed, "precondition_failed")
 }
