@@ -25,6 +25,31 @@ func encode(img image.Image, in *codec.Photo, asked, format string) (*Output, er
 	if asked != "" {
 		format = asked
 	}
+	plain, err := encodePlain(img, in, format)
+	if err != nil {
+		return nil, err
+	}
+	// The profile is spliced in once the plain answer's size is known: it
+	// is kept only in proportion to it (codec.EmbedICC). Left out, the
+	// pixels are converted from it to sRGB and encoded again.
+	body, dropped, err := codec.EmbedICC(img, format, plain, in.ICC)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	converted := in.ICCConverted
+	if dropped {
+		if srgb, ok := codec.ToSRGB(img, in.ICC); ok {
+			if body, err = encodePlain(srgb, in, format); err != nil {
+				return nil, err
+			}
+			converted = true
+		}
+	}
+	return &Output{ContentType: "image/" + format, Body: body, ICCDropped: dropped || in.ICCDropped, ICCConverted: converted}, nil
+}
+
+// encodePlain encodes img in format, with no colour profile.
+func encodePlain(img image.Image, in *codec.Photo, format string) ([]byte, error) {
 	var buf bytes.Buffer
 	var err error
 	switch format {
@@ -43,13 +68,7 @@ func encode(img image.Image, in *codec.Photo, asked, format string) (*Output, er
 	if err != nil {
 		return nil, err
 	}
-	// The profile is spliced in once the plain answer's size is known: it
-	// is kept only in proportion to it (codec.EmbedICC).
-	body, dropped, err := codec.EmbedICC(img, format, buf.Bytes(), in.ICC)
-	if err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
-	}
-	return &Output{ContentType: "image/" + format, Body: body, ICCDropped: dropped || in.ICCDropped}, nil
+	return buf.Bytes(), nil
 }
 
 // jpegQuality keeps the output close to the input's quality: re-encoding a

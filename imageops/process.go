@@ -89,8 +89,10 @@ type Output struct {
 	// (shadow.Fit.Scale), 0 without one.
 	CarScale float64
 	// ICCDropped says the photo's colour profile was left out of the
-	// answer for its size (codec.EmbedICC), its pixels as they were.
-	ICCDropped bool
+	// answer for its size (codec.EmbedICC); ICCConverted that its pixels
+	// were converted from it to sRGB (else they are as they were: a
+	// profile the converter does not read).
+	ICCDropped, ICCConverted bool
 }
 
 // Process runs one operation on encoded inputs and returns the encoded

@@ -130,12 +130,14 @@ type Result struct {
 	CarTruncated []string `json:"truncated,omitempty"`
 	CarOccluded  bool     `json:"occluded,omitempty"`
 	CarScale     float64  `json:"carScale,omitempty"`
-	// ICCDropped is imageops.Output's: the colour profile left out.
-	ICCDropped bool          `json:"iccDropped,omitempty"`
-	QueueWait  time.Duration `json:"wait"`
-	Processing time.Duration `json:"proc"`
-	Worker     string        `json:"worker,omitempty"`
-	Body       []byte        `json:"-"`
+	// ICCDropped and ICCConverted are imageops.Output's: the colour
+	// profile left out, and the pixels converted from it to sRGB.
+	ICCDropped   bool          `json:"iccDropped,omitempty"`
+	ICCConverted bool          `json:"iccConverted,omitempty"`
+	QueueWait    time.Duration `json:"wait"`
+	Processing   time.Duration `json:"proc"`
+	Worker       string        `json:"worker,omitempty"`
+	Body         []byte        `json:"-"`
 }
 
 // OK reports whether the result carries an image.

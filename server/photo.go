@@ -124,17 +124,25 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 
 		studioHeaders(c.Response().Header(), req.Params, res)
 		if res.ICCDropped {
-			c.Response().Header().Set(headerColorProfile, "dropped")
+			c.Response().Header().Set(headerColorProfile, colorProfile(res.ICCConverted))
 		}
 		captured, err = s.deliver(ctx, c, hold, remaining, res, idem)
 		return err
 	}
 }
 
-// headerColorProfile says "dropped" on an answer that left out its
-// photo's colour profile for its size (codec.EmbedICC): its pixels are as
-// they were, not converted to sRGB.
+// headerColorProfile is on an answer that left out its photo's colour
+// profile for its size (codec.EmbedICC): "converted" when its pixels were
+// converted from it to sRGB, "dropped" when they are as they were (a
+// profile the converter does not read).
 const headerColorProfile = "X-Color-Profile"
+
+func colorProfile(converted bool) string {
+	if converted {
+		return "converted"
+	}
+	return "dropped"
+}
 
 // useAsset is the key in the asset store of the design or backdrop
 // (backdrop) saved in the caller's own Assets library under assetID, which

@@ -16,5 +16,5 @@ func process(ctx context.Context, in imageops.Input, p imageops.Params) (*jobs.R
 		return nil, err
 	}
 	return &jobs.Result{ContentType: out.ContentType, Body: out.Body, PlatesFound: out.PlatesFound, PlatesDesigned: out.PlatesDesigned,
-		CarTruncated: out.CarTruncated, CarOccluded: out.CarOccluded, CarScale: out.CarScale, ICCDropped: out.ICCDropped}, nil
+		CarTruncated: out.CarTruncated, CarOccluded: out.CarOccluded, CarScale: out.CarScale, ICCDropped: out.ICCDropped, ICCConverted: out.ICCConverted}, nil
 }

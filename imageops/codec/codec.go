@@ -133,8 +133,9 @@ type Photo struct {
 	ICC    []byte      // embedded ICC profile, nil if none
 	// ICCDropped says the file's profile was larger than an answer
 	// carries (MaxKeptICC): ICC is nil, and the answer says so.
-	ICCDropped bool
-	Quality    int // JPEG input: the IJG quality (1..100) whose luminance table is nearest the file's; 0 otherwise
+	// ICCConverted says Image was converted from it to sRGB (ToSRGB).
+	ICCDropped, ICCConverted bool
+	Quality                  int // JPEG input: the IJG quality (1..100) whose luminance table is nearest the file's; 0 otherwise
 }
 
 // header is what the container walk learns before any pixel is decoded.
@@ -217,7 +218,7 @@ func decode(ctx context.Context, data []byte, lim Limits) (*Photo, error) {
 		h.icc, iccDropped = inflateICC(h.pngICCP)
 	}
 	if len(h.icc) > MaxKeptICC {
-		h.icc, iccDropped = nil, true
+		iccDropped = true // the pixels are converted from it once decoded
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -249,12 +250,18 @@ func decode(ctx context.Context, data []byte, lim Limits) (*Photo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	converted := false
+	if len(h.icc) > MaxKeptICC {
+		img, converted = ToSRGB(img, h.icc)
+		h.icc = nil
+	}
 	return &Photo{
-		Image:      orient(img, h.orientation),
-		Format:     h.format,
-		ICC:        h.icc,
-		ICCDropped: iccDropped,
-		Quality:    h.quality,
+		Image:        orient(img, h.orientation),
+		Format:       h.format,
+		ICC:          h.icc,
+		ICCDropped:   iccDropped,
+		ICCConverted: converted,
+		Quality:      h.quality,
 	}, nil
 }
 

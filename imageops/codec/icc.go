@@ -8,11 +8,10 @@ import (
 // An answer carries its photo's colour profile only while the profile is
 // in proportion: at most MaxKeptICC bytes, and adding no more than the
 // answer's own size plus iccAnswerSlack, so that every answer is at most
-// twice a plain encode of its pixels plus 64 KB. A larger one is dropped
-// and its pixels left as they are: no colour-management library is to be
-// had here without cgo, so they are not converted to sRGB, and viewers
-// show them as sRGB (a Display P3 photo's colours come out a little
-// duller). The answer says so (X-Color-Profile: dropped).
+// twice a plain encode of its pixels plus 64 KB. A larger one is left
+// out, and the pixels converted from it to sRGB where it is an RGB
+// profile the converter reads (ToSRGB). The answer says which
+// (X-Color-Profile: converted or dropped).
 const (
 	MaxKeptICC     = 1 << 20
 	iccAnswerSlack = 64 << 10

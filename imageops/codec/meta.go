@@ -366,11 +366,13 @@ func inflateICC(chunk []byte) (icc []byte, tooLarge bool) {
 	if err != nil {
 		return nil, false
 	}
-	// Inflated no further than an answer would carry (MaxKeptICC): 16 KB
-	// of zlib may hold 16 MB of profile.
-	icc, err = io.ReadAll(io.LimitReader(zr, MaxKeptICC+1))
+	// Inflated no further than the largest profile an answer could carry
+	// (maxICCBytes, 16 MB: 16 KB of zlib may hold that much): one over
+	// MaxKeptICC is left out of the answer, its pixels converted from it
+	// (Decode).
+	icc, err = io.ReadAll(io.LimitReader(zr, maxICCBytes+1))
 	switch {
-	case len(icc) > MaxKeptICC:
+	case len(icc) > maxICCBytes:
 		return nil, true
 	case err != nil || len(icc) == 0:
 		return nil, false

@@ -5,14 +5,18 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"hash/crc32"
+	"image"
+	"image/color"
 	"image/jpeg"
 	"image/png"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
 
 	"carphoto/imageops/codec"
 	"carphoto/internal/testenv/e2etest"
+	"carphoto/internal/testenv/imgtest"
 )
 
 // iccProfile is an RGB display profile header (what the codec checks of
@@ -90,6 +94,42 @@ func TestColourProfileInProportion(t *testing.T) {
 	h, body = call(withICCP(t, plainPNG, iccProfile(3<<10)))
 	if !bytes.Contains(body, []byte("ICC_PROFILE")) || h.Get("X-Color-Profile") != "" {
 		t.Errorf("a 3 KB profile: kept %v, X-Color-Profile %q; want kept, unsaid", bytes.Contains(body, []byte("ICC_PROFILE")), h.Get("X-Color-Profile"))
+	}
+}
+
+// A photo whose real profile (Display P3, 1.2 MB) is too large for its
+// answer is answered in sRGB: its colours converted from the profile, so
+// that it looks as the photo did, and X-Color-Profile: converted.
+func TestColourProfileConvertedToSRGB(t *testing.T) {
+	s := e2etest.StartService(t, nil)
+	_, key := s.Account(t, 1)
+	c := color.NRGBA{200, 100, 50, 255}
+	img := image.NewNRGBA(image.Rect(0, 0, 320, 240))
+	for i := 0; i < len(img.Pix); i += 4 {
+		copy(img.Pix[i:], []byte{c.R, c.G, c.B, c.A})
+	}
+	var plain bytes.Buffer
+	if err := png.Encode(&plain, img); err != nil {
+		t.Fatal(err)
+	}
+	profile := imgtest.DisplayP3Profile(600_000)
+	status, h, body := e2etest.Post(t, s.URL+"/v1/blur-plates", key, e2etest.File("image", withICCP(t, plain.Bytes(), profile)), e2etest.Field("format", "png"))
+	if status != http.StatusOK {
+		t.Fatalf("blur-plates: %d %.300s", status, body)
+	}
+	if got := h.Get("X-Color-Profile"); got != "converted" {
+		t.Errorf("X-Color-Profile %q, want converted (a %d-byte Display P3 profile)", got, len(profile))
+	}
+	out, err := png.Decode(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := color.NRGBAModel.Convert(out.At(160, 120)).(color.NRGBA)
+	want := imgtest.P3ToSRGB(c)
+	for k, v := range [3]uint8{got.R, got.G, got.B} {
+		if math.Abs(float64(v)-want[k]) > 2 {
+			t.Fatalf("P3 %v answered as %v, want about sRGB %.1f", c, got, want)
+		}
 	}
 }
 
