@@ -381,3 +381,43 @@ func TestLoadInputsDesignBesideBackdrop(t *testing.T) {
 		t.Errorf("the design gone: %v, want ErrGone", err)
 	}
 }
+
+// A web process that has seen no task of an operation takes the pace the
+// workers published: the same allowance as the worker's own, while what
+// it has seen itself stays its own; a damaged record is ignored.
+func TestPacePublishedAndSeeded(t *testing.T) {
+	rs := redistest.New(t, 7)
+	ctx := context.Background()
+	var worker jobs.Pace
+	for _, d := range []time.Duration{2 * time.Second, 2200 * time.Millisecond, 1800 * time.Millisecond} {
+		worker.Observe(imageops.CarShadow, d)
+	}
+	worker.Observe(imageops.BlurPlates, 300*time.Millisecond)
+	if err := jobs.PublishPace(ctx, rs.Client, &worker, imageops.CarShadow); err != nil {
+		t.Fatal(err)
+	}
+	var web jobs.Pace
+	web.Observe(imageops.BlurPlates, 100*time.Millisecond)
+	if err := jobs.SeedPace(ctx, rs.Client, &web); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := worker.Own(imageops.CarShadow)
+	if got, ok := web.Own(imageops.CarShadow); !ok || got.Round(time.Millisecond) != want.Round(time.Millisecond) {
+		t.Errorf("seeded car-shadow allowance %v (%v), want the worker's %v", got, ok, want)
+	}
+	if got, _ := web.Own(imageops.BlurPlates); got > 200*time.Millisecond {
+		t.Errorf("blur-plates allowance %v: the web's own pace was overwritten", got)
+	}
+	if _, ok := web.Own(imageops.PlateLogo); ok {
+		t.Error("a pace for an operation nobody ran")
+	}
+
+	rs.Client.HSet(ctx, "cp:pace", string(imageops.PlateLogo), "NaN 1 x")
+	var fresh jobs.Pace
+	if err := jobs.SeedPace(ctx, rs.Client, &fresh); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fresh.Own(imageops.PlateLogo); ok {
+		t.Error("a damaged record seeded a pace")
+	}
+}

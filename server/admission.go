@@ -57,6 +57,29 @@ func (s *Server) startBy(op imageops.Op, deadline time.Time) time.Time {
 	return deadline.Add(-min(own+slack, s.cfg.RequestTimeout/2))
 }
 
+// seedPace gives this process's pace, while it has seen no task of op,
+// the pace the workers published (jobs.SeedPace): read at most once every
+// seedEvery, within seedWait, so that a burst on a process just started
+// reads Redis once and a Redis that does not answer costs a call little.
+func (s *Server) seedPace(ctx context.Context, op imageops.Op) {
+	if s.pace.Seeded(op) {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := s.seeded.Load()
+	if now-last < int64(seedEvery) || !s.seeded.CompareAndSwap(last, now) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, seedWait)
+	defer cancel()
+	jobs.SeedPace(ctx, s.rdb, &s.pace)
+}
+
+const (
+	seedEvery = time.Second
+	seedWait  = 250 * time.Millisecond
+)
+
 // loadCache keeps the queue's load for loadFresh, so that a burst of
 // arrivals reads Redis once (the workers' heartbeats change every 5 s; the
 // queue's length is corrected by the calls this process admitted since).
@@ -114,6 +137,7 @@ func waitBehind(ahead int64, concurrency int, mean time.Duration) time.Duration 
 // deadline. Admitted, it counts in preQueue until leave is called (once
 // its task is queued, or it ended).
 func (s *Server) admit(ctx context.Context, c echo.Context, op imageops.Op, deadline time.Time) (leave func(), err error) {
+	s.seedPace(ctx, op)
 	// With nothing ahead of it, it is admitted even when the pace says it
 	// would not finish: alone on the workers it runs faster than the pace
 	// seen under load, and that is how the pace learns the load has gone.

@@ -85,10 +85,12 @@ type Server struct {
 	idem       *idempotency.Store
 	// fetcher gets imageUrl and logoUrl through the address guard.
 	fetcher *http.Client
-	// pace, load and preQueue are admission's (admission.go): the
-	// workers' processing times seen, the queue's load last read, and
-	// the calls admitted not queued yet.
+	// pace, seeded, load and preQueue are admission's (admission.go):
+	// the workers' processing times seen, when the workers' published
+	// pace was last read (unix ns), the queue's load last read, and the
+	// calls admitted not queued yet.
 	pace     jobs.Pace
+	seeded   atomic.Int64
 	load     loadCache
 	preQueue atomic.Int64
 	// uploads is the memory budget of the uploads held (uploadmem.go).

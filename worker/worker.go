@@ -254,6 +254,11 @@ func (w *Worker) handle(ctx context.Context, t *asynq.Task) error {
 	}
 	ev.Dur("queue_wait_ms", wait).Dur("processing_ms", res.Processing).Int("plates", res.PlatesFound).
 		Int("bytes_out", len(res.Body)).Msg("task done")
+	// Once the answer is out: the pace for web processes that have seen
+	// no task of this operation yet (jobs.SeedPace).
+	if err := jobs.PublishPace(ctx, w.rdb, &w.pace, p.Op); err != nil {
+		log.Debug().Err(err).Msg("pace not published")
+	}
 	return nil
 }
 

@@ -106,10 +106,12 @@ func summary(answers []overloadAnswer) string {
 // answered 503 service_unavailable with Retry-After, before its deadline
 // (within 2 s of its arrival once the workers' pace is known), uncharged,
 // its Idempotency-Key left unclaimed; each is counted in
-// carphoto_overload_total. The balance is exact.
+// carphoto_overload_total. A web process started after the workers learnt
+// their pace refuses on arrival from its first call (jobs.SeedPace). The
+// balance is exact.
 func TestOverloadAnsweredAtOnce(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 64 car-shadow calls")
+		t.Skip("runs 96 car-shadow calls")
 	}
 	const requestTimeout = 8 * time.Second
 	// One web process and one worker process on a real Redis.
@@ -185,6 +187,12 @@ func TestOverloadAnsweredAtOnce(t *testing.T) {
 	// The second with the pace known: those that cannot start in time
 	// are refused on arrival.
 	check(t, "warm", overloadBurst(t, s.URL, keys, 8, photo), true, 0)
+	// The third on a web process started now, which has answered no
+	// call: it takes the pace the worker published, and refuses on
+	// arrival too.
+	_, fresh := e2etest.StartWeb(t, rs, env...)
+	e2etest.WaitReady(t, fresh.URL)
+	check(t, "fresh web", overloadBurst(t, fresh.URL, keys, 8, photo), true, 0)
 
 	total := int64(0)
 	for _, id := range ids {
