@@ -11,7 +11,6 @@ import (
 	"image/jpeg"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,7 +95,7 @@ func TestCarNotFoundRareOnCarPhotos(t *testing.T) {
 func TestSceneryStripsRefused(t *testing.T) {
 	ctx := context.Background()
 	photos, masks := cutoutSet(t, -1)
-	names := heldOutCarsSegNames(t)
+	names := heldOutFiles(t, "cars-seg") // cutoutSet's order
 	out := os.Getenv("SCENERY_STRIPS_OUT")
 	share := 0.35
 	if v, err := strconv.ParseFloat(os.Getenv("SCENERY_SHARE"), 64); err == nil {
@@ -167,25 +166,4 @@ func maskBounds(m image.Image) image.Rectangle {
 		}
 	}
 	return r
-}
-
-// heldOutCarsSegNames are the file names of cutoutSet's photos, in its order.
-func heldOutCarsSegNames(t *testing.T) []string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(datasets.Set(t, "cars-seg"), "labels.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var labels []struct{ File string }
-	if err := json.Unmarshal(raw, &labels); err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, l := range labels {
-		if datasets.HeldOut(filepath.Base(l.File)) {
-			names = append(names, l.File)
-		}
-	}
-	slices.Sort(names)
-	return names
 }

@@ -27,10 +27,11 @@ import (
 
 var studioPhotos = flag.Int("studio.photos", 4, "held-out web photos TestStudioHidesThePlatesBlurPlatesHides compares (0: all)")
 
-// webHeldOut are the held-out plates-web-cc0 photos' file names, sorted.
-func webHeldOut(t *testing.T) []string {
+// heldOutFiles are the held-out photos' file names of the shared set,
+// sorted.
+func heldOutFiles(t *testing.T, set string) []string {
 	t.Helper()
-	dir := datasets.Set(t, "plates-web-cc0")
+	dir := datasets.Set(t, set)
 	raw, err := os.ReadFile(filepath.Join(dir, "labels.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
 	// The sample photo, and held-out web photos where the set is here.
 	names, photos := []string{"docs/samples/car.jpg"}, [][]byte{studioSample(t, "car.jpg")}
 	if _, err := os.Stat(filepath.Join(datasets.Dir(), "plates-web-cc0")); err == nil {
-		held := webHeldOut(t)
+		held := heldOutFiles(t, "plates-web-cc0")
 		if n := *studioPhotos; n > 0 && n < len(held) {
 			held = held[:n]
 		}
