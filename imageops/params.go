@@ -34,14 +34,6 @@ var Formats = []string{"jpeg", "png", "webp"}
 // Positions are the places logo-overlay may put the logo.
 var Positions = paint.Positions
 
-// agree is one or many, by how many names there are.
-func agree(names []string, one, many string) string {
-	if len(names) == 1 {
-		return one
-	}
-	return many
-}
-
 // Colour is a background colour, written #rrggbb (MarshalText) and read
 // from #RRGGBB in either case (UnmarshalText).
 type Colour color.NRGBA
