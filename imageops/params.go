@@ -81,9 +81,7 @@ func CheckBackdrop(field string, data []byte, lim Limits, maxPixels int) (width,
 	if width, height, err = CheckImage(field, data, lim); err != nil {
 		return 0, 0, err
 	}
-	if maxPixels <= 0 || maxPixels > MaxCanvasPixels {
-		maxPixels = MaxCanvasPixels
-	}
+	maxPixels = backdropMaxPixels(maxPixels)
 	if width*height > maxPixels {
 		return 0, 0, carphoto.Errorf(carphoto.EInvalidParams,
 			"%s: the backdrop is %d×%d pixels (%s); a backdrop may have at most %s: scale it down",

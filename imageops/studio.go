@@ -202,7 +202,7 @@ func studioCar(ctx context.Context, photo *codec.Photo, p Params, pl photoPlates
 }
 
 // hidePlatesOnCar hides the plates found on the photo of bounds from on its
-// cut-out car (the photo scaled to car's size, shadowMaxPixels): each with
+// cut-out car (the photo scaled to car's size, MaxCanvasPixels): each with
 // blur-plates' margin rule in p.Plates' style, or plate-logo's design on
 // the sure ones and the others blurred, painted on the car's pixels by
 // their matte (paint.HidePlatesOnCar): the cut-out's alpha is the same as
