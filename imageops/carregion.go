@@ -9,7 +9,7 @@ import (
 	"carphoto/imageops/vehicles"
 )
 
-// The chosen car's region (issue 79): the car-class segmenter
+// The chosen car's region: the car-class segmenter
 // (imageops/carseg) runs on the crop around the chosen car's box, and the
 // car's gate is its car and bus cells there, worked on the segmenter's own
 // grid (a cell is a few photo pixels across):
