@@ -132,9 +132,7 @@ const coarseExtra = 4
 
 // propose runs the first stage on img at s.WorkSide and at coarseSide: the
 // strongest proposals, in photo pixels relative to the bounds' origin.
-// (A third, fine look at 960 px for photos under workSide found one more
-// of 89 validation web plates and cost a quarter of such a photo's time:
-// dropped, docs/research/plates.md.)
+// Why two looks and not three: docs/research/plates.md.
 func (n *net) propose(ctx context.Context, img image.Image, s Settings) ([]box, error) {
 	props, err := n.proposeAt(ctx, img, s.WorkSide, s.Propose)
 	if err != nil {

@@ -478,8 +478,8 @@ func holding(q Quad, u box) Quad {
 // TestFitReadJudge on the validation split and the training split's lines).
 var readJudge = []float64{-7.907, 0.4349, 0.1765, -0.2522, -0.2935, -0.4646, 1.098, -1.218, 0.9178, -0.8539, -0.3934, 1.365, 0.3132, 1.056, 2.859, 1.607, 0.2783, -1.616, 0.366, 0.3174, -0.4155, -0.1329, -0.7736}
 
-// DetectUnread is Detect without the reader: the finder as it was before
-// it (bench plates compares the two).
+// DetectUnread is Detect without the reader (Settings.Judge.Read off):
+// bench plates compares the two for the reader's part.
 func DetectUnread(ctx context.Context, img image.Image) ([]Plate, error) {
 	s := DefaultSettings()
 	s.Judge.Read = false
