@@ -34,7 +34,7 @@ import (
 // regionSide is the segmenter's input side on the crop: the crop is
 // mostly car, so the car fills more of it than carseg.Side assumes of a
 // whole photo; 321 costs two thirds of 385 (the 12 MP car-shadow's budget,
-// docs/BENCHMARKS.md).
+// docs/research/benchmarks-log.md).
 const regionSide = 321
 
 const (

@@ -17,7 +17,7 @@ const (
 	// answer, the one definition of it: their photo is scaled down to it
 	// first (area filter), so that the cut-out, the shadow and the PNG of a
 	// 60-megapixel photo fit in the worker's memory budget and its deadline
-	// on one core (docs/BENCHMARKS.md); a canvas that crop, padding and
+	// on one core (docs/research/benchmarks-log.md); a canvas that crop, padding and
 	// aspect grow past it is scaled down to it (shadow.FrameFit), never
 	// allocated at the size asked for; and a backdrop, whose size is the
 	// answer's, may be no larger (backdropMaxPixels). A listing shows a car

@@ -124,7 +124,7 @@ func networks(ctx context.Context, st *Stages) (*Stages, error) {
 // this size it is of a size the network knows. On validation photos cropped
 // so that a plate spans 60–100% of the frame's width this raised recall
 // from 0.18–0.84 to 0.86–0.98, with the uncropped photos' figures unchanged
-// (docs/BENCHMARKS.md).
+// (docs/research/benchmarks-log.md).
 const coarseSide = 192
 
 // coarseExtra is the most proposals the coarse look adds.
