@@ -38,7 +38,8 @@ const (
 	ECarTruncated = "car_truncated" // 422: requireWholeCar=true and the photo's edge cuts the car off
 	ECarOccluded  = "car_occluded"  // 422: requireWholeCar=true and a person stands in front of the car
 
-	ERangeNotSatisfiable = "range_not_satisfiable" // 416: a Range past the end of a video job's result
+	ERangeNotSatisfiable = "range_not_satisfiable" // 416: a Range past the end of a video job's result, or malformed
+	EPreconditionFailed  = "precondition_failed"   // 412: If-Match or If-Unmodified-Since does not hold for a video job's result
 )
 
 // Error is a failure with a public code and a message that is safe to show

@@ -75,13 +75,14 @@ func (s *Service) AssetLimits(kind string) (maxBytes int64, maxPixels int) {
 	return s.cfg.MaxAssetBytes, s.cfg.MaxAssetPixels
 }
 
-// CheckAssetBytes refuses a file of n bytes too large for an asset of
-// kind (EPayloadTooLarge); an unknown kind is CreateAsset's to refuse. The
-// web side asks it before it reads the file's header, so that a file too
-// large is told as such whatever it holds (413 before 400).
+// CheckAssetBytes refuses an unknown kind (EInvalidParams) and a file of
+// n bytes too large for an asset of kind (EPayloadTooLarge). The web side
+// asks it before it reads the file's header, so that a file too large is
+// told as such whatever it holds (413 before 400), and a wrong kind is
+// named rather than the file's content.
 func (s *Service) CheckAssetBytes(kind string, n int64) error {
 	if !slices.Contains(AssetKinds, kind) {
-		return nil
+		return carphoto.Errorf(carphoto.EInvalidParams, "kind must be one of %s, not %q", strings.Join(AssetKinds, ", "), kind)
 	}
 	if maxBytes, _ := s.AssetLimits(kind); n > maxBytes {
 		return carphoto.Errorf(carphoto.EPayloadTooLarge, "the file is %d bytes; a %s asset may have at most %d", n, kind, maxBytes)
@@ -97,9 +98,6 @@ func (s *Service) CheckAssetBytes(kind string, n int64) error {
 // when a call uses it. Too big is EPayloadTooLarge, not an image or an
 // unknown kind EInvalidParams, a full library EAssetLimitReached.
 func (s *Service) CreateAsset(ctx context.Context, accountID, kind, filename string, data []byte) (Asset, error) {
-	if !slices.Contains(AssetKinds, kind) {
-		return Asset{}, carphoto.Errorf(carphoto.EInvalidParams, "kind must be one of %s, not %q", strings.Join(AssetKinds, ", "), kind)
-	}
 	if err := s.CheckAssetBytes(kind, int64(len(data))); err != nil {
 		return Asset{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -160,7 +161,13 @@ func (s *Server) adminLedger(c echo.Context) error {
 		return err
 	}
 	n := int64(100)
-	if v := c.QueryParam("limit"); v != "" {
+	// Sent empty (?limit=) is refused, as an empty form field is: only a
+	// limit left out takes the default.
+	if vs, sent := c.QueryParams()["limit"]; sent {
+		v := vs[0]
+		if strings.TrimSpace(v) == "" {
+			return carphoto.Errorf(carphoto.EInvalidParams, "limit is empty; send an integer from 1 to 1000, or leave it out to take 100")
+		}
 		var err error
 		if n, err = strconv.ParseInt(v, 10, 64); err != nil || n < 1 || n > 1000 {
 			return carphoto.Errorf(carphoto.EInvalidParams, "limit must be an integer from 1 to 1000, not %q", v)

@@ -32,6 +32,7 @@ var statuses = map[string]int{
 	carphoto.ERequestInProgress:    http.StatusConflict,
 	carphoto.EIdempotencyKeyReused: http.StatusUnprocessableEntity,
 	carphoto.ERangeNotSatisfiable:  http.StatusRequestedRangeNotSatisfiable,
+	carphoto.EPreconditionFailed:   http.StatusPreconditionFailed,
 }
 
 // errorBody is the JSON shape of every failure.
@@ -48,7 +49,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) && !isCarphotoError(err) {
-		err = fromEcho(he, c.Request())
+		err = fromEcho(he, c)
 	}
 	code := carphoto.ErrorCode(err)
 	status, ok := statuses[code]
@@ -76,12 +77,15 @@ func isCarphotoError(err error) bool {
 }
 
 // fromEcho maps Echo's own errors (routing, body limits) onto our codes.
-func fromEcho(he *echo.HTTPError, r *http.Request) error {
+func fromEcho(he *echo.HTTPError, c echo.Context) error {
+	r := c.Request()
 	switch he.Code {
 	case http.StatusNotFound:
 		return carphoto.Errorf(carphoto.ENotFound, "no route %s %s; the API lives under /v1", r.Method, r.URL.Path)
 	case http.StatusMethodNotAllowed:
-		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path)
+		// Echo's router has set Allow to the methods the path takes.
+		return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; it takes %s",
+			r.Method, r.URL.Path, c.Response().Header().Get(echo.HeaderAllow))
 	case http.StatusRequestEntityTooLarge:
 		return carphoto.Errorf(carphoto.EPayloadTooLarge, "request body too large")
 	case http.StatusUnauthorized:

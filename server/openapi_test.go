@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
@@ -139,6 +140,93 @@ func TestStyleEnumsFollowStyles(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s %s: openapi.json lists %v, imageops.Styles makes %v", path, field, got, want)
+		}
+	}
+}
+
+// TestErrorCodesDocumented holds openapi.json's ErrorCode to the one code
+// set (statuses), and every error answer it describes to codes of its
+// own status: a code added, or moved to another status, cannot leave the
+// document stale.
+func TestErrorCodesDocumented(t *testing.T) {
+	c, err := apitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, v := range c.Doc.Components.Schemas["ErrorCode"].Value.Enum {
+		documented = append(documented, fmt.Sprint(v))
+	}
+	var codes []string
+	for code := range statuses {
+		codes = append(codes, code)
+	}
+	slices.Sort(documented)
+	slices.Sort(codes)
+	if !slices.Equal(documented, codes) {
+		t.Errorf("ErrorCode lists %v; the server's codes are %v", documented, codes)
+	}
+	for path, item := range c.Doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for status, res := range op.Responses.Map() {
+				if res.Value == nil || res.Value.Content.Get("application/json") == nil {
+					continue
+				}
+				for _, code := range errorCodes(res.Value.Content.Get("application/json").Schema) {
+					if got := fmt.Sprint(statuses[code]); got != status {
+						t.Errorf("%s %s: its %s answer lists code %s, which the server answers %s", method, path, status, code, got)
+					}
+				}
+			}
+		}
+	}
+}
+
+// errorCodes are the codes an error answer's schema (Error, narrowed by
+// an allOf to an enum of codes) allows.
+func errorCodes(s *openapi3.SchemaRef) []string {
+	if s == nil || s.Value == nil {
+		return nil
+	}
+	var codes []string
+	for _, part := range s.Value.AllOf {
+		if part.Value == nil || part.Ref != "" { // Error itself allows every code
+			continue
+		}
+		if code := part.Value.Properties["code"]; code != nil && code.Value != nil {
+			for _, v := range code.Value.Enum {
+				codes = append(codes, fmt.Sprint(v))
+			}
+		}
+	}
+	return codes
+}
+
+// TestCORSExposesDocumentedHeaders: a page on an allowed origin may read
+// every header openapi.json lists on a /v1 answer (those not
+// CORS-safelisted), so a header added to the document and the server
+// cannot be left unreadable to browsers.
+func TestCORSExposesDocumentedHeaders(t *testing.T) {
+	c, err := apitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	safelisted := []string{"Cache-Control", "Content-Language", "Content-Length", "Content-Type", "Expires", "Last-Modified", "Pragma"}
+	for path, item := range c.Doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/v1/") {
+			continue
+		}
+		for method, op := range item.Operations() {
+			for status, res := range op.Responses.Map() {
+				if res.Value == nil {
+					continue
+				}
+				for name := range res.Value.Headers {
+					if !slices.Contains(exposedHeaders, name) && !slices.Contains(safelisted, name) {
+						t.Errorf("%s %s: its %s answer's %s is not in Access-Control-Expose-Headers", method, path, status, name)
+					}
+				}
+			}
 		}
 	}
 }

@@ -58,19 +58,20 @@ func (s *Server) routes() {
 		queues, dashboard := e.Group(queuesPath, s.dashboardAuth), s.queueDashboard()
 		get(queues, "", dashboard)
 		get(queues, "/*", dashboard)
+
+		// A group with its own middleware answers what it does not route
+		// with a 404 behind that middleware (Echo's Group.Use); here a
+		// method an admin path does not take is 405 first, as under /v1.
+		for _, p := range []string{"", "/*"} {
+			e.RouteNotFound("/admin/v1"+p, s.methodsOr(s.adminAuth(echo.NotFoundHandler)))
+			e.RouteNotFound(queuesPath+p, s.methodsOr(s.dashboardAuth(echo.NotFoundHandler)))
+		}
 	}
 	// A path served with other methods is 405 whoever asks (the public
 	// document's included). Anything else under /v1 is an unknown tool once
 	// the caller is known and within its rate: the spec's precedence is
 	// 401, 429, then 400.
-	tool := s.authenticate(s.rateLimit(s.unknownTool))
-	e.Any("/v1/*", func(c echo.Context) error {
-		if allow := s.allowed(c.Request().URL.Path); allow != "" {
-			c.Response().Header().Set(echo.HeaderAllow, allow)
-			return carphoto.Errorf(carphoto.EMethodNotAllowed, "method %s is not allowed on %s; it takes %s", c.Request().Method, c.Request().URL.Path, allow)
-		}
-		return tool(c)
-	})
+	e.Any("/v1/*", s.methodsOr(s.authenticate(s.rateLimit(s.unknownTool))))
 }
 
 func (s *Server) unknownTool(c echo.Context) error {

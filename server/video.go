@@ -280,7 +280,7 @@ func (s *Server) videoResult(c echo.Context) error {
 	http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(s.cfg.Video.UploadTimeout))
 	c.Response().Header().Set(echo.HeaderContentType, "video/mp4")
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="`+job.ID+`.mp4"`)
-	w := &rangeRefusal{ResponseWriter: c.Response()}
+	w := &contentRefusal{ResponseWriter: c.Response(), size: f.Size(), ranges: c.Request().Header.Get("Range")}
 	http.ServeContent(w, c.Request(), job.ID+".mp4", f.ModTime(), f)
 	return w.err()
 }

@@ -27,11 +27,11 @@ import (
 type Checker struct {
 	Doc    *openapi3.T
 	router routers.Router
-	// unrouted stands for a route the document does not list (an unknown
-	// path, a method a path does not take): any documented error;
-	// unknownTool for a POST to a name under /v1 that is no operation,
-	// which may also be 400 unknown_tool.
-	unrouted, unknownTool *openapi3.Operation
+	// unrouted stands for a path the document does not list: any
+	// documented error; unknownTool for a POST to a name under /v1 that is
+	// no operation, which may also be 400 unknown_tool; wrongMethod for a
+	// method a listed path does not take: 405 only, whoever asks.
+	unrouted, unknownTool, wrongMethod *openapi3.Operation
 }
 
 // Load parses and validates site.OpenAPI.
@@ -74,7 +74,25 @@ func Load() (*Checker, error) {
 		unknownTool.Responses.Set(code, r)
 	}
 	unknownTool.Responses.Set("400", res("BadPhotoRequest"))
-	return &Checker{Doc: doc, router: r, unrouted: unrouted, unknownTool: unknownTool}, nil
+	wrongMethod := &openapi3.Operation{Responses: openapi3.NewResponses(
+		openapi3.WithStatus(http.StatusMethodNotAllowed, res("MethodNotAllowed")))}
+	return &Checker{Doc: doc, router: r, unrouted: unrouted, unknownTool: unknownTool, wrongMethod: wrongMethod}, nil
+}
+
+// routedOtherwise says whether the document lists req's path with another
+// method than req's.
+func (c *Checker) routedOtherwise(req *http.Request) bool {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == req.Method {
+			continue
+		}
+		other := req.Clone(req.Context())
+		other.Method = m
+		if _, _, err := c.router.FindRoute(other); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Check reports how the answer (status, header, body) to req departs from
@@ -101,7 +119,10 @@ func (c *Checker) Check(req *http.Request, status int, header http.Header, body 
 			return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 		}
 		op := c.unrouted
-		if req.Method == http.MethodPost && strings.HasPrefix(req.URL.Path, "/v1/") {
+		switch {
+		case c.routedOtherwise(routed):
+			op = c.wrongMethod
+		case req.Method == http.MethodPost && strings.HasPrefix(req.URL.Path, "/v1/"):
 			op = c.unknownTool
 		}
 		route = &routers.Route{Spec: c.Doc, Path: req.URL.Path, Method: routed.Method, Operation: op}

@@ -58,6 +58,10 @@ func TestCheckerRefusesDrift(t *testing.T) {
 		{"unknown route answered 200", "GET", "/nope", 200, jsonH(), `{}`, false},
 		{"unknown operation", "POST", "/v1/car-wash", 400, jsonH(), `{"error":"x","code":"unknown_tool"}`, true},
 		{"unknown_tool on another method", "GET", "/v1/car-wash", 400, jsonH(), `{"error":"x","code":"unknown_tool"}`, false},
+		{"wrong method", "DELETE", "/admin/v1/accounts/acct_1", 405, jsonH("Allow", "GET, HEAD"), `{"error":"x","code":"method_not_allowed"}`, true},
+		{"wrong method without Allow", "GET", "/v1/blur-plates", 405, jsonH(), `{"error":"x","code":"method_not_allowed"}`, false},
+		{"wrong method answered 404", "DELETE", "/admin/v1/accounts/acct_1", 404, jsonH(), `{"error":"no route","code":"not_found"}`, false},
+		{"wrong method answered 401", "POST", "/v1/jobs/vid_1", 401, jsonH("WWW-Authenticate", "Bearer"), `{"error":"x","code":"invalid_api_key"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

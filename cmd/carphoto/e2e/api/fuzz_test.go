@@ -24,10 +24,10 @@ import (
 const fuzzRequests = 200
 
 // Requests made from the document itself (kin-openapi's model of
-// site/openapi.json), from fixed seeds: every operation, its fields drawn
-// from their schemas (enums, ranges, booleans, files) and as often wrong
-// (junk, out of range, empty, unknown fields, another method, a bad
-// Idempotency-Key). Every answer goes through TestMain's check against the
+// site/openapi.json), from fixed seeds: every operation, its fields and
+// query parameters drawn from their schemas (enums, ranges, booleans,
+// files) and as often wrong (junk, out of range, empty, unknown fields,
+// another method, a bad Idempotency-Key). Every answer goes through TestMain's check against the
 // document; here, besides, no empty value may be accepted, and the
 // document may not stand a catch-all default in for a named status.
 func TestFuzzAgainstDocument(t *testing.T) {
@@ -56,7 +56,11 @@ func TestFuzzAgainstDocument(t *testing.T) {
 		t.Fatalf("create an asset: %d %s", status, b)
 	}
 	f := &fuzzer{rng: rand.New(rand.NewPCG(83, 1201)), photo: e2etest.SyntheticJPEG(t, 96, 64),
-		ids: []string{other, asset.ID, "vid_x", "..", "%20", "asset_x"}}
+		ids: map[string][]string{
+			"/admin/v1/": {other, other, "acct_x", "%20"},
+			"/v1/assets": {asset.ID, asset.ID, "asset_x", ".."},
+			"":           {"vid_x", other, "%20"},
+		}}
 	var ops []fuzzOp
 	for path, item := range c.Doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -110,7 +114,7 @@ type fuzzOp struct {
 type fuzzer struct {
 	rng   *rand.Rand
 	photo []byte
-	ids   []string // what a path's {id} is drawn from
+	ids   map[string][]string // what a path's {id} is drawn from, by the path's start ("" for any other)
 }
 
 var pathParam = regexp.MustCompile(`\{(\w+)\}`)
@@ -120,7 +124,13 @@ var pathParam = regexp.MustCompile(`\{(\w+)\}`)
 func (f *fuzzer) request(t *testing.T, base string, op fuzzOp) (req *http.Request, empty string) {
 	t.Helper()
 	path := pathParam.ReplaceAllStringFunc(op.path, func(string) string {
-		return f.ids[f.rng.IntN(len(f.ids))]
+		ids := f.ids[""]
+		for start, these := range f.ids {
+			if start != "" && strings.HasPrefix(op.path, start) {
+				ids = these
+			}
+		}
+		return ids[f.rng.IntN(len(ids))]
 	})
 	method := op.method
 	if f.rng.IntN(12) == 0 {
@@ -142,19 +152,34 @@ func (f *fuzzer) request(t *testing.T, base string, op fuzzOp) (req *http.Reques
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
+	query := req.URL.Query()
 	for _, p := range op.op.Parameters {
-		if p.Value == nil || p.Value.In != "header" || f.rng.IntN(3) > 0 {
+		if p.Value == nil || f.rng.IntN(3) > 0 {
 			continue
 		}
-		v := fmt.Sprintf("fuzz-%d", f.rng.IntN(1000))
-		switch f.rng.IntN(6) {
-		case 0:
-			v, empty = "", p.Value.Name
-		case 1:
-			v = "with space"
+		switch p.Value.In {
+		case "header":
+			v := fmt.Sprintf("fuzz-%d", f.rng.IntN(1000))
+			switch f.rng.IntN(6) {
+			case 0:
+				v, empty = "", p.Value.Name
+			case 1:
+				v = "with space"
+			}
+			req.Header[http.CanonicalHeaderKey(p.Value.Name)] = []string{v}
+		case "query":
+			var schema *openapi3.Schema
+			if p.Value.Schema != nil {
+				schema = p.Value.Schema.Value
+			}
+			v := f.value(schema)
+			if v == "" {
+				empty = p.Value.Name
+			}
+			query.Set(p.Value.Name, v)
 		}
-		req.Header[http.CanonicalHeaderKey(p.Value.Name)] = []string{v}
 	}
+	req.URL.RawQuery = query.Encode()
 	if accept := f.rng.IntN(8); accept < 3 {
 		req.Header.Set("Accept", []string{"image/png", "*/*", "image/webp;q=0.5, image/jpeg"}[accept])
 	}
@@ -230,7 +255,11 @@ func (f *fuzzer) value(s *openapi3.Schema) string {
 		if s.Max != nil {
 			hi = *s.Max
 		}
-		return strconv.FormatFloat(lo+f.rng.Float64()*(hi-lo)*1.2, 'f', 2, 64)
+		v := lo + f.rng.Float64()*(hi-lo)*1.2 // a sixth of them past the maximum
+		if s.Type.Is("integer") {
+			return strconv.Itoa(int(v))
+		}
+		return strconv.FormatFloat(v, 'f', 2, 64)
 	case s.Format == "uri":
 		return "http://127.0.0.1:1/x.jpg"
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,7 +63,8 @@ func errorMessage(body []byte) string {
 // nothing: it used to be taken as not sent, answered 200 and charged (and
 // an empty key lost the retry safety its client asked for).
 func TestEmptyValuesRefused(t *testing.T) {
-	s := e2etest.StartService(t, nil)
+	const admin = "empty-admin-token-0123456789"
+	s := e2etest.StartService(t, map[string]string{"ADMIN_TOKEN": admin})
 	id, key := s.Account(t, 5)
 	photo := e2etest.CarPhoto(t)
 	cases := []struct {
@@ -92,6 +94,16 @@ func TestEmptyValuesRefused(t *testing.T) {
 	body, ct := e2etest.MultipartBody(t, e2etest.File("file", photo), e2etest.Field("kind", ""))
 	status, h, b := send(t, http.MethodPost, s.URL+"/v1/assets", multipartHeader(key, ct), body)
 	e2etest.WantError(t, status, h, b, http.StatusBadRequest, "invalid_params")
+	// So is a query parameter: the ledger's limit.
+	adminAuth := http.Header{"Authorization": {"Bearer " + admin}}
+	status, h, b = send(t, http.MethodGet, s.URL+"/admin/v1/accounts/"+id+"/ledger?limit=", adminAuth, nil)
+	e2etest.WantError(t, status, h, b, http.StatusBadRequest, "invalid_params")
+	if msg := errorMessage(b); !strings.Contains(msg, "limit") || !strings.Contains(msg, "empty") {
+		t.Errorf("ledger ?limit=: message %q does not say limit is empty", msg)
+	}
+	if status, _, b := send(t, http.MethodGet, s.URL+"/admin/v1/accounts/"+id+"/ledger", adminAuth, nil); status != http.StatusOK {
+		t.Errorf("ledger with no limit: %d %.200s", status, b)
+	}
 	if got := s.Credits(t, id); got != 5 {
 		t.Errorf("balance %d after empty values, want 5: none may be charged", got)
 	}
@@ -106,9 +118,11 @@ func TestEmptyValuesRefused(t *testing.T) {
 // HEAD is answered wherever GET is; a 401 challenges for a Bearer key;
 // every one of them is JSON {error, code}.
 func TestHTTPAsClientsExpect(t *testing.T) {
-	s := e2etest.StartService(t, nil)
-	_, key := s.Account(t, 5)
+	const admin = "http-admin-token-0123456789"
+	s := e2etest.StartService(t, map[string]string{"ADMIN_TOKEN": admin})
+	id, key := s.Account(t, 5)
 	auth := http.Header{"Authorization": {"Bearer " + key}}
+	adminAuth := http.Header{"Authorization": {"Bearer " + admin}}
 
 	for _, tc := range []struct {
 		method, path string
@@ -122,9 +136,21 @@ func TestHTTPAsClientsExpect(t *testing.T) {
 		{http.MethodPost, "/v1/jobs/vid_x", auth, []string{"GET", "HEAD"}},
 		{http.MethodPost, "/healthz", nil, []string{"GET", "HEAD"}},
 		{http.MethodDelete, "/v1/openapi.json", nil, []string{"GET", "HEAD"}},
+		{http.MethodPost, "/docs", nil, []string{"GET", "HEAD"}},
+		// The admin API and the dashboard, with their token or without:
+		// the method is wrong whoever asks.
+		{http.MethodDelete, "/admin/v1/accounts/" + id, adminAuth, []string{"GET", "HEAD"}},
+		{http.MethodDelete, "/admin/v1/accounts/" + id, nil, []string{"GET", "HEAD"}},
+		{http.MethodGet, "/admin/v1/accounts", adminAuth, []string{"POST"}},
+		{http.MethodGet, "/admin/v1/accounts/" + id + "/credits", adminAuth, []string{"POST"}},
+		{http.MethodPut, "/admin/queues", nil, []string{"GET", "HEAD"}},
+		{http.MethodPost, "/admin/queues/api/queues", adminAuth, []string{"GET", "HEAD"}},
 	} {
 		status, h, b := send(t, tc.method, s.URL+tc.path, tc.header, nil)
 		e2etest.WantError(t, status, h, b, http.StatusMethodNotAllowed, "method_not_allowed")
+		if msg := errorMessage(b); !strings.Contains(msg, tc.allow[0]) {
+			t.Errorf("%s %s: message %q does not say what the path takes", tc.method, tc.path, msg)
+		}
 		allow := strings.Split(strings.ReplaceAll(h.Get("Allow"), " ", ""), ",")
 		for _, m := range tc.allow {
 			if !slices.Contains(allow, m) {
@@ -135,6 +161,18 @@ func TestHTTPAsClientsExpect(t *testing.T) {
 			t.Errorf("%s %s: Allow %q lists the method refused", tc.method, tc.path, h.Get("Allow"))
 		}
 	}
+
+	// A path no route serves is not told apart by its method: an admin
+	// one is 401 without the token, 404 with it.
+	for _, path := range []string{"/admin/v1/nope", "/admin/v1"} {
+		status, h, b := send(t, http.MethodDelete, s.URL+path, nil, nil)
+		e2etest.WantError(t, status, h, b, http.StatusUnauthorized, "invalid_api_key")
+		if got := h.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer ") {
+			t.Errorf("DELETE %s: 401 WWW-Authenticate %q, want a Bearer challenge", path, got)
+		}
+	}
+	status, h, b := send(t, http.MethodDelete, s.URL+"/admin/v1/nope", adminAuth, nil)
+	e2etest.WantError(t, status, h, b, http.StatusNotFound, "not_found")
 
 	// HEAD: GET's status and headers, no body.
 	for _, tc := range []struct {
@@ -167,7 +205,7 @@ func TestHTTPAsClientsExpect(t *testing.T) {
 	}
 
 	// A client's own request id comes back beside ours.
-	_, h, _ := send(t, http.MethodGet, s.URL+"/v1/account", http.Header{"Authorization": auth["Authorization"], "X-Request-Id": {"dealer-run-42"}}, nil)
+	_, h, _ = send(t, http.MethodGet, s.URL+"/v1/account", http.Header{"Authorization": auth["Authorization"], "X-Request-Id": {"dealer-run-42"}}, nil)
 	if h.Get("X-Client-Request-Id") != "dealer-run-42" || h.Get("X-Request-Id") == "dealer-run-42" || h.Get("X-Request-Id") == "" {
 		t.Errorf("X-Client-Request-Id %q, X-Request-Id %q: want the client's id echoed and our own beside it",
 			h.Get("X-Client-Request-Id"), h.Get("X-Request-Id"))
@@ -188,6 +226,13 @@ func TestAssetTooLargeBeforeNotAnImage(t *testing.T) {
 	body, ct = e2etest.MultipartBody(t, e2etest.File("file", junk[:1500]))
 	status, h, b = send(t, http.MethodPost, s.URL+"/v1/assets", multipartHeader(key, ct), body)
 	e2etest.WantError(t, status, h, b, http.StatusBadRequest, "invalid_params")
+	// A kind that is none is named, not the file's content.
+	body, ct = e2etest.MultipartBody(t, e2etest.Field("kind", "poster"), e2etest.File("file", junk[:1500]))
+	status, h, b = send(t, http.MethodPost, s.URL+"/v1/assets", multipartHeader(key, ct), body)
+	e2etest.WantError(t, status, h, b, http.StatusBadRequest, "invalid_params")
+	if msg := errorMessage(b); !strings.Contains(msg, "kind") || !strings.Contains(msg, `"poster"`) {
+		t.Errorf("kind=poster: message %q does not name the kind", msg)
+	}
 }
 
 // CORS: the public documents from any origin; the API from CORS_ORIGINS
@@ -371,25 +416,37 @@ func TestClientRequestIDInLedger(t *testing.T) {
 }
 
 // A job's result in ranges, as a download resumes: 206 with
-// Content-Range; a range past the end is 416 in JSON, saying the size;
-// HEAD gives the length without the bytes.
+// Content-Range; a range past the end, or malformed, is 416 in JSON,
+// saying the size; HEAD gives the length without the bytes; conditional
+// requests are 206, 304 or a JSON 412.
 func TestJobResultRanges(t *testing.T) {
 	_, data := e2etest.VideoClip(t)
-	s := e2etest.StartService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "MAX_VIDEO_SECONDS": "20", "RATE_LIMIT_PER_MINUTE": "10000"})
+	// The job's end is waited for as a client does: its webhook.
+	ended := make(chan string, 1)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev struct{ Status string }
+		json.NewDecoder(r.Body).Decode(&ev)
+		select {
+		case ended <- ev.Status:
+		default:
+		}
+	}))
+	defer hook.Close()
+	s := e2etest.StartService(t, map[string]string{"VIDEO_DIR": t.TempDir(), "MAX_VIDEO_SECONDS": "20", "RATE_LIMIT_PER_MINUTE": "10000",
+		"WEBHOOK_SECRET": "ranges-webhook-secret-0123", "WEBHOOK_ALLOW_PRIVATE": "true"})
 	_, key := s.Account(t, 5)
-	status, _, body := e2etest.Post(t, s.URL+"/v1/video-blur", key, e2etest.File("video", data))
+	status, _, body := e2etest.Post(t, s.URL+"/v1/video-blur", key, e2etest.File("video", data), e2etest.Field("webhookUrl", hook.URL+"/ended"))
 	var sub struct{ ID string }
 	if status != http.StatusAccepted || json.Unmarshal(body, &sub) != nil {
 		t.Fatalf("submit: %d %s", status, body)
 	}
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
-		_, j := e2etest.GetJob(t, s.URL, key, sub.ID)
-		if j.Status == "done" {
-			break
+	select {
+	case st := <-ended:
+		if st != "done" {
+			t.Fatalf("the job ended %s", st)
 		}
-		if j.Status == "failed" || time.Now().After(deadline) {
-			t.Fatalf("job %+v", j)
-		}
+	case <-time.After(3 * time.Minute):
+		t.Fatal("no webhook within 3 minutes")
 	}
 	url, auth := s.URL+"/v1/jobs/"+sub.ID+"/result", "Bearer "+key
 	status, h, whole := send(t, http.MethodGet, url, http.Header{"Authorization": {auth}}, nil)
@@ -409,4 +466,31 @@ func TestJobResultRanges(t *testing.T) {
 	if status != 200 || len(b) != 0 || h.Get("Content-Length") != strconv.Itoa(len(whole)) {
 		t.Errorf("HEAD result: %d, %d bytes, Content-Length %q; want 200, none, %d", status, len(b), h.Get("Content-Length"), len(whole))
 	}
+
+	// A malformed Range is 416 like one past the end, saying the size.
+	status, h, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "Range": {"bytes=abc"}}, nil)
+	e2etest.WantError(t, status, h, b, http.StatusRequestedRangeNotSatisfiable, "range_not_satisfiable")
+	if want := "bytes */" + strconv.Itoa(len(whole)); h.Get("Content-Range") != want || !strings.Contains(errorMessage(b), `"bytes=abc"`) {
+		t.Errorf("malformed Range: Content-Range %q, message %q; want %q and the Range named", h.Get("Content-Range"), errorMessage(b), want)
+	}
+	// Several ranges: one multipart/byteranges answer.
+	status, h, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "Range": {"bytes=0-9,20-29"}}, nil)
+	if status != http.StatusPartialContent || !strings.HasPrefix(h.Get("Content-Type"), "multipart/byteranges") || !bytes.Contains(b, whole[20:30]) {
+		t.Errorf("two ranges: %d %s; want 206 multipart/byteranges holding both", status, h.Get("Content-Type"))
+	}
+	// Conditional requests: resuming from the same file, not modified,
+	// and a precondition that does not hold, in JSON like every failure.
+	modified := h.Get("Last-Modified")
+	status, h, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "Range": {"bytes=100-199"}, "If-Range": {modified}}, nil)
+	if status != http.StatusPartialContent || !bytes.Equal(b, whole[100:200]) {
+		t.Errorf("If-Range %q (the result's Last-Modified): %d, %d bytes; want 206 and the range", modified, status, len(b))
+	}
+	status, _, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "If-Modified-Since": {modified}}, nil)
+	if status != http.StatusNotModified || len(b) != 0 {
+		t.Errorf("If-Modified-Since its Last-Modified: %d with %d bytes; want 304 and no body", status, len(b))
+	}
+	status, h, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "If-Unmodified-Since": {"Mon, 01 Jan 2001 00:00:00 GMT"}}, nil)
+	e2etest.WantError(t, status, h, b, http.StatusPreconditionFailed, "precondition_failed")
+	status, h, b = send(t, http.MethodGet, url, http.Header{"Authorization": {auth}, "If-Match": {`"not-this"`}}, nil)
+	e2etest.WantError(t, status, h, b, http.StatusPreconditionFailed, "precondition_failed")
 }

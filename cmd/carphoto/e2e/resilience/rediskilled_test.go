@@ -30,7 +30,12 @@ import (
 // production Redis with data does. kill SIGKILLs it and starts it again on
 // the same port at once; it returns when the new one accepts connections,
 // still loading.
-func killableRedis(t *testing.T, filler int) (url string, kill func()) {
+//
+// The load is slowed by Redis's own key-load-delay (negative: a
+// microsecond's sleep, some 60–90 µs of a real one, every that many keys),
+// so that it takes seconds on a fast machine too, not only on a slow one:
+// 1 M keys at -15 load in about 6–8 s.
+func killableRedis(t *testing.T, filler, keyLoadDelay int) (url string, kill func()) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -49,7 +54,8 @@ func killableRedis(t *testing.T, filler int) (url string, kill func()) {
 	var cmd *exec.Cmd
 	start := func() {
 		cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "",
-			"--appendonly", "yes", "--appendfsync", "always", "--enable-debug-command", "local")
+			"--appendonly", "yes", "--appendfsync", "always", "--enable-debug-command", "local",
+			"--key-load-delay", fmt.Sprint(keyLoadDelay))
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +103,7 @@ func killableRedis(t *testing.T, filler int) (url string, kill func()) {
 
 // TestRedisKilledDuringCalls: 40 blur-plates calls in flight and Redis
 // SIGKILLed, started again at once on its append-only file, which takes
-// seconds to load (3 M filler keys): while it loads, every command and
+// seconds to load (1 M filler keys, slowed to 5 s or more): while it loads, every command and
 // transaction is refused with LOADING (a transaction's EXEC with
 // EXECABORT). Every call is answered 200 within its deadline, charged
 // exactly, and no hold stays open.
@@ -105,7 +111,7 @@ func TestRedisKilledDuringCalls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	url, kill := killableRedis(t, 3_000_000)
+	url, kill := killableRedis(t, 1_000_000, -15)
 	const timeout = 45 * time.Second
 	env := []string{"REDIS_URL=" + url, "PORT=0", "REQUEST_TIMEOUT=" + timeout.String(), "MAX_IN_FLIGHT_PER_KEY=40"}
 	rs := &redistest.Server{URL: url, Client: redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0")})}
@@ -165,9 +171,10 @@ func TestRedisKilledDuringCalls(t *testing.T) {
 		loading = loading || strings.HasPrefix(err.Error(), "LOADING")
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Logf("Redis killed and back after %v (loading seen: %v)", time.Since(killed).Round(time.Millisecond), loading)
-	if !loading {
-		t.Errorf("Redis was never seen loading its data: the test did not cover a restart that takes time")
+	back := time.Since(killed)
+	t.Logf("Redis killed and back after %v (loading seen: %v)", back.Round(time.Millisecond), loading)
+	if !loading || back < 5*time.Second {
+		t.Errorf("Redis was back after %v (loading seen: %v): the test did not cover a restart whose load takes 5 s or more", back, loading)
 	}
 	if err := <-delivered; err != nil {
 		t.Errorf("jobs.Deliver while Redis loaded its data: %v, want it to wait for Redis", err)
