@@ -112,7 +112,7 @@ func TestAdminCommands(t *testing.T) {
 
 func TestAdminCommandErrors(t *testing.T) {
 	r := redistest.New(t, redisDB)
-	id, _ := mustAdmin(t, r, "accounts", "create", "--credits", "1")["account_id"].(string)
+	id, _ := mustAdmin(t, r, "accounts", "create", "--credits", "1")["accountId"].(string)
 	for _, tc := range []struct {
 		args []string
 		want string // in the error
