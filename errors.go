@@ -88,3 +88,12 @@ func ErrorMessage(err error) string {
 	}
 	return "internal error"
 }
+
+// Agree is one or many, by how many names a message lists: "crop is" and
+// "crop, padding are", so that every message reads right either way.
+func Agree(names []string, one, many string) string {
+	if len(names) == 1 {
+		return one
+	}
+	return many
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"carphoto/imageops"
 	"carphoto/objstore"
 )
 
@@ -92,10 +93,11 @@ const (
 	DefaultMaxAssetBytes  = 5 << 20
 	DefaultMaxAssets      = 100
 	DefaultMaxAssetPixels = 25_000_000
-	// DefaultMaxBackdropBytes and DefaultMaxBackdropPixels: a 16 MP
-	// studio JPEG at a good quality fits in 15 MB.
+	// DefaultMaxBackdropBytes and DefaultMaxBackdropPixels: the largest
+	// backdrop car-shadow and car-cutout take (imageops.MaxCanvasPixels,
+	// 16 MP); such a studio JPEG at a good quality fits in 15 MB.
 	DefaultMaxBackdropBytes  = 15 << 20
-	DefaultMaxBackdropPixels = 16_000_000
+	DefaultMaxBackdropPixels = imageops.MaxCanvasPixels
 	DefaultLedgerMax         = 10000
 	// DefaultMaxAssetStorageBytes is 100 designs of 5 MB, or 34 backdrops
 	// of 15 MB.

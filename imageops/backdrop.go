@@ -20,9 +20,7 @@ func backdropOp(ctx context.Context, car *image.NRGBA, in Input, p Params) (*Out
 	// The web held the backdrop to MAX_BACKDROP_PIXELS, at most the
 	// largest answer; held to that again here before it is decoded.
 	lim := in.Limits
-	if lim.MaxPixels <= 0 || lim.MaxPixels > shadow.CanvasMaxPixels {
-		lim.MaxPixels = shadow.CanvasMaxPixels // zero would be DefaultMaxPixels, larger
-	}
+	lim.MaxPixels = backdropMaxPixels(lim.MaxPixels) // zero would be DefaultMaxPixels, larger
 	bd, err := codec.Decode(ctx, in.Backdrop, lim)
 	if err != nil {
 		return nil, prefix("backdrop", err)

@@ -12,14 +12,6 @@ import (
 	"carphoto/imageops/vehicles"
 )
 
-// shadowMaxPixels is the largest car-shadow or car-cutout answer: a larger
-// photo is scaled down to it first (area filter), so that the cut-out, the
-// shadow and the PNG of a 60-megapixel photo fit in the worker's memory
-// budget and its deadline on one core (docs/BENCHMARKS.md), and a canvas
-// that crop, padding and aspect grow past it is scaled down to it
-// (shadow.FrameFit). A listing shows a photo at a few megapixels.
-const shadowMaxPixels = shadow.CanvasMaxPixels
-
 // shadowOp is car-shadow without a backdrop: the car (carOf, as the
 // studio cut it out of in) with its shadow on the ground under it, framed.
 func shadowOp(ctx context.Context, car *image.NRGBA, in *codec.Photo, p Params) (*Output, error) {
@@ -40,7 +32,7 @@ type carFacts struct {
 }
 
 // carOf is the car of the photo on a transparent background, the photo
-// scaled to shadowMaxPixels first: a transparent PNG or WebP as it is (a
+// scaled to MaxCanvasPixels first: a transparent PNG or WebP as it is (a
 // cut-out the client made: no detector, no gate, no refusal), any other
 // photo's chosen vehicle cut out (scene.cutCar), with what the studio
 // tells of it (carFacts; car_truncated or car_occluded with
@@ -48,7 +40,7 @@ type carFacts struct {
 // cropped to the car.
 func carOf(ctx context.Context, in *codec.Photo, p Params) (*image.NRGBA, carFacts, error) {
 	transparent := in.Format != "jpeg" && codec.HasTransparency(in.Image)
-	img, err := codec.FitPixels(ctx, in.Image, shadowMaxPixels)
+	img, err := codec.FitPixels(ctx, in.Image, MaxCanvasPixels)
 	if err != nil {
 		return nil, carFacts{}, err
 	}
@@ -125,11 +117,11 @@ func carFound(car *image.NRGBA) error {
 // on a transparent background, or flattened on p.Background and then a
 // JPEG, unless p.Format asks otherwise. car is the worker's own: framing
 // crops it in place where it can, and flattening is done in its pixels.
-// The canvas is never larger than shadowMaxPixels: one that padding or
+// The canvas is never larger than MaxCanvasPixels: one that padding or
 // aspect would grow past it has the car scaled down to fit (the web
 // refuses the canvases far past it before any work).
 func framed(ctx context.Context, car *image.NRGBA, in *codec.Photo, p Params) (*Output, error) {
-	framed, err := shadow.FrameFit(ctx, car, p.Canvas, shadowMaxPixels, shadow.CanvasMaxSide)
+	framed, err := shadow.FrameFit(ctx, car, p.Canvas, MaxCanvasPixels, shadow.CanvasMaxSide)
 	if err != nil {
 		return nil, fmt.Errorf("frame: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"carphoto/imageops/vehicles"
 )
 
-// The studio's car is chosen, not guessed (issue 79): the vehicle detector
+// The studio's car is chosen, not guessed: the vehicle detector
 // (imageops/vehicles) finds the photo's vehicles and people; the vehicle
 // with the largest box area × centrality is the car (vehicles.Main); the
 // cut-out network runs on a crop around its box, so a small car fills the

@@ -9,7 +9,7 @@ import (
 	"carphoto/imageops/vehicles"
 )
 
-// The chosen car's region (issue 79): the car-class segmenter
+// The chosen car's region: the car-class segmenter
 // (imageops/carseg) runs on the crop around the chosen car's box, and the
 // car's gate is its car and bus cells there, worked on the segmenter's own
 // grid (a cell is a few photo pixels across):
@@ -34,7 +34,7 @@ import (
 // regionSide is the segmenter's input side on the crop: the crop is
 // mostly car, so the car fills more of it than carseg.Side assumes of a
 // whole photo; 321 costs two thirds of 385 (the 12 MP car-shadow's budget,
-// docs/BENCHMARKS.md).
+// docs/research/benchmarks-log.md).
 const regionSide = 321
 
 const (

@@ -8,7 +8,11 @@ import (
 )
 
 // overlayOp is logo-overlay: the design drawn on the photo as a watermark.
-func overlayOp(ctx context.Context, photo *codec.Photo, in Input, p Params) (*Output, error) {
+func overlayOp(ctx context.Context, in Input, p Params, _ bool) (*Output, error) {
+	photo, err := codec.Decode(ctx, in.Photo, in.Limits)
+	if err != nil {
+		return nil, err
+	}
 	d, err := codec.Decode(ctx, in.Design, in.Limits)
 	if err != nil {
 		return nil, prefix("logo", err)

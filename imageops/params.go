@@ -34,14 +34,6 @@ var Formats = []string{"jpeg", "png", "webp"}
 // Positions are the places logo-overlay may put the logo.
 var Positions = paint.Positions
 
-// agree is one or many, by how many names there are.
-func agree(names []string, one, many string) string {
-	if len(names) == 1 {
-		return one
-	}
-	return many
-}
-
 // Colour is a background colour, written #rrggbb (MarshalText) and read
 // from #RRGGBB in either case (UnmarshalText).
 type Colour color.NRGBA
@@ -89,9 +81,7 @@ func CheckBackdrop(field string, data []byte, lim Limits, maxPixels int) (width,
 	if width, height, err = CheckImage(field, data, lim); err != nil {
 		return 0, 0, err
 	}
-	if maxPixels <= 0 || maxPixels > MaxCanvasPixels {
-		maxPixels = MaxCanvasPixels
-	}
+	maxPixels = backdropMaxPixels(maxPixels)
 	if width*height > maxPixels {
 		return 0, 0, carphoto.Errorf(carphoto.EInvalidParams,
 			"%s: the backdrop is %d×%d pixels (%s); a backdrop may have at most %s: scale it down",

@@ -107,21 +107,22 @@ func Process(ctx context.Context, in Input, p Params) (*Output, error) {
 // process is Process, its plate operations going the block path only
 // where blocks is set (the answers check also runs them without).
 func process(ctx context.Context, in Input, p Params, blocks bool) (*Output, error) {
-	switch p.Op {
-	case BlurPlates, PlateLogo:
-		return plateOp(ctx, in, p, blocks)
+	op, ok := operations[p.Op]
+	if !ok {
+		return nil, carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q", p.Op)
 	}
-	switch p.Op {
-	case CarShadow, CarCutout:
-		return studioOp(ctx, in, p)
-	}
-	photo, err := codec.Decode(ctx, in.Photo, in.Limits)
-	if err != nil {
-		return nil, err
-	}
-	switch p.Op {
-	case LogoOverlay:
-		return overlayOp(ctx, photo, in, p)
-	}
-	return nil, carphoto.Errorf(carphoto.EUnknownTool, "unknown tool %q", p.Op)
+	return op(ctx, in, p, blocks)
+}
+
+// operation is one Op's work: its steps from the encoded inputs to the
+// encoded answer. blocks lets a plate operation take the block path.
+type operation func(ctx context.Context, in Input, p Params, blocks bool) (*Output, error)
+
+// operations are the one table of what Process runs for each Op.
+var operations = map[Op]operation{
+	BlurPlates:  plateOp,
+	PlateLogo:   plateOp,
+	CarShadow:   studioOp,
+	CarCutout:   studioOp,
+	LogoOverlay: overlayOp,
 }

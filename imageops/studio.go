@@ -84,7 +84,7 @@ func (p Params) PlateOp() Op {
 // studioOp is car-shadow or car-cutout: the photo cut out as sent, its
 // plates hidden on the car where p asks (studioCar), then framed, or
 // stood on the backdrop.
-func studioOp(ctx context.Context, in Input, p Params) (*Output, error) {
+func studioOp(ctx context.Context, in Input, p Params, _ bool) (*Output, error) {
 	photo, pl, err := studioPlates(ctx, in, p)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func studioCar(ctx context.Context, photo *codec.Photo, p Params, pl photoPlates
 }
 
 // hidePlatesOnCar hides the plates found on the photo of bounds from on its
-// cut-out car (the photo scaled to car's size, shadowMaxPixels): each with
+// cut-out car (the photo scaled to car's size, MaxCanvasPixels): each with
 // blur-plates' margin rule in p.Plates' style, or plate-logo's design on
 // the sure ones and the others blurred, painted on the car's pixels by
 // their matte (paint.HidePlatesOnCar): the cut-out's alpha is the same as
@@ -245,7 +245,7 @@ func wholeCar(p Params, facts carFacts) error {
 	if sides := facts.truncated; len(sides) > 0 {
 		return carphoto.Errorf(carphoto.ECarTruncated,
 			"the photo's %s %s cut the car off; you were not charged (send a photo with the whole car in view, or requireWholeCar=false to get the answer with the sides named in X-Car-Truncated)",
-			strings.Join(sides, " and "), agree(sides, "edge", "edges"))
+			strings.Join(sides, " and "), carphoto.Agree(sides, "edge", "edges"))
 	}
 	if facts.occluded {
 		return carphoto.Errorf(carphoto.ECarOccluded,

@@ -111,7 +111,7 @@ func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
 		}
 		withPlates++
 		// Hidden on the car cut out (the photo's size: none is over
-		// shadowMaxPixels): black at the centre of every quad the car
+		// MaxCanvasPixels): black at the centre of every quad the car
 		// covers.
 		car, _, err := studioCar(ctx, ph, p, pl)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -356,6 +357,24 @@ func TestParamsRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got.Params, p) {
 			t.Errorf("%s: got %+v, want %+v (%s)", p.Op, got.Params, p, data)
 		}
+	}
+}
+
+// A task's style is read with the web side's check: the wire bytes are the
+// style's name, and a task naming no style of paint.Styles is refused when
+// it is read, not painted as something else.
+func TestParamsStyleIsChecked(t *testing.T) {
+	data, err := json.Marshal(jobs.Payload{RequestID: "r", Op: imageops.BlurPlates, Params: imageops.Params{Op: imageops.BlurPlates, Style: imageops.StylePixelate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"style":"pixelate"`)) {
+		t.Errorf("payload %s, want style written as \"pixelate\"", data)
+	}
+	var p jobs.Payload
+	err = json.Unmarshal([]byte(`{"rid":"r","op":"blur-plates","params":{"style":"gaussian"}}`), &p)
+	if err == nil || !strings.Contains(err.Error(), "style must be one of blur, pixelate, white, black") {
+		t.Errorf("a task with style gaussian: got error %v, want the style check's", err)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // process queued, and a call's parameters write the same bytes (an
 // Idempotency-Key's record compares them).
 type wireParams struct {
-	Style        string           `json:"style,omitempty"`
+	Style        imageops.Style   `json:"style,omitempty"` // read with ParseStyle (Style.UnmarshalText)
 	Reflection   bool             `json:"reflection,omitempty"`
 	RequirePlate bool             `json:"requirePlate,omitempty"`
 	Format       string           `json:"format,omitempty"`
@@ -39,7 +39,7 @@ type wireParams struct {
 // wireOf is p as a task carries it.
 func wireOf(p imageops.Params) wireParams {
 	w := wireParams{
-		Style: string(p.Style), Reflection: p.Reflection, RequirePlate: p.RequirePlate, Format: p.Format,
+		Style: p.Style, Reflection: p.Reflection, RequirePlate: p.RequirePlate, Format: p.Format,
 		Crop: p.Canvas.Crop, Padding: p.Canvas.Padding, PaddingShare: p.Canvas.PaddingShare, Aspect: p.Canvas.Aspect,
 		Background: p.Background,
 		Position:   p.Overlay.Position, Scale: p.Overlay.Scale, Opacity: p.Overlay.Opacity, Margin: p.Overlay.Margin,
@@ -58,7 +58,7 @@ func (w wireParams) params(op imageops.Op) (imageops.Params, error) {
 		return imageops.Params{}, err
 	}
 	p := imageops.Params{
-		Op: op, Style: imageops.Style(w.Style), Reflection: w.Reflection, RequirePlate: w.RequirePlate, Format: w.Format,
+		Op: op, Style: w.Style, Reflection: w.Reflection, RequirePlate: w.RequirePlate, Format: w.Format,
 		Canvas:     imageops.Canvas{Crop: w.Crop, Padding: w.Padding, PaddingShare: w.PaddingShare, Aspect: w.Aspect},
 		Background: w.Background,
 		Overlay:    imageops.OverlayOptions{Position: w.Position, Scale: w.Scale, Opacity: w.Opacity, Margin: w.Margin},

@@ -25,13 +25,29 @@ import (
 // acknowledgement and the capture) is settled in the customer's favour:
 // the hold is released, or lapses to the sweep.
 
-// placeHold names and places the call's hold. The hold it returns is to be
-// released by the caller on every path but a capture, also when placing it
-// failed: a try whose answer was lost may have made it.
-func (s *Server) placeHold(ctx context.Context, account, requestID string, call billing.Call) (hold billing.Hold, remaining int64, err error) {
-	hold = s.billing.NewHold(account, requestID, call)
-	remaining, err = s.billing.Place(ctx, hold)
-	return hold, remaining, s.cut(ctx, err)
+// held is a call's hold from its placing to its settling: captured once
+// the answer was delivered (capture), released by placeHold's settle on
+// every other end.
+type held struct {
+	billing.Hold
+	remaining int64 // the account's credits once the hold is taken
+	captured  bool
+}
+
+// placeHold names and places the call's hold, and returns settle, which
+// the caller defers at once, also when placing failed (a try whose answer
+// was lost may have made the hold): it releases the hold, once, unless it
+// was captured. The one settling of a photo call's hold, for a first
+// answer (photoHandler) and an unpaid replay (replayUnpaid) alike.
+func (s *Server) placeHold(ctx context.Context, c echo.Context, account, requestID string, call billing.Call) (hold *held, settle func(), err error) {
+	hold = &held{Hold: s.billing.NewHold(account, requestID, call)}
+	settle = func() {
+		if !hold.captured {
+			s.release(ctx, logFor(c), hold.Hold)
+		}
+	}
+	hold.remaining, err = s.billing.Place(ctx, hold.Hold)
+	return hold, settle, s.cut(ctx, err)
 }
 
 // takeSlot takes one of the process's photo slots, waiting for one until
@@ -90,14 +106,14 @@ const headerPlatesDesigned = "X-Plates-Designed"
 
 // deliver sends a finished call's answer and captures its hold once the
 // answer reached the client (writeAnswer); X-Credits-Charged announces that
-// capture. It reports whether the hold was captured: when not, the caller
-// releases it. The answer is kept for the call's Idempotency-Key, marked
+// capture. A hold it did not capture is released by placeHold's settle.
+// The answer is kept for the call's Idempotency-Key, marked
 // unpaid when it did not reach the client, so that a retry gets it and
 // pays for it then, once.
-func (s *Server) deliver(ctx context.Context, c echo.Context, hold billing.Hold, remaining int64, res *jobs.Result, idem *once) (captured bool, err error) {
+func (s *Server) deliver(ctx context.Context, c echo.Context, hold *held, res *jobs.Result, idem *once) error {
 	h := c.Response().Header()
 	h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
-	h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
+	h.Set("X-Credits-Remaining", strconv.FormatInt(hold.remaining, 10))
 	switch op, _ := c.Get(ctxOp).(string); op {
 	case string(imageops.PlateLogo):
 		h.Set(headerPlatesDesigned, strconv.Itoa(res.PlatesDesigned))
@@ -112,23 +128,24 @@ func (s *Server) deliver(ctx context.Context, c echo.Context, hold billing.Hold,
 		for _, k := range []string{"X-Credits-Charged", "X-Credits-Remaining", "X-Plates-Found", headerPlatesDesigned, headerCarTruncated, headerCarOccluded, headerCarScale} {
 			h.Del(k) // not on the error that goes out instead, if anything does
 		}
-		return false, err
+		return err
 	}
-	return s.capture(ctx, c, hold), nil
+	s.capture(ctx, c, hold)
+	return nil
 }
 
 // capture charges a hold whose answer was delivered. The charge gets a few
 // seconds even past the deadline, so a blip at the very end does not waste
 // it; should it fail still, the client keeps its answer uncharged.
-func (s *Server) capture(ctx context.Context, c echo.Context, hold billing.Hold) bool {
+func (s *Server) capture(ctx context.Context, c echo.Context, hold *held) {
 	deadline, _ := ctx.Deadline()
 	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(settleGrace)))
 	defer cancel()
-	if _, err := s.billing.Capture(cctx, hold); err != nil {
+	if _, err := s.billing.Capture(cctx, hold.Hold); err != nil {
 		logFor(c).Error().Err(err).Str("hold", hold.ID()).Msg("capture after delivery failed: the answer goes uncharged")
-		return false
+		return
 	}
-	return true
+	hold.captured = true
 }
 
 // writeAnswer sends body as the whole answer, its length announced, with

@@ -163,13 +163,8 @@ func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.
 		op, _ := c.Get(ctxOp).(string)
 		call = billing.Call{Op: op}
 	}
-	hold, remaining, err := s.placeHold(ctx, account, requestIDOf(c), call)
-	captured := false
-	defer func() {
-		if !captured {
-			s.release(ctx, logFor(c), hold)
-		}
-	}()
+	hold, settle, err := s.placeHold(ctx, c, account, requestIDOf(c), call)
+	defer settle()
 	if err != nil {
 		return err
 	}
@@ -179,13 +174,13 @@ func (s *Server) replayUnpaid(c echo.Context, account string, claim idempotency.
 	}
 	h.Set("Idempotent-Replayed", "true")
 	h.Set("X-Credits-Charged", strconv.FormatInt(hold.Amount(), 10))
-	h.Set("X-Credits-Remaining", strconv.FormatInt(remaining, 10))
+	h.Set("X-Credits-Remaining", strconv.FormatInt(hold.remaining, 10))
 	delivered, err := s.writeAnswer(c, ackUntil(ctx), res.Status, res.Header[echo.HeaderContentType], res.Body)
 	if !delivered {
 		return err
 	}
 	if s.pay(ctx, c, claim) {
-		captured = s.capture(ctx, c, hold)
+		s.capture(ctx, c, hold)
 	}
 	return nil
 }

@@ -105,7 +105,7 @@ func parseCanvas(v map[string]string, p *imageops.Params) (err error) {
 	if sent := sentFields(v, placementNames); len(sent) > 0 {
 		return carphoto.Errorf(carphoto.EInvalidParams,
 			"%s %s the car on a backdrop: send one in backgroundImage (a file), backgroundUrl or backgroundAssetId, or leave %s out",
-			strings.Join(sent, ", "), agree(sent, "places", "place"), agree(sent, "it", "them"))
+			strings.Join(sent, ", "), carphoto.Agree(sent, "places", "place"), carphoto.Agree(sent, "it", "them"))
 	}
 	if p.Canvas.Crop, err = parseBool("crop", v["crop"]); err != nil {
 		return err
@@ -152,7 +152,7 @@ func parsePlacement(v map[string]string) (*imageops.Placement, error) {
 	if sent := sentFields(v, canvasNames); len(sent) > 0 {
 		return nil, carphoto.Errorf(carphoto.EInvalidParams,
 			"%s %s not apply with a backdrop: the answer is the backdrop at its own size, the car placed on it by floorY, scale and centerX; leave %s out",
-			strings.Join(sent, ", "), agree(sent, "does", "do"), strings.Join(sent, ", "))
+			strings.Join(sent, ", "), carphoto.Agree(sent, "does", "do"), strings.Join(sent, ", "))
 	}
 	var pl imageops.Placement
 	err := parseNumbers(v, []number{
@@ -221,9 +221,4 @@ func sentFields(v map[string]string, names []string) []string {
 		}
 	}
 	return sent
-}
-
-// agree is one or many, by how many names there are.
-func agree(names []string, one, many string) string {
-	return map[bool]string{true: one, false: many}[len(names) == 1]
 }

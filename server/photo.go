@@ -86,13 +86,8 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		// the deadline (billing rides through): a restart or failover of a few seconds
 		// costs the request time, not its answer. The hold is released on
 		// every end but a delivered answer's capture (deliver.go).
-		hold, remaining, err := s.placeHold(ctx, account, req.ID, call)
-		captured := false
-		defer func() {
-			if !captured {
-				s.release(ctx, logFor(c), hold)
-			}
-		}()
+		hold, settle, err := s.placeHold(ctx, c, account, req.ID, call)
+		defer settle()
 		if err != nil {
 			return err
 		}
@@ -126,8 +121,7 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 		if res.ICCDropped {
 			c.Response().Header().Set(headerColorProfile, colorProfile(res.ICCConverted))
 		}
-		captured, err = s.deliver(ctx, c, hold, remaining, res, idem)
-		return err
+		return s.deliver(ctx, c, hold, res, idem)
 	}
 }
 

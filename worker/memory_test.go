@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"carphoto/imageops/codec"
-	"carphoto/imageops/shadow"
 )
 
 // bigRun is what the child process of TestSixtyMegapixels reports.
@@ -90,7 +89,7 @@ func TestSixtyMegapixels(t *testing.T) {
 	if r.AfterKB > 300<<10 {
 		t.Errorf("RSS %d MB once the tasks were done, want under 300 MB", r.AfterKB>>10)
 	}
-	if r.OutPixels > shadow.CanvasMaxPixels*3 {
+	if r.OutPixels > imageops.MaxCanvasPixels*3 {
 		t.Errorf("the answer has %d pixels: the photo was not scaled to the working size", r.OutPixels)
 	}
 	if r.Overshoot > time.Second {

@@ -36,3 +36,20 @@ func TestLabCommands(t *testing.T) {
 		t.Errorf("bench codec on the sample car:\n%s\nwant the block and the full path, each finding its one plate", out.String())
 	}
 }
+
+// The lab reads the key `carphoto accounts create` prints by the API's
+// camelCase name, and by the snake_case one an older binary printed.
+func TestAPIKeyOf(t *testing.T) {
+	for _, tc := range []struct{ out, want string }{
+		{`{"accountId":"acct_1","apiKey":"cp_live_new","credits":5}`, "cp_live_new"},
+		{`{"account_id":"acct_1","api_key":"cp_live_old","credits":5}`, "cp_live_old"},
+	} {
+		got, err := apiKeyOf([]byte(tc.out))
+		if err != nil || got != tc.want {
+			t.Errorf("apiKeyOf(%s) = %q, %v; want %q", tc.out, got, err, tc.want)
+		}
+	}
+	if _, err := apiKeyOf([]byte(`{"accountId":"acct_1"}`)); err == nil {
+		t.Error("apiKeyOf of an answer with no key: got no error")
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -259,13 +260,21 @@ func createAccount(ctx context.Context, bin string, env []string, credits int64)
 	if err != nil {
 		return "", fmt.Errorf("carphoto accounts create: %w", err)
 	}
+	return apiKeyOf(out)
+}
+
+// apiKeyOf is the key in what `carphoto accounts create` printed: apiKey,
+// as the API writes its names, or api_key, as a carphoto before 2 Dec
+// 2026 printed it (the lab may drive an older binary, -carphoto BIN).
+func apiKeyOf(out []byte) (string, error) {
 	var acct struct {
-		Key string `json:"api_key"`
+		Key    string `json:"apiKey"`
+		OldKey string `json:"api_key"`
 	}
-	if err := json.Unmarshal(out, &acct); err != nil || acct.Key == "" {
+	if err := json.Unmarshal(out, &acct); err != nil || acct.Key == "" && acct.OldKey == "" {
 		return "", fmt.Errorf("carphoto accounts create answered %q", out)
 	}
-	return acct.Key, nil
+	return cmp.Or(acct.Key, acct.OldKey), nil
 }
 
 // startBenchService runs `carphoto all` with a rate limit the benchmark

@@ -128,14 +128,3 @@ func (m *Map) Mask(r image.Rectangle, keep func(Class) bool) *image.Alpha {
 	}
 	return a
 }
-
-// Count returns how many input pixels keep accepts.
-func (m *Map) Count(keep func(Class) bool) int {
-	n := 0
-	for _, c := range m.Class {
-		if keep(c) {
-			n++
-		}
-	}
-	return n
-}

@@ -5,8 +5,8 @@ import "image"
 // MinCarShare is the smallest share of the photo a cut-out's confident car
 // (alpha >= 128) may cover for the photo to count as holding a car a studio
 // shot can be made of: below it, car-cutout and car-shadow answer
-// car_not_found instead of an empty cut-out or a speck (issue 70: "a car
-// under about 1% of the frame"). Measured (docs/research/cutout.md, "No
+// car_not_found instead of an empty cut-out or a speck (a car under about
+// 1% of the frame). Measured (docs/research/cutout.md, "No
 // car" and "Scenery"; train/cutout/tune/carshare_test.go, scenery_test.go):
 // the smallest car among the 191 cars-seg photos covers 0.65% (a distant
 // car, refused), the web set's at least 2.1%; a blank cut-out (5 of 6

@@ -51,7 +51,7 @@ type Settings struct {
 	Project      float32
 	// Mirror runs the network on the photo and on its mirror image and
 	// averages the two maps (the second mirrored back): twice the
-	// network's time (issue 70, item 3).
+	// network's time.
 	Mirror bool
 }
 

@@ -68,9 +68,6 @@ func plateGroups(quads []plates.Quad, bounds image.Rectangle) []group {
 // painted where it is (paintable); anything else is copied as HidePlates
 // does. It returns the painted image.
 func HidePlatesInPlace(ctx context.Context, img image.Image, quads []plates.Quad, style Style) (image.Image, error) {
-	if _, err := ParseStyle(string(style)); err != nil {
-		return nil, err
-	}
 	return paintInPlace(ctx, img, quads, func(dst *image.RGBA, qs []plates.Quad, _ []int) error {
 		return hidePlatesOn(ctx, dst, qs, style)
 	})

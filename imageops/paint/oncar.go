@@ -21,9 +21,6 @@ import (
 // edge the matte blends the hidden colour with whatever the car is stood
 // on. Only the pixels around the plates are read and written.
 func HidePlatesOnCar(ctx context.Context, car *image.NRGBA, quads []plates.Quad, style Style) error {
-	if _, err := ParseStyle(string(style)); err != nil {
-		return err
-	}
 	return paintOnCar(ctx, car, quads, func(dst *image.RGBA, qs []plates.Quad, _ []int) error {
 		return hidePlatesOn(ctx, dst, qs, style)
 	})

@@ -12,7 +12,10 @@ import (
 	"carphoto/imageops/plates"
 )
 
-// Style is how blur-plates hides a plate.
+// Style is how blur-plates hides a plate. A Style is read once, where the
+// call arrives (ParseStyle) or from a task's bytes (UnmarshalText, the same
+// check), and painted as it is from then on: the painters check it no
+// more, and take the empty Style as blur.
 type Style string
 
 // The styles of blur-plates' style field.
@@ -41,6 +44,17 @@ func ParseStyle(s string) (Style, error) {
 		names[i] = string(st)
 	}
 	return "", carphoto.Errorf(carphoto.EInvalidParams, "style must be one of %s", strings.Join(names, ", "))
+}
+
+// UnmarshalText reads st with ParseStyle, so that a Style read from JSON
+// (a queued task's parameters) is one of Styles.
+func (st *Style) UnmarshalText(text []byte) error {
+	v, err := ParseStyle(string(text))
+	if err != nil {
+		return err
+	}
+	*st = v
+	return nil
 }
 
 // How much of the photo around a plate is hidden with it, and how strongly.
@@ -161,9 +175,6 @@ func (s *plateShape) coverage(x, y float64) float64 {
 // fills; the empty style is blur, as for ParseStyle. Only the pixels around
 // the plates are read and written.
 func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style Style) (*image.RGBA, error) {
-	if _, err := ParseStyle(string(style)); err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -176,22 +187,19 @@ func HidePlates(ctx context.Context, img image.Image, quads []plates.Quad, style
 }
 
 // hidePlatesOn is HidePlates drawing on dst itself (bounds at (0,0); see
-// paintable), with no copy of the photo.
+// paintable), with no copy of the photo. A style not one of Styles is
+// blurred, as the empty one: a plate is never left showing.
 func hidePlatesOn(ctx context.Context, dst *image.RGBA, quads []plates.Quad, style Style) error {
-	style, err := ParseStyle(string(style))
-	if err != nil {
-		return err
-	}
 	return renderPlates(ctx, dst, quads, func(dst *image.RGBA, s *plateShape) {
 		switch style {
-		case StyleBlur:
-			hideBlur(dst, s)
 		case StylePixelate:
 			hidePixelate(dst, s)
 		case StyleWhite:
 			fillShape(dst, s, [3]float64{255, 255, 255})
 		case StyleBlack:
 			fillShape(dst, s, [3]float64{0, 0, 0})
+		default: // StyleBlur, the empty Style
+			hideBlur(dst, s)
 		}
 	})
 }

@@ -358,8 +358,17 @@ func TestHidePlatesEdgeCases(t *testing.T) {
 		}
 	})
 	t.Run("unknown style", func(t *testing.T) {
-		if _, err := HidePlates(ctx, img, nil, "sparkle"); carphoto.ErrorCode(err) != carphoto.EInvalidParams {
-			t.Errorf("got %v, want invalid_params", err)
+		// The style was checked where it was read (ParseStyle,
+		// UnmarshalText); one no check made is blurred, never left showing.
+		q := []plates.Quad{renderRect(100, 150, 200, 45)}
+		blur, _ := HidePlates(ctx, img, q, StyleBlur)
+		out, err := HidePlates(ctx, img, q, "sparkle")
+		if err != nil || string(out.Pix) != string(blur.Pix) {
+			t.Errorf("style sparkle: err %v; want the same picture as blur", err)
+		}
+		var st Style
+		if err := st.UnmarshalText([]byte("sparkle")); carphoto.ErrorCode(err) != carphoto.EInvalidParams {
+			t.Errorf("UnmarshalText(sparkle): got %v, want invalid_params", err)
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {

@@ -44,29 +44,49 @@ func DetectAmong(ctx context.Context, img image.Image, vs []vehicles.Object) ([]
 // detect is DetectAmong with the networks st (nil: the embedded ones) and
 // settings s.
 func detect(ctx context.Context, img image.Image, vs []vehicles.Object, st *Stages, s Settings) ([]Plate, error) {
-	b := img.Bounds()
-	if b.Empty() {
+	if img.Bounds().Empty() {
 		return []Plate{}, nil
 	}
+	return find(ctx, sight{preview: img, scale: 1, regions: subImages(img), view: wholeView(img)}, vs, st, s)
+}
+
+// sight is what the finder reads of a photo: the first stage's input
+// (the photo itself, or a Source's preview at scale preview pixels a photo
+// pixel) with the regions its text detector may read closer, and the view
+// the verifiers cut their windows from.
+type sight struct {
+	preview image.Image
+	scale   float64
+	regions regionFunc
+	view    view
+}
+
+// find is the finder's one pipeline, on a decoded photo (detect) and on a
+// Source (DetectInAmong) alike: the first stage proposes on the preview,
+// the jury judges each proposal on the view's pixels, the lines that need
+// it are read (s.Judge.Read), the plates that clear s.Judge are reported,
+// and the vehicles vs bound what is kept. st nil runs the embedded
+// networks.
+func find(ctx context.Context, l sight, vs []vehicles.Object, st *Stages, s Settings) ([]Plate, error) {
 	st, err := networks(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	props, err := st.net.proposeAll(ctx, img, 1, image.Rect(0, 0, b.Dx(), b.Dy()), subImages(img), s)
+	b := l.view.photo
+	props, err := st.net.proposeAll(ctx, l.preview, l.scale, image.Rect(0, 0, b.Dx(), b.Dy()), l.regions, s)
 	if err != nil {
 		return nil, err
 	}
-	v := wholeView(img)
-	judged, err := st.verify(ctx, v, props, s)
+	judged, err := st.verify(ctx, l.view, props, s)
 	if err != nil {
 		return nil, err
 	}
 	if s.Judge.Read {
-		if err := s.Judge.decide(ctx, v, judged); err != nil {
+		if err := s.Judge.decide(ctx, l.view, judged); err != nil {
 			return nil, err
 		}
 	}
-	found, err := s.Judge.found(ctx, v, judged, b)
+	found, err := s.Judge.found(ctx, l.view, judged, b)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +124,7 @@ func networks(ctx context.Context, st *Stages) (*Stages, error) {
 // this size it is of a size the network knows. On validation photos cropped
 // so that a plate spans 60–100% of the frame's width this raised recall
 // from 0.18–0.84 to 0.86–0.98, with the uncropped photos' figures unchanged
-// (docs/BENCHMARKS.md).
+// (docs/research/benchmarks-log.md).
 const coarseSide = 192
 
 // coarseExtra is the most proposals the coarse look adds.
@@ -112,9 +132,7 @@ const coarseExtra = 4
 
 // propose runs the first stage on img at s.WorkSide and at coarseSide: the
 // strongest proposals, in photo pixels relative to the bounds' origin.
-// (A third, fine look at 960 px for photos under workSide found one more
-// of 89 validation web plates and cost a quarter of such a photo's time:
-// dropped, docs/research/plates.md.)
+// Why two looks and not three: docs/research/plates.md.
 func (n *net) propose(ctx context.Context, img image.Image, s Settings) ([]box, error) {
 	props, err := n.proposeAt(ctx, img, s.WorkSide, s.Propose)
 	if err != nil {

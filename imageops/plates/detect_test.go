@@ -180,7 +180,7 @@ func listedCopyFree(tb testing.TB, set string) []entry {
 // that only they are decoded: a few seconds. The floors are the figures
 // measured on these photos with a margin of about one plate or one false
 // detection; they only stop the detector getting worse (whole held-out
-// splits: `carphoto-lab bench plates`, docs/BENCHMARKS.md).
+// splits: `carphoto-lab bench plates`, docs/research/benchmarks-log.md).
 func TestDetectHeldOutCharacters(t *testing.T) {
 	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	seen := auditedPlates(t)
@@ -218,7 +218,7 @@ func TestDetectHeldOutCharacters(t *testing.T) {
 // audit has not judged counts as false until it is judged. The floors are
 // the figures measured on these photos less a small margin; they only stop
 // the detector getting worse (the product's figures, on whole held-out
-// splits, are in docs/BENCHMARKS.md). The two larger sets are used where
+// splits, are in docs/research/benchmarks-log.md). The two larger sets are used where
 // they have been built.
 func TestDetectHeldOutRecall(t *testing.T) {
 	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
@@ -377,7 +377,7 @@ func checkDetections(t *testing.T, photos []entry, seen map[string][]plates.Box,
 // dealer's close-up of a car's rear: held-out photos cropped so that a
 // labelled plate spans 60% or 80% of the frame's width. The floors are the
 // measured figures less a margin; without the first stage's coarse look
-// these crops measured 0.682 and 0.500 (docs/BENCHMARKS.md).
+// these crops measured 0.682 and 0.500 (docs/research/benchmarks-log.md).
 func TestDetectCloseUps(t *testing.T) {
 	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	for _, tc := range []struct {

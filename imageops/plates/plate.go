@@ -91,7 +91,7 @@ func (p Plate) Text() (x0, y0, x1, y1 float64, ok bool) {
 // covers a quad that falls a little short of the plate's edge or its last
 // character, and leaves the grille, badge and bumper around it as they
 // are. Chosen on the validation splits' recall-versus-tightness curve
-// (docs/BENCHMARKS.md): from 0.12 to 0.15 the recall of the dash-cam and
+// (docs/research/benchmarks-log.md): from 0.12 to 0.15 the recall of the dash-cam and
 // open-lpr sets rose by about 9 points for a few hundredths more area.
 const (
 	HideMargin = 0.15

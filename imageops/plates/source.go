@@ -53,31 +53,11 @@ func DetectInAmong(ctx context.Context, src Source, vs []vehicles.Object) ([]Pla
 	if b.Empty() {
 		return []Plate{}, nil
 	}
-	st, err := networks(ctx, nil)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	pv, scale := src.Preview()
-	s := DefaultSettings()
-	props, err := st.net.proposeAll(ctx, pv, scale, b, sourceRegions(src), s)
-	if err != nil {
-		return nil, err
-	}
-	v := view{photo: b, src: src}
-	judged, err := st.verify(ctx, v, props, s)
-	if err != nil {
-		return nil, err
-	}
-	if s.Judge.Read {
-		if err := s.Judge.decide(ctx, v, judged); err != nil {
-			return nil, err
-		}
-	}
-	found, err := s.Judge.found(ctx, v, judged, b)
-	if err != nil {
-		return nil, err
-	}
-	return onVehicles(found, vs), nil
+	return find(ctx, sight{preview: pv, scale: scale, regions: sourceRegions(src), view: view{photo: b, src: src}}, vs, nil, DefaultSettings())
 }
 
 // view is where the verifiers read a photo's pixels: the whole decoded

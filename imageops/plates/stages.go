@@ -1,3 +1,5 @@
+//go:build platestune || platesaudit || platesmine
+
 package plates
 
 import (

@@ -15,7 +15,7 @@ import (
 // judged by the same verifiers and, where they are unsure, read (read.go).
 // The first stage, trained on the plate sets, misses plates of designs and
 // sources it never saw (yellow, black, behind a watermark); the text
-// detector, trained on text of every kind, marks them (docs/BENCHMARKS.md).
+// detector, trained on text of every kind, marks them (docs/research/benchmarks-log.md).
 //
 // A photo up to detailFrom pixels long is looked at once, at textSide. A
 // larger one is looked at coarsely, at coarseTextSide, and then in detail:

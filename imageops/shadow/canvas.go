@@ -26,12 +26,6 @@ type Canvas struct {
 	Aspect [2]int
 }
 
-// CanvasMaxPixels is the largest canvas car-cutout and car-shadow answer
-// (and the size their photo is scaled to first): a listing shows a car at
-// a few megapixels, and a canvas grown by padding or aspect past it is
-// scaled down to it (FrameFit), never allocated at the size asked for.
-const CanvasMaxPixels = 16_000_000
-
 // CanvasMaxSide bounds each side of such a canvas: WebP, the most limited
 // of the answer formats, holds at most 16383 pixels a side.
 const CanvasMaxSide = 16383

@@ -1,3 +1,5 @@
+//go:build groundcheck
+
 package shadow
 
 import "image"

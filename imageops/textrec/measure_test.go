@@ -3,11 +3,15 @@
 package textrec
 
 import (
+	"bytes"
 	"carphoto/imageops/internal/nn"
 	"carphoto/imageops/internal/nn/calibration"
+	"carphoto/imageops/textdet"
 	"carphoto/internal/testenv/datasets"
 	"context"
 	"fmt"
+	"image"
+	_ "image/jpeg"
 	"slices"
 	"strings"
 	"testing"
@@ -116,4 +120,35 @@ func TestIntLinesMatchFloat(t *testing.T) {
 	}
 	t.Logf("%d lines: %d read differently; of the others, probability change median %.4f, p99 %.4f, largest %.4f",
 		total, differ, gaps[len(gaps)/2], gaps[len(gaps)*99/100], gaps[len(gaps)-1])
+}
+
+// photoLines returns up to n photos of set whose file names pass keep, each
+// with the lines a reader is given there: its labelled plates and the text
+// detector's regions at the plate finder's side (960) of a line's shape,
+// as axis-aligned boxes (the plate finder reads boxes).
+func photoLines(tb testing.TB, set string, keep func(string) bool, n int) (imgs []image.Image, lines [][]Quad) {
+	tb.Helper()
+	box := func(x0, y0, x1, y1 float64) Quad { return Quad{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}} }
+	for _, l := range datasets.Labels(tb, set, keep, n) {
+		img, _, err := image.Decode(bytes.NewReader(datasets.ReadFile(tb, set, l.File)))
+		if err != nil {
+			tb.Fatalf("%s: %v", l.File, err)
+		}
+		var qs []Quad
+		for _, p := range l.Plates {
+			qs = append(qs, box(p.X, p.Y, p.X+p.W, p.Y+p.H))
+		}
+		m, err := textdet.Probabilities(context.Background(), img, 960)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, r := range m.Regions() {
+			lo, hi := r.Quad.Extent()
+			if w, h := hi.X-lo.X, hi.Y-lo.Y; h >= 6 && w >= 1.5*h && len(qs) < 12 {
+				qs = append(qs, box(lo.X, lo.Y, hi.X, hi.Y))
+			}
+		}
+		imgs, lines = append(imgs, img), append(lines, qs)
+	}
+	return imgs, lines
 }

@@ -90,7 +90,7 @@ func runAdmin(ctx context.Context, getenv func(string) string, args []string, st
 		if err != nil {
 			return err
 		}
-		return out.Encode(map[string]any{"account_id": a.ID, "api_key": key, "credits": a.Credits})
+		return out.Encode(map[string]any{"accountId": a.ID, "apiKey": key, "credits": a.Credits})
 
 	case "keys rotate", "keys revoke":
 		id, err := oneID(cmd, rest)
@@ -101,13 +101,13 @@ func runAdmin(ctx context.Context, getenv func(string) string, args []string, st
 			if err := b.RevokeKey(ctx, id); err != nil {
 				return err
 			}
-			return out.Encode(map[string]any{"account_id": id, "revoked": true})
+			return out.Encode(map[string]any{"accountId": id, "revoked": true})
 		}
 		key, err := b.RotateKey(ctx, id)
 		if err != nil {
 			return err
 		}
-		return out.Encode(map[string]any{"account_id": id, "api_key": key})
+		return out.Encode(map[string]any{"accountId": id, "apiKey": key})
 
 	case "credits add":
 		if len(rest) != 2 {
@@ -121,7 +121,7 @@ func runAdmin(ctx context.Context, getenv func(string) string, args []string, st
 		if err != nil {
 			return err
 		}
-		return out.Encode(map[string]any{"account_id": rest[0], "credits": bal})
+		return out.Encode(map[string]any{"accountId": rest[0], "credits": bal})
 
 	default: // credits show
 		id, err := oneID(cmd, rest)
@@ -132,7 +132,7 @@ func runAdmin(ctx context.Context, getenv func(string) string, args []string, st
 		if err != nil {
 			return err
 		}
-		return out.Encode(map[string]any{"account_id": a.ID, "credits": a.Credits})
+		return out.Encode(map[string]any{"accountId": a.ID, "credits": a.Credits})
 	}
 }
 

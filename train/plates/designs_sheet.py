@@ -1,10 +1,10 @@
-"""Issue 67's plate-logo sheet (docs/plate-logo-designs-67.jpg): every held-out design on nothing
+"""Issue 67's plate-logo sheet (docs/research/plate-logo-designs-67.jpg): every held-out design on nothing
 labelled, with what it is by eye, and a sample of the labelled plates the verifiers doubt that now
 get the design. It reads the dumps TestDesignCoverage writes on the held-out split:
 
     PLATES_EXTRA=~/carphoto-data DESIGNS_SPLIT=heldout DESIGNS_DUMP=/tmp/ho.jsonl \
         go test -tags platestune -run TestDesignCoverage -v -timeout 2h ./train/plates/tune/
-    /usr/bin/python3 train/plates/designs_sheet.py --out docs/plate-logo-designs-67.jpg /tmp/ho.jsonl
+    /usr/bin/python3 train/plates/designs_sheet.py --out docs/research/plate-logo-designs-67.jpg /tmp/ho.jsonl
 
 The verdicts below were written looking at each crop; a design they do not name stops the sheet
 (look at it, then add it); V may name designs an earlier run made.

@@ -4,14 +4,14 @@ region; "audited" where the audit already calls it no plate, "new" where it is u
 every labelled plate the answer still reads (blue: the label; red: what `carphoto plates` hides).
 
     /usr/bin/python3 train/plates/heldout_sheet.py --carphoto ./carphoto --data ../shared/datasets \
-        --extra ~/carphoto-data --out docs/plates-heldout-sheet-67.jpg web.log oi.log ...
+        --extra ~/carphoto-data --out docs/research/plates-heldout-sheet-67.jpg web.log oi.log ...
 
 Debian's OpenCV (python3-opencv). It prints each tile's line, to judge in writing beside the sheet.
 """
 import argparse, json, re, os, subprocess, cv2, numpy as np
 ap=argparse.ArgumentParser()
 ap.add_argument('--carphoto',default='carphoto'); ap.add_argument('--data',default='../shared/datasets')
-ap.add_argument('--extra',default=os.path.expanduser('~/carphoto-data')); ap.add_argument('--out',default='docs/plates-heldout-sheet-67.jpg')
+ap.add_argument('--extra',default=os.path.expanduser('~/carphoto-data')); ap.add_argument('--out',default='docs/research/plates-heldout-sheet-67.jpg')
 ap.add_argument('--audit',default='docs/plates-heldout-audit.json'); ap.add_argument('logs',nargs='+')
 args=ap.parse_args()
 audit=json.load(open(args.audit))

@@ -30,7 +30,7 @@ type dispatch struct {
 	avx2, avx512 bool // the float layers' AVX2 and AVX-512 kernels, over the portable loops
 	// integers runs the layers with a calibrated range (Conv.InRange) on
 	// integers; CARPHOTO_NN=float runs every layer in float, for
-	// comparisons (docs/BENCHMARKS.md).
+	// comparisons (docs/research/benchmarks-log.md).
 	integers  bool
 	intKernel int // IntKernelGo, IntKernelAVX2 or IntKernelVNNI
 }

@@ -32,7 +32,7 @@ func NewTensor(c, h, w int) *Tensor {
 // layers of many sizes share a few buffers: with a sync.Pool a size (the
 // cut-out's U²-Net has dozens) kept its own buffers, held until the second
 // collection after, some 250 MB against a working set of about 110 MB
-// (docs/BENCHMARKS.md). Release drops them all.
+// (docs/research/benchmarks-log.md). Release drops them all.
 var spare struct {
 	sync.Mutex
 	bufs  [][]float32

@@ -32,10 +32,6 @@ type Server struct {
 	Mini *miniredis.Miniredis
 }
 
-// Real reports whether tests run against a real Redis (REDIS_URL is set,
-// or a cluster is wanted).
-func Real() bool { return os.Getenv("REDIS_URL") != "" || ClusterWanted() }
-
 // EnvName is the variable that points carphoto at s: REDIS_URL, or
 // REDIS_CLUSTER_URL on a cluster.
 func (s *Server) EnvName() string {

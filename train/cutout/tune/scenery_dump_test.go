@@ -4,7 +4,7 @@ package tune
 
 // The cut-outs behind the scenery rule (cutout.Scenery, issue 70 item 4):
 // Cut's alpha of the held-out and validation photos of the named sets (the
-// photos as sent: all are under carOf's shadowMaxPixels), written as a grey
+// photos as sent: all are under imageops.MaxCanvasPixels), written as a grey
 // PNG to $SCENERY_OUT/<set>/<name>.png, skipping those already there (a
 // stopped run resumes). The rule is then chosen on the validation split's
 // PNGs without the network, and reported on the held-out split's:

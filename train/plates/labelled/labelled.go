@@ -1,3 +1,5 @@
+//go:build platestune || platesaudit || platesmine
+
 // Package labelled reads the plate sets' labelled photos for the research
 // tools of train/plates (tune, mine, audit) and runs the finder's stages
 // on them (plates.Stages). Its paths are relative to a tool's folder,

@@ -62,29 +62,34 @@ func TestAdminCommands(t *testing.T) {
 	b := billing.New(r.Client, billing.Config{})
 
 	created := mustAdmin(t, r, "accounts", "create", "--credits", "12", "--name", "Dealer B")
-	id, _ := created["account_id"].(string)
-	key, _ := created["api_key"].(string)
+	id, _ := created["accountId"].(string)
+	key, _ := created["apiKey"].(string)
 	if id == "" || created["credits"] != 12.0 || !strings.HasPrefix(key, billing.KeyPrefix) {
-		t.Fatalf("accounts create printed %v, want account_id, api_key and credits 12", created)
+		t.Fatalf("accounts create printed %v, want accountId, apiKey and credits 12 (camelCase, as the API)", created)
+	}
+	for _, old := range []string{"account_id", "api_key"} {
+		if _, ok := created[old]; ok {
+			t.Errorf("accounts create printed %v: %s, want the API's camelCase names only", created, old)
+		}
 	}
 	if a, err := b.Authenticate(ctx, key); err != nil || a.ID != id || a.Name != "Dealer B" {
 		t.Fatalf("the printed key: %+v, %v; want it to open account %s", a, err, id)
 	}
 
-	if got := mustAdmin(t, r, "credits", "add", id, "8"); got["credits"] != 20.0 || got["account_id"] != id {
+	if got := mustAdmin(t, r, "credits", "add", id, "8"); got["credits"] != 20.0 || got["accountId"] != id {
 		t.Fatalf("credits add printed %v, want credits 20", got)
 	}
 	if got := mustAdmin(t, r, "credits", "add", id, "-5"); got["credits"] != 15.0 {
 		t.Fatalf("credits add -5 printed %v, want credits 15", got)
 	}
-	if got := mustAdmin(t, r, "credits", "show", id); got["credits"] != 15.0 || got["account_id"] != id {
+	if got := mustAdmin(t, r, "credits", "show", id); got["credits"] != 15.0 || got["accountId"] != id {
 		t.Fatalf("credits show printed %v, want credits 15", got)
 	}
 
 	rotated := mustAdmin(t, r, "keys", "rotate", id)
-	fresh, _ := rotated["api_key"].(string)
-	if rotated["account_id"] != id || fresh == "" || fresh == key {
-		t.Fatalf("keys rotate printed %v, want a new api_key", rotated)
+	fresh, _ := rotated["apiKey"].(string)
+	if rotated["accountId"] != id || fresh == "" || fresh == key {
+		t.Fatalf("keys rotate printed %v, want a new apiKey", rotated)
 	}
 	if _, err := b.Authenticate(ctx, key); carphoto.ErrorCode(err) != carphoto.EInvalidAPIKey {
 		t.Fatalf("old key after rotate: %v, want invalid_api_key", err)
@@ -93,7 +98,7 @@ func TestAdminCommands(t *testing.T) {
 		t.Fatalf("new key after rotate: %v", err)
 	}
 
-	if got := mustAdmin(t, r, "keys", "revoke", id); got["revoked"] != true || got["account_id"] != id {
+	if got := mustAdmin(t, r, "keys", "revoke", id); got["revoked"] != true || got["accountId"] != id {
 		t.Fatalf("keys revoke printed %v, want revoked true", got)
 	}
 	if _, err := b.Authenticate(ctx, fresh); carphoto.ErrorCode(err) != carphoto.EInvalidAPIKey {
@@ -107,7 +112,7 @@ func TestAdminCommands(t *testing.T) {
 
 func TestAdminCommandErrors(t *testing.T) {
 	r := redistest.New(t, redisDB)
-	id, _ := mustAdmin(t, r, "accounts", "create", "--credits", "1")["account_id"].(string)
+	id, _ := mustAdmin(t, r, "accounts", "create", "--credits", "1")["accountId"].(string)
 	for _, tc := range []struct {
 		args []string
 		want string // in the error

@@ -1,3 +1,5 @@
+//go:build measure
+
 // Package calibration writes the calibration.go of a network whose layers
 // run on nn's integer kernels: the input range of each layer, measured by
 // the network's calibration test on training photos.
