@@ -209,11 +209,17 @@ func (w *Worker) blurVideo(ctx context.Context, js video.Jobs, job *video.Job) e
 		info.Duration = job.Duration
 		info.Frames = int(math.Ceil(info.Duration * info.FPS))
 	}
+	// The style was read at the edge; read again from the job's record
+	// with the same check, as a photo task's is (jobs, Style.UnmarshalText).
+	style, err := imageops.ParseStyle(job.Style)
+	if err != nil {
+		return err
+	}
 	out := filepath.Join(os.TempDir(), "carphoto-"+job.ID+".mp4")
 	defer os.Remove(out)
 	last := time.Time{}
 	_, err = video.Blur(ctx, in, out, info, video.Options{
-		Style: imageops.Style(job.Style),
+		Style: style,
 		Progress: func(d, total int) {
 			if time.Since(last) > 500*time.Millisecond || d == total {
 				last = time.Now()
