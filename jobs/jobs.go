@@ -132,12 +132,15 @@ type Result struct {
 	CarScale     float64  `json:"carScale,omitempty"`
 	// ICCDropped and ICCConverted are imageops.Output's: the colour
 	// profile left out, and the pixels converted from it to sRGB.
-	ICCDropped   bool          `json:"iccDropped,omitempty"`
-	ICCConverted bool          `json:"iccConverted,omitempty"`
-	QueueWait    time.Duration `json:"wait"`
-	Processing   time.Duration `json:"proc"`
-	Worker       string        `json:"worker,omitempty"`
-	Body         []byte        `json:"-"`
+	ICCDropped   bool `json:"iccDropped,omitempty"`
+	ICCConverted bool `json:"iccConverted,omitempty"`
+	// Overran marks Overran's result: started in time, cut short by the
+	// deadline (Code EUnavailable, as Withdrawn's).
+	Overran    bool          `json:"overran,omitempty"`
+	QueueWait  time.Duration `json:"wait"`
+	Processing time.Duration `json:"proc"`
+	Worker     string        `json:"worker,omitempty"`
+	Body       []byte        `json:"-"`
 }
 
 // OK reports whether the result carries an image.

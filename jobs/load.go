@@ -44,3 +44,11 @@ func (c *Client) Load(ctx context.Context) (Load, error) {
 func Withdrawn() *Result {
 	return &Result{Code: carphoto.EUnavailable, Message: "the workers were too busy for this call to finish within its deadline, so it was not started; you were not charged, retry after Retry-After"}
 }
+
+// Overran is the result a worker hands back for a task it started in time
+// whose processing its deadline cut short: the machine, busier than the
+// workers' recent pace said, slowed it. The web side answers it 503 as
+// overload, uncharged, as it answers a task it saw overrun (OverranError).
+func Overran() *Result {
+	return &Result{Code: carphoto.EUnavailable, Overran: true, Message: "processing started but the workers, busier than their recent pace, could not finish it within its deadline; you were not charged, retry after Retry-After"}
+}

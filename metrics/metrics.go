@@ -106,7 +106,7 @@ func New() *Metrics {
 		}, []string{"op"}),
 		overload: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carphoto_overload_total",
-			Help: "Photo calls answered 503 service_unavailable because the workers could not start them in time to finish within their deadline, by operation and stage: refused at arrival, or withdrawn unstarted from the wait.",
+			Help: "Photo calls answered 503 service_unavailable because the workers could not start them in time to finish within their deadline, by operation and stage: refused at arrival, withdrawn unstarted from the wait, or overran (started in time, slowed past the deadline by a busier machine).",
 		}, []string{"op", "stage"}),
 		delivery: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "carphoto_answer_delivery_total",
@@ -176,7 +176,7 @@ type Request struct {
 	PlatesFound int // -1 when the operation does not look for plates
 	Credits     int64
 	// Overload is the stage at which a photo call was answered 503 for
-	// want of a worker in time (refused, withdrawn), "" otherwise.
+	// want of a worker in time (refused, withdrawn, overran), "" otherwise.
 	Overload string
 }
 

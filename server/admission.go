@@ -28,6 +28,7 @@ import (
 const (
 	overloadRefused   = "refused"   // at arrival
 	overloadWithdrawn = "withdrawn" // admitted, but not started by its start-by time
+	overloadOverran   = "overran"   // started in time, slowed past its deadline by the load
 )
 
 // ctxOverload names the stage at which a call was answered overloaded.
@@ -156,7 +157,7 @@ func (s *Server) admit(ctx context.Context, c echo.Context, op imageops.Op, dead
 // the workers could not start it in time, with Retry-After the wait
 // expected for a worker (at least a second).
 func (s *Server) overloaded(c echo.Context, stage string, wait time.Duration) error {
-	if stage == overloadWithdrawn {
+	if stage != overloadRefused {
 		// The tasks being worked on: those queued are withdrawn as it is,
 		// at about the same time, when they arrived with it.
 		if l, err := s.queueLoad(c.Request().Context()); err == nil && l.Concurrency > 0 {
@@ -166,6 +167,11 @@ func (s *Server) overloaded(c echo.Context, stage string, wait time.Duration) er
 	retry := max(int64(math.Ceil(wait.Seconds())), 1)
 	c.Response().Header().Set("Retry-After", strconv.FormatInt(retry, 10))
 	c.Set(ctxOverload, stage)
+	if stage == overloadOverran {
+		return carphoto.Errorf(carphoto.EUnavailable,
+			"processing started but the workers, busier than their recent pace, could not finish it within %v; you were not charged, retry after Retry-After (%d s)",
+			s.cfg.RequestTimeout, retry)
+	}
 	return carphoto.Errorf(carphoto.EUnavailable,
 		"the workers are too busy for this call to finish within %v (about %d s of work is queued ahead of it), so it was not started; you were not charged, retry after Retry-After",
 		s.cfg.RequestTimeout, retry)

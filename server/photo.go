@@ -107,6 +107,10 @@ func (s *Server) photoHandler(op imageops.Op) echo.HandlerFunc {
 			return s.doFailed(ctx, c, req, ids.one(), err)
 		}
 		if res.Code == carphoto.EUnavailable {
+			if res.Overran { // started in time, cut short by the deadline (jobs.Overran)
+				s.pace.Observe(op, res.Processing)
+				return s.overloaded(c, overloadOverran, 0)
+			}
 			return s.overloaded(c, overloadWithdrawn, 0) // a worker took it up too late (jobs.Withdrawn)
 		}
 		s.pace.Observe(op, res.Processing)
@@ -169,8 +173,9 @@ func (s *Server) doFailed(ctx context.Context, c echo.Context, req jobs.Request,
 	if errors.As(err, &ov) {
 		s.pace.Observe(req.Params.Op, ov.Ran)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return carphoto.Wrap(err, carphoto.EProcessingFailed, fmt.Sprintf(
-				"processing started but did not finish within %v; you were not charged, please retry", s.cfg.RequestTimeout))
+			// Admitted at the pace seen, so slowed by a machine busier
+			// than that: overload, answered as the rest of it is.
+			return s.overloaded(c, overloadOverran, 0)
 		}
 	}
 	switch {

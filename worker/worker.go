@@ -318,7 +318,7 @@ func failure(err error) *jobs.Result {
 		return &jobs.Result{Code: code, Message: carphoto.ErrorMessage(err)}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &jobs.Result{Code: carphoto.EProcessingFailed, Message: "processing did not finish in time; you were not charged"}
+		return jobs.Overran() // the call's deadline, not the photo: overload
 	}
 	return &jobs.Result{Code: carphoto.EProcessingFailed, Message: "processing failed on our side; you were not charged"}
 }
