@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,10 +36,10 @@ type entry struct {
 }
 
 // loadHeldOut returns up to n held-out photos of a data set that have no
-// copy among its other photos (datasets.Fingerprint: the web set holds the
-// same photo under several names, and a copy of a training photo tests
-// what the networks remember, not what they find), skipping the test when
-// the shared data sets are not on this machine.
+// copy among its other photos (the web set holds the same photo under
+// several names, and a copy of a training photo tests what the networks
+// remember, not what they find), skipping the test when the shared data
+// sets are not on this machine.
 func loadHeldOut(tb testing.TB, set string, n int) []entry {
 	tb.Helper()
 	return decodeFirst(tb, set, copyFreeHeldOut(tb, set), n)
@@ -71,55 +70,6 @@ func setDir(tb testing.TB, set string) string {
 	return datasets.Set(tb, set)
 }
 
-// copyFree holds each set's held-out entries with no copy in the other
-// splits, found once per test process: it decodes every photo of the set.
-var copyFree = struct {
-	sync.Mutex
-	sets map[string][]entry
-}{sets: map[string][]entry{}}
-
-func copyFreeHeldOut(tb testing.TB, set string) []entry {
-	tb.Helper()
-	copyFree.Lock()
-	defer copyFree.Unlock()
-	if held, ok := copyFree.sets[set]; ok {
-		return held
-	}
-	dir := setDir(tb, set)
-	all := readEntries(tb, set)
-	if extraSets[set] {
-		// Built without near copies of one another (exclude.txt): every
-		// held-out photo is new to the networks.
-		var held []entry
-		for _, e := range all {
-			if datasets.HeldOut(e.File) {
-				held = append(held, e)
-			}
-		}
-		copyFree.sets[set] = held
-		return held
-	}
-	var others []*datasets.Fingerprint
-	var held []entry
-	var heldPrints []*datasets.Fingerprint
-	for _, e := range all {
-		fp := datasets.FingerprintOf(imgtest.DecodeFile(tb, filepath.Join(dir, e.File)))
-		if datasets.HeldOut(e.File) {
-			held, heldPrints = append(held, e), append(heldPrints, fp)
-		} else {
-			others = append(others, fp)
-		}
-	}
-	var kept []entry
-	for i, e := range held {
-		if !heldPrints[i].CopiedIn(others) {
-			kept = append(kept, e)
-		}
-	}
-	copyFree.sets[set] = kept
-	return kept
-}
-
 // readEntries reads a set's labels.json, skipping the test when the shared
 // data sets are not on this machine.
 func readEntries(tb testing.TB, set string) []entry {
@@ -135,11 +85,14 @@ func readEntries(tb testing.TB, set string) []entry {
 	return all
 }
 
-// listedCopyFree returns a set's held-out entries that are in no group of
-// copies spanning another split (imageops/plates/testdata/copies.json, written from
-// the same fingerprints), without decoding a photo: a few at least as new
-// to the networks as copyFreeHeldOut's, for a test that must be quick.
-func listedCopyFree(tb testing.TB, set string) []entry {
+// copyFreeHeldOut returns a set's held-out entries that are in no group of
+// copies spanning another split: imageops/plates/testdata/copies.json,
+// written by train/plates/tune's TestListCopies from every photo's
+// datasets.Fingerprint, read here instead of decoding the whole set again
+// (24 s of a Zen 3 core for the dash-cam set, with the same list). The
+// extra sets were built without near copies of one another (exclude.txt)
+// and have no group: every held-out photo of theirs is new to the networks.
+func copyFreeHeldOut(tb testing.TB, set string) []entry {
 	tb.Helper()
 	data, err := os.ReadFile("testdata/copies.json")
 	if err != nil {
@@ -176,12 +129,12 @@ func listedCopyFree(tb testing.TB, set string) []entry {
 // detector found on it: imageops/plates/testdata/heldout-chars.json, platechars), the
 // hidden region grown looser (hidden area ÷ labelled box, median), and a
 // badge or lamp hidden for a plate (false detections a photo, after the
-// held-out audit). The photos are chosen from imageops/plates/testdata/copies.json, so
-// that only they are decoded: a few seconds. The floors are the figures
+// held-out audit). The floors are the figures
 // measured on these photos with a margin of about one plate or one false
 // detection; they only stop the detector getting worse (whole held-out
 // splits: `carphoto-lab bench plates`, docs/research/benchmarks-log.md).
 func TestDetectHeldOutCharacters(t *testing.T) {
+	t.Parallel() // a quality test on its own photos: beside the others, on another core
 	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	seen := auditedPlates(t)
 	chars, err := platechars.Load("testdata/heldout-chars.json")
@@ -202,7 +155,7 @@ func TestDetectHeldOutCharacters(t *testing.T) {
 		{"plates-dashcam-ro", floor{0, 0.025, 1.45, 0.84}},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
-			checkDetections(t, decodeFirst(t, tc.set, listedCopyFree(t, tc.set), 40), seen, chars[tc.set], tc.floor)
+			checkDetections(t, loadHeldOut(t, tc.set, 40), seen, chars[tc.set], tc.floor)
 		})
 	}
 }
@@ -221,6 +174,7 @@ func TestDetectHeldOutCharacters(t *testing.T) {
 // splits, are in docs/research/benchmarks-log.md). The two larger sets are used where
 // they have been built.
 func TestDetectHeldOutRecall(t *testing.T) {
+	t.Parallel() // a quality test on its own photos: beside the others, on another core
 	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	seen := auditedPlates(t)
 	for _, tc := range []struct {
@@ -278,6 +232,7 @@ func auditedPlates(t *testing.T) map[string][]plates.Box {
 // four sets and the 0.15 margin; the networks before them, with their wide
 // margin, 0.875 and 0.147.
 func TestDetectOtherSource(t *testing.T) {
+	t.Parallel() // a quality test on its own photos: beside the others, on another core
 	data, err := os.ReadFile("testdata/cars-seg-plates.json")
 	if err != nil {
 		t.Fatal(err)
@@ -379,6 +334,7 @@ func checkDetections(t *testing.T, photos []entry, seen map[string][]plates.Box,
 // measured figures less a margin; without the first stage's coarse look
 // these crops measured 0.682 and 0.500 (docs/research/benchmarks-log.md).
 func TestDetectCloseUps(t *testing.T) {
+	t.Parallel() // a quality test on its own photos: beside the others, on another core
 	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	for _, tc := range []struct {
 		frac, minRecall float64
@@ -463,6 +419,7 @@ func TestDetectLargePhotos(t *testing.T) {
 // plate turned with them (those that stay in the frame) counted found when
 // 95% of its area lies inside the detected quads.
 func TestDetectTilted(t *testing.T) {
+	t.Parallel() // a quality test on its own photos: beside the others, on another core
 	// Measured 0.547 (52 of 95) with the 0.15 margin: the corners of a
 	// turned plate must now be found, not covered by a wide margin (0.842
 	// with the margin of before).
