@@ -66,6 +66,7 @@ func sampleCarSmallJPEG(t *testing.T, scale float64) []byte {
 // The cars-seg and dash-cam photos are used where the shared sets are here
 // (CARPHOTO_DATASETS; README.md, "Data sets").
 func TestCarNotFound(t *testing.T) {
+	t.Parallel() // beside the package's other long tests, on another core
 	photos := [][]byte{imgtest.Sample(t, "car.jpg"), sampleCarSmallJPEG(t, 0.65)}
 	type refusal struct {
 		name, why string

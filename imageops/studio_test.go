@@ -78,6 +78,7 @@ func blurPlatesQuads(t *testing.T, photo []byte) []Quad {
 // and say as many plates found; the plates are hidden on the car cut out
 // of the photo.
 func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
+	t.Parallel() // beside the package's other long tests, on another core
 	// The sample photo, and held-out web photos where the set is here.
 	names, photos := []string{"docs/samples/car.jpg"}, [][]byte{studioSample(t, "car.jpg")}
 	if _, err := os.Stat(filepath.Join(datasets.Dir(), "plates-web-cc0")); err == nil {
@@ -155,6 +156,7 @@ func TestStudioHidesThePlatesBlurPlatesHides(t *testing.T) {
 // Suzuki's rear, 400×240), whose plate hangs at the bottom of the bumper,
 // its hidden margin partly off the car.
 func TestStudioPlatesKeepTheMatte(t *testing.T) {
+	t.Parallel() // beside the package's other long tests, on another core
 	for _, tc := range []struct {
 		name  string
 		photo func(t *testing.T) []byte

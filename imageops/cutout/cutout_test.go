@@ -66,6 +66,7 @@ func heldOut(tb testing.TB, n int) []sample {
 // still cover the labelled car (the main one, where several are labelled: the
 // cut-out keeps one car).
 func TestHeldOutIoU(t *testing.T) {
+	t.Parallel() // beside the package's other long tests, on another core
 	var sum float64
 	samples := heldOut(t, 12)
 	for _, s := range samples {
@@ -85,6 +86,7 @@ func TestHeldOutIoU(t *testing.T) {
 
 // TestContract checks sizes, bounds and the plain cases every caller relies on.
 func TestContract(t *testing.T) {
+	t.Parallel() // beside the package's other long tests, on another core
 	ctx := context.Background()
 	offset := image.NewRGBA(image.Rect(10, 20, 10+97, 20+61)) // odd size, bounds not at 0
 	draw.Draw(offset, offset.Rect, image.NewUniform(color.RGBA{200, 40, 40, 255}), image.Point{}, draw.Src)
