@@ -134,7 +134,8 @@ func copyFreeHeldOut(tb testing.TB, set string) []entry {
 // detection; they only stop the detector getting worse (whole held-out
 // splits: `carphoto-lab bench plates`, docs/research/benchmarks-log.md).
 func TestDetectHeldOutCharacters(t *testing.T) {
-	t.Parallel() // a quality test on its own photos: beside the others, on another core
+	// A quality test on its own photos: beside the others, on another core.
+	t.Parallel()
 	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	seen := auditedPlates(t)
 	chars, err := platechars.Load("testdata/heldout-chars.json")
@@ -174,7 +175,8 @@ func TestDetectHeldOutCharacters(t *testing.T) {
 // splits, are in docs/research/benchmarks-log.md). The two larger sets are used where
 // they have been built.
 func TestDetectHeldOutRecall(t *testing.T) {
-	t.Parallel() // a quality test on its own photos: beside the others, on another core
+	// A quality test on its own photos: beside the others, on another core.
+	t.Parallel()
 	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	seen := auditedPlates(t)
 	for _, tc := range []struct {
@@ -334,7 +336,8 @@ func checkDetections(t *testing.T, photos []entry, seen map[string][]plates.Box,
 // measured figures less a margin; without the first stage's coarse look
 // these crops measured 0.682 and 0.500 (docs/research/benchmarks-log.md).
 func TestDetectCloseUps(t *testing.T) {
-	t.Parallel() // a quality test on its own photos: beside the others, on another core
+	// A quality test on its own photos: beside the others, on another core.
+	t.Parallel()
 	datasets.Set(t, "plates-web-cc0") // the shared sets, or one skip for all
 	for _, tc := range []struct {
 		frac, minRecall float64
