@@ -234,7 +234,8 @@ func auditedPlates(t *testing.T) map[string][]plates.Box {
 // four sets and the 0.15 margin; the networks before them, with their wide
 // margin, 0.875 and 0.147.
 func TestDetectOtherSource(t *testing.T) {
-	t.Parallel() // a quality test on its own photos: beside the others, on another core
+	// A quality test on its own photos: beside the others, on another core.
+	t.Parallel()
 	data, err := os.ReadFile("testdata/cars-seg-plates.json")
 	if err != nil {
 		t.Fatal(err)
@@ -422,7 +423,8 @@ func TestDetectLargePhotos(t *testing.T) {
 // plate turned with them (those that stay in the frame) counted found when
 // 95% of its area lies inside the detected quads.
 func TestDetectTilted(t *testing.T) {
-	t.Parallel() // a quality test on its own photos: beside the others, on another core
+	// A quality test on its own photos: beside the others, on another core.
+	t.Parallel()
 	// Measured 0.547 (52 of 95) with the 0.15 margin: the corners of a
 	// turned plate must now be found, not covered by a wide margin (0.842
 	// with the margin of before).
