@@ -7,34 +7,42 @@ import (
 )
 
 // Load is what the photo queue holds at one moment: the tasks waiting for
-// a worker, those being worked on, and how many the workers serving the
-// queue run at once (their Asynq concurrency, summed).
+// a worker, those being worked on (Queued), and how many the workers
+// serving the queue run at once (their Asynq concurrency, summed:
+// Concurrency).
 type Load struct {
 	Pending, Active int64
 	Concurrency     int
 }
 
-// Load reads the photo queue's length from Asynq's own lists (one round
-// trip: a cheap LLEN each, unlike the Inspector's queue statistics) and the
-// workers' concurrency from their Asynq heartbeats (every 5 s).
-func (c *Client) Load(ctx context.Context) (Load, error) {
+// Queued reads the photo queue's length from Asynq's own lists: one round
+// trip, a cheap LLEN each (unlike the Inspector's queue statistics), cheap
+// enough to read for every call that arrives. Concurrency is left zero.
+func (c *Client) Queued(ctx context.Context) (Load, error) {
 	pipe := c.rdb.Pipeline()
 	pending := pipe.LLen(ctx, "asynq:{"+Queue+"}:pending")
 	active := pipe.LLen(ctx, "asynq:{"+Queue+"}:active")
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Load{}, err
 	}
-	l := Load{Pending: pending.Val(), Active: active.Val()}
+	return Load{Pending: pending.Val(), Active: active.Val()}, nil
+}
+
+// Concurrency is how many tasks the workers serving the photo queue run at
+// once, from their Asynq heartbeats (written every 5 s, so worth caching
+// for a second: the Inspector reads every server's record).
+func (c *Client) Concurrency() (int, error) {
 	servers, err := c.ins.Servers()
 	if err != nil {
-		return Load{}, err
+		return 0, err
 	}
+	n := 0
 	for _, s := range servers {
 		if _, ok := s.Queues[Queue]; ok && s.Status == "active" {
-			l.Concurrency += s.Concurrency
+			n += s.Concurrency
 		}
 	}
-	return l, nil
+	return n, nil
 }
 
 // Withdrawn is the result a worker hands back for a task it took up after

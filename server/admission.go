@@ -81,29 +81,43 @@ const (
 	seedWait  = 250 * time.Millisecond
 )
 
-// loadCache keeps the queue's load for loadFresh, so that a burst of
-// arrivals reads Redis once (the workers' heartbeats change every 5 s; the
-// queue's length is corrected by the calls this process admitted since).
-type loadCache struct {
-	mu   sync.Mutex
-	at   time.Time
-	load jobs.Load
-}
-
-const loadFresh = 250 * time.Millisecond
-
+// queueLoad is the photo queue's load now. The queue's length is read
+// for every call (a burst's calls see the tasks of the one before it leave
+// as they do: a snapshot kept even a quarter second can hold tasks a
+// worker is about to withdraw unrun, and refuse a whole burst with the
+// workers about to idle); the workers' concurrency, from heartbeats
+// written every 5 s, is kept for workersFresh.
 func (s *Server) queueLoad(ctx context.Context) (jobs.Load, error) {
-	s.load.mu.Lock()
-	defer s.load.mu.Unlock()
-	if time.Since(s.load.at) < loadFresh {
-		return s.load.load, nil
-	}
-	l, err := s.jobs.Load(ctx)
+	l, err := s.jobs.Queued(ctx)
 	if err != nil {
 		return jobs.Load{}, err
 	}
-	s.load.at, s.load.load = time.Now(), l
-	return l, nil
+	l.Concurrency, err = s.workers.get(s.jobs)
+	return l, err
+}
+
+// workersCache keeps the workers' concurrency for workersFresh, so that a
+// burst of arrivals reads the workers' heartbeats once.
+type workersCache struct {
+	mu          sync.Mutex
+	at          time.Time
+	concurrency int
+}
+
+const workersFresh = time.Second
+
+func (w *workersCache) get(c *jobs.Client) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if time.Since(w.at) < workersFresh {
+		return w.concurrency, nil
+	}
+	n, err := c.Concurrency()
+	if err != nil {
+		return 0, err
+	}
+	w.at, w.concurrency = time.Now(), n
+	return n, nil
 }
 
 // expectedWait is how long a call arriving now should wait for a worker:

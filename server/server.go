@@ -85,13 +85,13 @@ type Server struct {
 	idem       *idempotency.Store
 	// fetcher gets imageUrl and logoUrl through the address guard.
 	fetcher *http.Client
-	// pace, seeded, load and preQueue are admission's (admission.go):
+	// pace, seeded, workers and preQueue are admission's (admission.go):
 	// the workers' processing times seen, when the workers' published
-	// pace was last read (unix ns), the queue's load last read, and the
+	// pace was last read (unix ns), their concurrency last read, and the
 	// calls admitted not queued yet.
 	pace     jobs.Pace
 	seeded   atomic.Int64
-	load     loadCache
+	workers  workersCache
 	preQueue atomic.Int64
 	// uploads is the memory budget of the uploads held (uploadmem.go).
 	uploads *uploadBudget
