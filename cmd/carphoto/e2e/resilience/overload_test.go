@@ -27,6 +27,7 @@ type overloadAnswer struct {
 	retryAfter string
 	charged    int64
 	took       time.Duration // from sending to the whole answer
+	timing     string        // a 200's Server-Timing: its queue wait and processing
 	key, idem  string        // the API key and Idempotency-Key it was sent with
 }
 
@@ -69,6 +70,7 @@ func overloadBurst(t *testing.T, url string, keys []string, perKey int, photo []
 				res.Body.Close()
 				a := overloadAnswer{status: res.StatusCode, retryAfter: res.Header.Get("Retry-After"), took: time.Since(sent), key: key, idem: idem}
 				a.charged, _ = strconv.ParseInt(res.Header.Get("X-Credits-Charged"), 10, 64)
+				a.timing = res.Header.Get("Server-Timing")
 				if res.StatusCode != http.StatusOK {
 					a.code, a.message = errorCode(b.Bytes()), string(b.Bytes())
 					if res.StatusCode != http.StatusServiceUnavailable || a.took >= 7*time.Second {
@@ -86,8 +88,8 @@ func overloadBurst(t *testing.T, url string, keys []string, perKey int, photo []
 	return answers
 }
 
-// summary counts a burst's answers by status and lists its 200s' and
-// 503s' times.
+// summary counts a burst's answers by status and lists its 200s' times
+// (with their queue wait and processing) and its 503s'.
 func summary(answers []overloadAnswer) string {
 	counts := map[int]int{}
 	var oks, waits []string
@@ -96,7 +98,7 @@ func summary(answers []overloadAnswer) string {
 		counts[a.status]++
 		switch a.status {
 		case http.StatusOK:
-			oks = append(oks, fmt.Sprintf("%.1fs", a.took.Seconds()))
+			oks = append(oks, fmt.Sprintf("%.1fs(%s)", a.took.Seconds(), a.timing))
 		case http.StatusServiceUnavailable:
 			waits = append(waits, fmt.Sprintf("%.1fs(RA %s)", a.took.Seconds(), a.retryAfter))
 		}
