@@ -1,7 +1,6 @@
 package imageops
 
 import (
-	"bytes"
 	"fmt"
 	"image"
 	"image/color"
@@ -50,7 +49,7 @@ func encode(img image.Image, in *codec.Photo, asked, format string) (*Output, er
 
 // encodePlain encodes img in format, with no colour profile.
 func encodePlain(img image.Image, in *codec.Photo, format string) ([]byte, error) {
-	var buf bytes.Buffer
+	var buf answerBuffer
 	var err error
 	switch format {
 	case "jpeg":
@@ -69,6 +68,55 @@ func encodePlain(img image.Image, in *codec.Photo, format string) ([]byte, error
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// answerBuffer gathers an encoder's output in blocks, each twice the last
+// up to maxAnswerBlock, and joins them once into a slice of exactly its
+// length. A bytes.Buffer doubles one slice and leaves each smaller one to
+// the collector: a 9.6 MB PNG of a 12 MP cut-out passed through 33.6 MB of
+// them, allocated inside one task where no collection ran (the cut-out PNG
+// row of TestShadowMemory12MP); here about twice the answer.
+type answerBuffer struct {
+	blocks [][]byte
+	n      int
+}
+
+const (
+	minAnswerBlock = 64 << 10
+	maxAnswerBlock = 4 << 20
+)
+
+func (b *answerBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		last := len(b.blocks) - 1
+		if last < 0 || len(b.blocks[last]) == cap(b.blocks[last]) {
+			size := minAnswerBlock
+			if last >= 0 {
+				size = min(2*cap(b.blocks[last]), maxAnswerBlock)
+			}
+			b.blocks = append(b.blocks, make([]byte, 0, size))
+			last++
+		}
+		blk := b.blocks[last]
+		k := min(len(p), cap(blk)-len(blk))
+		b.blocks[last] = append(blk, p[:k]...)
+		p = p[k:]
+	}
+	b.n += n
+	return n, nil
+}
+
+// Bytes joins the blocks; the buffer is not written to afterwards.
+func (b *answerBuffer) Bytes() []byte {
+	if len(b.blocks) == 1 {
+		return b.blocks[0]
+	}
+	out := make([]byte, 0, b.n)
+	for _, blk := range b.blocks {
+		out = append(out, blk...)
+	}
+	return out
 }
 
 // jpegQuality keeps the output close to the input's quality: re-encoding a

@@ -174,3 +174,24 @@ func TestFormatAsked(t *testing.T) {
 		t.Errorf("car-shadow as JPEG: the background is (%d,%d,%d), want white", r>>8, g>>8, b>>8)
 	}
 }
+
+// An answer written in pieces of every size, across the blocks' edges, comes
+// back byte for byte, in one slice of its own length.
+func TestAnswerBufferJoins(t *testing.T) {
+	var want []byte
+	var b answerBuffer
+	for i := 0; len(want) < 9<<20; i++ {
+		piece := bytes.Repeat([]byte{byte(i)}, (i*7919)%(300<<10)+1)
+		if n, err := b.Write(piece); n != len(piece) || err != nil {
+			t.Fatalf("Write(%d bytes) = %d, %v", len(piece), n, err)
+		}
+		want = append(want, piece...)
+	}
+	got := b.Bytes()
+	if !bytes.Equal(got, want) {
+		t.Fatalf("joined %d bytes differ from the %d written", len(got), len(want))
+	}
+	if cap(got) != len(want) {
+		t.Errorf("the answer's slice holds %d bytes for %d", cap(got), len(want))
+	}
+}
