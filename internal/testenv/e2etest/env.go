@@ -25,11 +25,14 @@ func RepoPath(elem ...string) string {
 	return filepath.Join(append([]string{filepath.Dir(file), "..", "..", ".."}, elem...)...)
 }
 
-// SideBySide lets a long, mostly waiting test (on a Redis database of its
-// own) run beside its package's other tests, unless they share a Redis
-// Cluster, whose one database each test empties at its start.
+// SideBySide lets a test run beside its package's other tests
+// (t.Parallel) on a Redis of its own (redistest.Own): the embedded one, or
+// a database leased on the real one. Where it can have none (a Redis
+// Cluster, whose one database each test empties at its start; a server
+// with only the packages' 16 databases) it runs in its turn.
 func SideBySide(t *testing.T) {
-	if !redistest.ClusterWanted() {
+	t.Helper()
+	if redistest.Own(t) {
 		t.Parallel()
 	}
 }

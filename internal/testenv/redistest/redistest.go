@@ -45,10 +45,11 @@ func (s *Server) EnvName() string {
 func (s *Server) Env() string { return s.EnvName() + "=" + s.URL }
 
 // New returns a flushed Redis database for the calling test. db must be
-// unique per test package (1..15); with the embedded server it is ignored.
+// unique per test package (1..15); with the embedded server it is ignored,
+// and for a test that leased a database of its own (Own) that one is given.
 func New(tb testing.TB, db int) *Server {
 	tb.Helper()
-	if db < 1 || db > 15 {
+	if db < 1 || db >= firstOwnDB {
 		tb.Fatalf("redistest: db %d out of range 1..15", db)
 	}
 	var s Server
@@ -64,6 +65,9 @@ func New(tb testing.TB, db int) *Server {
 		opt, err := redis.ParseURL(base)
 		if err != nil {
 			tb.Fatalf("redistest: REDIS_URL: %v", err)
+		}
+		if own, ok := ownDB(tb); ok {
+			db = own
 		}
 		opt.DB = db
 		s.URL = withDB(base, db)

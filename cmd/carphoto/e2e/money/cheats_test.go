@@ -176,6 +176,7 @@ func TestCheatsPayForWhatTheyRead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
+	e2etest.SideBySide(t)
 	const timeout = 20 * time.Second
 	s := cheatsService(t, redisDB, timeout)
 	addr := hostPort(t, s.URL)
@@ -272,6 +273,7 @@ func TestReplayedAnswerPaidOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
+	e2etest.SideBySide(t)
 	s := cheatsService(t, redisDB, 30*time.Second)
 	addr := hostPort(t, s.URL)
 	large, err := benchphoto.Enlarge(context.Background(), e2etest.CarPhoto(t), 1, 80)

@@ -15,6 +15,7 @@ import (
 // bytes and is charged once; other content under the key is refused; a
 // failed call is not kept, so its retry runs again.
 func TestIdempotentRetry(t *testing.T) {
+	e2etest.SideBySide(t)
 	s := e2etest.StartService(t, map[string]string{"MAX_IN_FLIGHT_PER_KEY": "16"})
 	id, key := s.Account(t, 5)
 	otherID, otherKey := s.Account(t, 5)
@@ -61,6 +62,7 @@ func TestIdempotentRetry(t *testing.T) {
 // Concurrent duplicates are charged once: one runs, the others are told it
 // is in progress (409) or, once it has finished, get its answer.
 func TestIdempotentConcurrentDuplicates(t *testing.T) {
+	e2etest.SideBySide(t)
 	s := e2etest.StartService(t, map[string]string{"MAX_IN_FLIGHT_PER_KEY": "16"})
 	id, key := s.Account(t, 5)
 	photo := e2etest.CarPhotoScaled(t, 4)

@@ -9,6 +9,7 @@ import (
 
 // 16 concurrent calls on a balance of 5: exactly 5 succeed and are charged.
 func TestConcurrentCallsChargeExactly(t *testing.T) {
+	e2etest.SideBySide(t)
 	s := e2etest.StartService(t, map[string]string{"MAX_IN_FLIGHT_PER_KEY": "16"})
 	id, key := s.Account(t, 5)
 	photo := e2etest.CarPhoto(t)
