@@ -73,6 +73,7 @@ func TestRedisBlip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
+	t.Parallel() // on a redis-server of its own: beside the package's other tests
 	url, restart := ownRedis(t)
 	env := []string{"REDIS_URL=" + url, "PORT=0", "REQUEST_TIMEOUT=25s", "WORKER_CONCURRENCY=2", "MAX_IN_FLIGHT_PER_KEY=16"}
 	rs := &redistest.Server{URL: url, Client: redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0")})}
@@ -195,6 +196,7 @@ func TestRedisRestartDuringCalls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
+	t.Parallel() // on a redis-server of its own: beside the package's other tests
 	url, restart := ownRedis(t)
 	env := []string{"REDIS_URL=" + url, "PORT=0", "REQUEST_TIMEOUT=45s", "MAX_IN_FLIGHT_PER_KEY=40"}
 	rs := &redistest.Server{URL: url, Client: redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0")})}

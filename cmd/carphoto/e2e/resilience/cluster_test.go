@@ -28,6 +28,7 @@ import (
 // a hold or capture acknowledged before the kill is on the new master.
 func TestClusterFailover(t *testing.T) {
 	redistest.SkipUnlessCluster(t)
+	t.Parallel() // on a cluster of its own: beside the package's other tests
 	c := redistest.NewCluster(t)
 	ctx := context.Background()
 	rs := &redistest.Server{URL: c.URL, Client: c.Client, Cluster: c}

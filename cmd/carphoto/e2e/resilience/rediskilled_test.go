@@ -111,6 +111,7 @@ func TestRedisKilledDuringCalls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
+	t.Parallel() // on a redis-server of its own: beside the package's other tests
 	url, kill := killableRedis(t, 1_000_000, -15)
 	const timeout = 45 * time.Second
 	env := []string{"REDIS_URL=" + url, "PORT=0", "REQUEST_TIMEOUT=" + timeout.String(), "MAX_IN_FLIGHT_PER_KEY=40"}

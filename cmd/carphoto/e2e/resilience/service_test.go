@@ -21,6 +21,7 @@ func TestWorkerStops(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
+	e2etest.SideBySide(t)
 	rs := redistest.New(t, redisDB)
 	// A worker's death is seen within 4 heartbeats (HEARTBEAT_INTERVAL): 2 s, not 4.
 	env := []string{rs.Env(), "PORT=0", "REQUEST_TIMEOUT=10s", "WORKER_CONCURRENCY=1", "MAX_IN_FLIGHT_PER_KEY=16", "HEARTBEAT_INTERVAL=500ms"}
