@@ -42,13 +42,9 @@ func Own(tb testing.TB) bool {
 	if ClusterWanted() {
 		return false
 	}
-	base := os.Getenv("REDIS_URL")
-	if base == "" {
+	_, opt, ok := realRedis(tb)
+	if !ok {
 		return true
-	}
-	opt, err := redis.ParseURL(base)
-	if err != nil {
-		tb.Fatalf("redistest: REDIS_URL: %v", err)
 	}
 	opt.DB = 0
 	c := redis.NewClient(opt)
@@ -77,6 +73,21 @@ func Own(tb testing.TB) bool {
 		return true
 	}
 	return false
+}
+
+// realRedis is REDIS_URL and the options it gives; ok is false where it is
+// unset (each New starts an embedded server).
+func realRedis(tb testing.TB) (base string, opt *redis.Options, ok bool) {
+	tb.Helper()
+	base = os.Getenv("REDIS_URL")
+	if base == "" {
+		return "", nil, false
+	}
+	opt, err := redis.ParseURL(base)
+	if err != nil {
+		tb.Fatalf("redistest: REDIS_URL: %v", err)
+	}
+	return base, opt, true
 }
 
 // databases is the server's number of databases, 16 where CONFIG is not

@@ -12,7 +12,6 @@ package redistest
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 
@@ -61,11 +60,7 @@ func New(tb testing.TB, db int) *Server {
 		}
 		return &s
 	}
-	if base := os.Getenv("REDIS_URL"); base != "" {
-		opt, err := redis.ParseURL(base)
-		if err != nil {
-			tb.Fatalf("redistest: REDIS_URL: %v", err)
-		}
+	if base, opt, ok := realRedis(tb); ok {
 		if own, ok := ownDB(tb); ok {
 			db = own
 		}
