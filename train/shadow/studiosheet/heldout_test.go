@@ -6,9 +6,11 @@ package studiosheet
 // sample backdrop at the default placement, for the 24 held-out photos of
 // train/cutout/heldout.txt (chosen before any training), each photo beside
 // its answer, numbered to be judged in writing (docs/research/cutout.md).
-// A refusal is drawn as its error code.
+// A refusal is drawn as its error code. With STUDIOSHEET_ANSWERS each answer
+// is also saved there at full size (NN-name.jpg, a refusal as NN-name.txt
+// with its error), to be judged at the size a dealer publishes it.
 //
-//	STUDIOSHEET_OUT=$PWD/docs/studio-sheet-heldout.jpg \
+//	STUDIOSHEET_OUT=$PWD/docs/studio-sheet-heldout.jpg STUDIOSHEET_ANSWERS=/tmp/answers \
 //	    go test -tags studiosheet -run TestStudioSheetHeldOut ./train/shadow/studiosheet/
 
 import (
@@ -45,6 +47,12 @@ func TestStudioSheetHeldOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	answers := os.Getenv("STUDIOSHEET_ANSWERS")
+	if answers != "" {
+		if err := os.MkdirAll(answers, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx := context.Background()
 	const w, h, pw = 640, 240, 240
 	var tiles []image.Image
@@ -64,6 +72,18 @@ func TestStudioSheetHeldOut(t *testing.T) {
 		p := imageops.Params{Op: imageops.CarShadow, Plates: imageops.Plates{Hide: paint.StyleBlur},
 			Backdrop: &shadow.Placement{FloorY: 0.85, Scale: 0.8, CenterX: 0.5}}
 		res, perr := imageops.Process(ctx, imageops.Input{Photo: photo, Backdrop: backdrop}, p)
+		if answers != "" {
+			name := filepath.Join(answers, fmt.Sprintf("%02d-%s", len(tiles)+1, strings.TrimSuffix(filepath.Base(file), ".jpg")))
+			var err error
+			if perr != nil {
+				err = os.WriteFile(name+".txt", []byte(perr.Error()+"\n"), 0o644)
+			} else {
+				err = os.WriteFile(name+".jpg", res.Body, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		out := image.NewRGBA(image.Rect(0, 0, w, h))
 		draw.Draw(out, out.Rect, image.NewUniform(color.RGBA{40, 40, 40, 255}), image.Point{}, draw.Src)
 		put := func(b []byte, x0, x1 int) {
