@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/draw"
+	"slices"
 
 	"carphoto"
 	"carphoto/imageops/carseg"
@@ -43,9 +44,44 @@ const (
 // inCar reports whether a person's box is one of someone in the car: inside
 // the car's box (enclosedShare), the head under its roof (roofShare).
 func inCar(person, car image.Rectangle) bool {
-	in := person.Intersect(car)
-	return float64(in.Dx()*in.Dy()) >= enclosedShare*float64(person.Dx()*person.Dy()) &&
+	return enclosed(person, car, enclosedShare) &&
 		float64(person.Min.Y-car.Min.Y) >= roofShare*float64(car.Dy())
+}
+
+// enclosed reports whether at least share of inner's area lies inside outer.
+func enclosed(inner, outer image.Rectangle, share float64) bool {
+	in := inner.Intersect(outer)
+	return float64(in.Dx()*in.Dy()) >= share*float64(inner.Dx()*inner.Dy())
+}
+
+// samePersonShare is how much of a person's box must lie inside another
+// person's box for the two to be one person found twice: the detector
+// boxes a man standing in front of a car whole and again from the waist
+// down, and that second box, inside the car's, would pass for a driver.
+const samePersonShare = 0.7
+
+// peopleInCar are the boxes of the people in the car (inCar) among s's
+// objects: not one that is mostly (samePersonShare) inside the box of a
+// person who is not in the car, the same person found twice.
+func (s *scene) peopleInCar(car image.Rectangle) []image.Rectangle {
+	var in, out []image.Rectangle
+	for _, o := range s.objs {
+		if o.Class != vehicles.Person {
+			continue
+		}
+		if inCar(o.Box, car) {
+			in = append(in, o.Box)
+		} else {
+			out = append(out, o.Box)
+		}
+	}
+	kept := in[:0]
+	for _, b := range in {
+		if !slices.ContainsFunc(out, func(o image.Rectangle) bool { return enclosed(b, o, samePersonShare) }) {
+			kept = append(kept, b)
+		}
+	}
+	return kept
 }
 
 // The reasons car_not_found gives, as the refusal metric counts them.
@@ -145,16 +181,14 @@ func (s *scene) gateRows(car vehicles.Object, at, frame image.Rectangle) func(y 
 }
 
 // boxGate is the car's box grown by gateMargin, less the boxes of people
-// not in the car (inCar: standing beside, behind or in front of it), over
+// not in the car (peopleInCar: standing beside, behind or in front of it), over
 // the rectangle at.
 func (s *scene) boxGate(car vehicles.Object, at, frame image.Rectangle) *image.Alpha {
 	g := image.NewAlpha(at)
 	draw.Draw(g, grow(car.Box, gateMargin, frame), image.Opaque, image.Point{}, draw.Src)
+	in := s.peopleInCar(car.Box)
 	for _, o := range s.objs {
-		if o.Class != vehicles.Person {
-			continue
-		}
-		if inCar(o.Box, car.Box) {
+		if o.Class != vehicles.Person || slices.Contains(in, o.Box) {
 			continue
 		}
 		draw.Draw(g, o.Box, image.Transparent, image.Point{}, draw.Src)

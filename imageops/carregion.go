@@ -19,7 +19,7 @@ import (
 //   - only the connected parts overlapping the box with at least
 //     minPartShare of the largest's cells: a piece of another car alone in
 //     the corner of the box is not kept;
-//   - a person in the car (inCar, by the detector's box) and any hole the
+//   - a person in the car (peopleInCar, by the detector's box) and any hole the
 //     car encloses (a driver behind the glass, a window showing the
 //     background) are car, and so is any cell but a person's between car
 //     cells along both its row and its column (fillSpans);
@@ -76,13 +76,7 @@ func (s *scene) segmentRegion(ctx context.Context, img image.Image, car vehicles
 	if err != nil {
 		return nil, fmt.Errorf("segment car: %w", err)
 	}
-	var inCarBoxes []image.Rectangle
-	for _, o := range s.objs {
-		if o.Class == vehicles.Person && inCar(o.Box, car.Box) {
-			inCarBoxes = append(inCarBoxes, o.Box)
-		}
-	}
-	return regionOf(m, car.Box, grow(car.Box, gateMargin, frame), inCarBoxes), nil
+	return regionOf(m, car.Box, grow(car.Box, gateMargin, frame), s.peopleInCar(car.Box)), nil
 }
 
 // gridRect is photo rectangle r in m's cells, the cells whose centres lie

@@ -18,7 +18,10 @@ import (
 // On the repository's sample car, the segmenter's own map with a person
 // painted into it: standing in front of the car's middle (from the
 // ground up over its doors) they are cut out of the gate and the car is
-// occluded; standing beside its end they are cut out and it is not.
+// occluded; standing beside its end they are cut out and it is not. A man
+// standing in front whom the detector boxes whole (his head above the
+// roof) and again from the waist down (a box inside the car's, which alone
+// would pass for a driver) is cut out too: one person, not in the car.
 func TestRegionCutsOutAPersonInFrontOrBeside(t *testing.T) {
 	img := imgtest.DecodeFile(t, imgtest.SamplePath("car.jpg"))
 	ctx := context.Background()
@@ -33,13 +36,17 @@ func TestRegionCutsOutAPersonInFrontOrBeside(t *testing.T) {
 	b := img.Bounds()
 	crop := grow(car.Box, cropMargin, b)
 	box := car.Box
+	standing := image.Rect(box.Min.X+box.Dx()*2/5, box.Min.Y-box.Dy()/5, box.Min.X+box.Dx()*3/5, box.Max.Y)
+	waistDown := image.Rect(standing.Min.X+box.Dx()/40, box.Min.Y+box.Dy()/2, standing.Max.X, box.Max.Y)
 	for _, c := range []struct {
 		what     string
-		person   image.Rectangle // in the photo
+		person   image.Rectangle   // in the photo
+		boxes    []image.Rectangle // the detector's boxes of the person
 		occluded bool
 	}{
-		{"in front of the doors", image.Rect(box.Min.X+box.Dx()*2/5, box.Min.Y+box.Dy()/5, box.Min.X+box.Dx()*3/5, b.Max.Y), true},
-		{"beside the car's end", image.Rect(box.Max.X-box.Dx()/20, box.Min.Y-box.Dy()/5, box.Max.X+box.Dx()/10, box.Max.Y), false},
+		{"in front of the doors", image.Rect(box.Min.X+box.Dx()*2/5, box.Min.Y+box.Dy()/5, box.Min.X+box.Dx()*3/5, b.Max.Y), nil, true},
+		{"beside the car's end", image.Rect(box.Max.X-box.Dx()/20, box.Min.Y-box.Dy()/5, box.Max.X+box.Dx()/10, box.Max.Y), nil, false},
+		{"in front, boxed whole and from the waist down", standing, []image.Rectangle{standing, waistDown}, true},
 	} {
 		m, err := carseg.Segment(ctx, subImage(img, crop))
 		if err != nil {
@@ -51,7 +58,11 @@ func TestRegionCutsOutAPersonInFrontOrBeside(t *testing.T) {
 				m.Class[y*m.W+x] = carseg.Person
 			}
 		}
-		r := regionOf(m, box, grow(box, gateMargin, b), nil)
+		s := &scene{objs: []vehicles.Object{car}}
+		for _, pb := range c.boxes {
+			s.objs = append(s.objs, vehicles.Object{Class: vehicles.Person, Score: 0.5, Box: pb})
+		}
+		r := regionOf(m, box, grow(box, gateMargin, b), s.peopleInCar(box))
 		if r == nil {
 			t.Fatalf("%s: no car region on the sample car", c.what)
 		}
