@@ -2,7 +2,8 @@
 // PP-PicoDet-S 320 (PaddleDetection's COCO detector: an ESNet backbone, a
 // CSP-PAN neck and a GFL head), run in Go on the project's inference kit:
 // the photo stretched to 320×320, the head's class scores and box-side
-// distributions decoded into boxes, then non-maximum suppression per class.
+// distributions decoded into boxes, then non-maximum suppression per class
+// and again among the vehicles.
 // The studio chooses its car among the vehicles (car, truck and bus, one
 // class for it: the detector calls some SUVs trucks) and refuses a photo
 // with none; motorcycles are kept for plates.
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"slices"
 	"sort"
 
 	"carphoto/imageops/internal/nn"
@@ -174,19 +176,25 @@ func decode(outs []*nn.Tensor, threshold float64) []box {
 func sigmoid(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 
 // suppress returns boxes strongest first, less each box overlapping a
-// stronger one of its class by more than nmsIoU.
+// stronger one of its class by more than nmsIoU (PaddleDetection's
+// per-class suppression), then less each vehicle box overlapping a stronger
+// vehicle box of another class as much: car, truck and bus are one class
+// for the studio (Class.Vehicle), and the detector often scores one vehicle
+// as a car and again as a weaker truck, whose box, a little larger, Main
+// would choose. The per-class pass comes first so that a box it drops
+// stays dropped when the box that dropped it is then merged away.
 func suppress(boxes []box) []box {
 	sort.SliceStable(boxes, func(i, j int) bool { return boxes[i].score > boxes[j].score })
+	kept := suppressWhere(boxes, func(a, b Class) bool { return a == b })
+	return suppressWhere(kept, func(a, b Class) bool { return a.Vehicle() && b.Vehicle() })
+}
+
+// suppressWhere returns boxes (strongest first) less each box overlapping a
+// kept stronger one by more than nmsIoU where same(its class, theirs).
+func suppressWhere(boxes []box, same func(a, b Class) bool) []box {
 	var kept []box
 	for _, b := range boxes {
-		keep := true
-		for _, k := range kept {
-			if k.class == b.class && iou(k, b) > nmsIoU {
-				keep = false
-				break
-			}
-		}
-		if keep {
+		if !slices.ContainsFunc(kept, func(k box) bool { return same(k.class, b.class) && iou(k, b) > nmsIoU }) {
 			kept = append(kept, b)
 		}
 	}

@@ -221,3 +221,24 @@ func TestParseProgramRefusesCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// A vehicle the detector scores as a car and again as a truck is one box,
+// the stronger; a weaker box the per-class pass dropped stays dropped when
+// the box that dropped it is merged away (a tall truck box over a car and
+// the pole above it, plates-openimages-1738); other classes are not merged.
+func TestSuppressMergesVehicleClasses(t *testing.T) {
+	boxes := []box{
+		{class: Truck, score: 0.33, x0: 100, y0: 10, x1: 200, y1: 200}, // tall: IoU 0.58 with the car's
+		{class: Car, score: 0.55, x0: 100, y0: 90, x1: 200, y1: 200},
+		{class: Truck, score: 0.39, x0: 100, y0: 75, x1: 200, y1: 200},
+		{class: Person, score: 0.5, x0: 101, y0: 90, x1: 200, y1: 200},
+		{class: Car, score: 0.8, x0: 0, y0: 0, x1: 50, y1: 50},
+	}
+	got := suppress(boxes)
+	if d := describe(got); d != "car, car, person" {
+		t.Fatalf("kept %s, want car, car, person", d)
+	}
+	if got[1].score != 0.55 {
+		t.Errorf("kept the vehicle at %.2f, want the car at 0.55", got[1].score)
+	}
+}

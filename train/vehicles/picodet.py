@@ -380,7 +380,8 @@ def decode(levels, w=SIDE, h=SIDE, threshold=0.3, iou=0.6):
     anchor (x, y) of a level of stride s, centre ((x+0.5)s, (y+0.5)s); each side's
     distance is s × the expectation of the softmax of its 8 logits over 0..7; a box per
     anchor, its best class, kept from score threshold; then non-maximum suppression per
-    class at IoU iou. The independent reference for the Go decoder."""
+    class at IoU iou, then again among the vehicles (car, bus and truck one class) on
+    the boxes kept. The independent reference for the Go decoder."""
     boxes = []
     for (cls, reg), s in zip(levels, STRIDES):
         n = int(round(np.sqrt(cls.shape[0])))
@@ -397,11 +398,16 @@ def decode(levels, w=SIDE, h=SIDE, threshold=0.3, iou=0.6):
             boxes.append(dict(cls=c, score=score, box=[max(cx - dist[0], 0), max(cy - dist[1], 0),
                                                        min(cx + dist[2], w), min(cy + dist[3], h)]))
     boxes.sort(key=lambda b: -b["score"])
-    kept = []
-    for b in boxes:
-        if all(k["cls"] != b["cls"] or box_iou(k["box"], b["box"]) <= iou for k in kept):
-            kept.append(b)
-    return kept
+    for same in (lambda a, b: a == b, lambda a, b: a in VEHICLES and b in VEHICLES):
+        kept = []
+        for b in boxes:
+            if all(not same(k["cls"], b["cls"]) or box_iou(k["box"], b["box"]) <= iou for k in kept):
+                kept.append(b)
+        boxes = kept
+    return boxes
+
+
+VEHICLES = (2, 5, 7)  # COCO's car, bus, truck
 
 
 def box_iou(a, b):
