@@ -16,11 +16,11 @@ import (
 
 // The studio's car is chosen, not guessed: the vehicle detector
 // (imageops/vehicles) finds the photo's vehicles and people; the vehicle
-// with the largest box area × centrality is the car (vehicles.Main); the
-// cut-out network runs on a crop around its box, so a small car fills the
-// network's input; its matte is kept only inside the car's gate, so people,
-// signs and scenery beside the car are not cut out with it. No vehicle, no
-// studio shot: car_not_found.
+// with the largest box area × centrality × score is the car
+// (vehicles.Main); the cut-out network runs on a crop around its box, so a
+// small car fills the network's input; its matte is kept only inside the
+// car's gate, so people, signs and scenery beside the car are not cut out
+// with it. No vehicle, no studio shot: car_not_found.
 
 // Crop and gate margins, each a share of the car box's width and height on
 // every side: the network sees some ground and background around the car

@@ -214,12 +214,14 @@ func iou(a, b box) float64 {
 }
 
 // Main returns the photo's car among objs: of the vehicles (Class.Vehicle),
-// the one with the largest box area times centrality, where centrality
-// falls from 1 at the frame's centre to 0.25 at its corners (by the box's
-// centre), the rule by which the cut-out keeps its one car
+// the one with the largest box area times centrality times score, where
+// centrality falls from 1 at the frame's centre to 0.25 at its corners (by
+// the box's centre), the rule by which the cut-out keeps its one car
 // (imageops/cutout's mainBlob), so a second car at the edge of the frame
-// loses to the one in the middle unless it is much larger. ok is false
-// when objs hold no vehicle.
+// loses to the one in the middle unless it is much larger. The score keeps
+// a weak box drawn over two cars, or over a car and the street behind it,
+// from winning by its size over the sure box of one car. ok is false when
+// objs hold no vehicle.
 func Main(objs []Object, frame image.Rectangle) (car Object, ok bool) {
 	best := -1.0
 	w, h := float64(frame.Dx()), float64(frame.Dy())
@@ -229,7 +231,7 @@ func Main(objs []Object, frame image.Rectangle) (car Object, ok bool) {
 		}
 		dx := (float64(o.Box.Min.X+o.Box.Max.X)/2 - float64(frame.Min.X) - w/2) / (w / 2)
 		dy := (float64(o.Box.Min.Y+o.Box.Max.Y)/2 - float64(frame.Min.Y) - h/2) / (h / 2)
-		if s := float64(o.Box.Dx()*o.Box.Dy()) * (1 - 0.375*(dx*dx+dy*dy)); s > best {
+		if s := o.Score * float64(o.Box.Dx()*o.Box.Dy()) * (1 - 0.375*(dx*dx+dy*dy)); s > best {
 			car, best, ok = o, s, true
 		}
 	}

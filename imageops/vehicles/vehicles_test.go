@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"image"
 	"image/png"
 	"io"
 	"math"
@@ -240,5 +241,22 @@ func TestSuppressMergesVehicleClasses(t *testing.T) {
 	}
 	if got[1].score != 0.55 {
 		t.Errorf("kept the vehicle at %.2f, want the car at 0.55", got[1].score)
+	}
+}
+
+// Main weighs each vehicle by its score as well as its size and centrality:
+// a weak box three quarters larger, over a car and the street behind it,
+// loses to the sure box of the car; a person, however large, is not a car.
+func TestMainWeighsTheScore(t *testing.T) {
+	frame := image.Rect(0, 0, 1000, 600)
+	sure := Object{Class: Car, Score: 0.86, Box: image.Rect(400, 290, 750, 470)}
+	weak := Object{Class: Truck, Score: 0.33, Box: image.Rect(380, 200, 770, 480)}
+	person := Object{Class: Person, Score: 0.9, Box: image.Rect(0, 0, 1000, 600)}
+	car, ok := Main([]Object{person, weak, sure}, frame)
+	if !ok || car != sure {
+		t.Fatalf("chose %v %.2f %v, want the car at 0.86", car.Class, car.Score, car.Box)
+	}
+	if _, ok := Main([]Object{person}, frame); ok {
+		t.Error("a person alone was taken for a car")
 	}
 }
